@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * printfmt.h - print an event's fields with its print format, at read time.
+ *
+ * An event carries a printf-style format ("id=%d path=%s") and the names of
+ * the fields its conversions take ("id, path"), as the kernel's
+ * `print fmt: "id=%d path=%s", REC->id, REC->path`.  Markers carry only the
+ * format: their conversions take the fields in order.  The format is
+ * prepared once per event and then applied to each record's values.
+ */
+#ifndef TK_PRINTFMT_H
+#define TK_PRINTFMT_H
+
+#include <stddef.h>
+#include "tracekit/desc.h"
+#include "../lib/value.h"
+
+struct tk_print;
+
+/*
+ * Prepare @fmt with argument names @args (comma-separated field names,
+ * white space allowed; "" means: bind conversions to fields in order) for
+ * an event with @fields[0..nfields).  An empty @fmt means the default
+ * layout "name=value name=value ...".  Returns 0 and a handle in *out (free
+ * with tk_print_free), or -EINVAL with a one-line reason in err[errlen]
+ * (unknown field name, more conversions than arguments, ...), or -ENOMEM.
+ */
+int tk_print_prepare(const char *fmt, const char *args,
+		     const struct tk_field_desc *fields, unsigned nfields,
+		     struct tk_print **out, char *err, size_t errlen);
+
+/*
+ * Format @values (one per field) into buf[buflen], NUL-terminated and
+ * truncated if needed.  Returns the length the full text has (as snprintf).
+ * Never fails: a conversion that does not suit its field's kind prints the
+ * value in the field's natural form.
+ */
+size_t tk_print_format(const struct tk_print *p, const struct tk_value *values,
+		       char *buf, size_t buflen);
+
+void tk_print_free(struct tk_print *p);
+
+#endif /* TK_PRINTFMT_H */

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracekit/runtime.h - what the generated code needs from libtracekit.
+ *
+ * The layouts here are used by inline code in the instrumented program, so
+ * they are part of the library's ABI; applications must not touch them
+ * directly.  Everything named tk__ is internal.
+ *
+ * The fast path of a recorded event, all inline in the caller:
+ *
+ *   busy = 1                       (a signal handler that traces now sees
+ *                                   busy and counts its event as lost)
+ *   p = pos; if p + size > end     -> tk__reserve_slow (library: first
+ *                                   buffer, packet switch, lost counting)
+ *   write header (id | tsc << 16) and the fields at p
+ *   pos = p + size; *commit = offset of pos   (one release store: the
+ *                                   recorder may copy up to here)
+ *   busy = 0
+ *
+ * No lock, no atomic read-modify-write, no call into the library unless
+ * the packet is full.
+ */
+#ifndef TRACEKIT_RUNTIME_H
+#define TRACEKIT_RUNTIME_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+#include "desc.h"
+#include "value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TK__LIKELY(x) __builtin_expect(!!(x), 1)
+#define TK__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define TK__BARRIER() __asm__ __volatile__("" ::: "memory")
+
+struct tk_filter;
+struct tk__probe_array;
+
+/* One event of this process (one per definition per module, one per marker
+ * call site).  Written by the registry, read by the call sites. */
+struct tk_event {
+	uint8_t enabled; /* the call site's test: record, filter or probes */
+	uint8_t record;  /* the recording probe is connected */
+	uint16_t id;     /* registry id, stamped into each record */
+	uint32_t reserved;
+	struct tk_filter *filter;	/* NULL: every hit passes */
+	struct tk__probe_array *probes; /* user probes, NULL if none */
+	const struct tk_desc_head *desc;
+	void *priv; /* registry's bookkeeping */
+};
+
+/* The calling thread's place in its buffer.  pos and end bound the free
+ * space of the current packet; end is NULL when there is none, which sends
+ * the next event to the slow path. */
+struct tk__thread {
+	char *pos;
+	char *end;
+	uint64_t *commit; /* committed bytes of the current packet (shm) */
+	char *packet;     /* start of the current packet */
+	uint64_t events;  /* events in the current packet */
+	uint32_t busy;    /* inside the fast path (signal nesting guard) */
+	uint32_t state;   /* library's */
+	void *stream;     /* library's */
+};
+
+extern __thread struct tk__thread tk__thread
+	__attribute__((tls_model("initial-exec")));
+
+/* Library entry points of the slow paths (see lib/). */
+char *tk__reserve_slow(uint32_t size, uint64_t tsc);
+void tk__lost_nested(void);
+int tk__filter_pass(struct tk_event *ev, const struct tk_value *values);
+struct tk__probe_array *tk__probes_begin(struct tk_event *ev);
+void tk__probes_end(void);
+void tk__mark_record(struct tk_event *ev, const struct tk_value *values,
+		     unsigned n);
+void tk__module_register(const char *start, const char *stop);
+void tk__module_unregister(const char *start, const char *stop);
+
+typedef void (*tk__probe_fn)(void);
+struct tk__probe_array {
+	unsigned count;
+	struct {
+		tk__probe_fn fn;
+		void *data;
+	} probe[];
+};
+
+/*
+ * Connect a probe to an event: fn(data, <event arguments>) runs on every
+ * hit, on the firing thread, until disconnected.  Several probes may be
+ * connected to one event; connecting and disconnecting are safe while other
+ * threads fire it.  After tk_probe_disconnect_raw returns, fn is no longer
+ * running nor will it run.  Prefer the typed tk_probe_connect(provider,
+ * name, fn, data) macro.  Returns 0, -EEXIST (already connected), -ENOENT
+ * (not connected) or -ENOMEM.
+ */
+int tk_probe_connect_raw(struct tk_event *ev, tk__probe_fn fn, void *data);
+int tk_probe_disconnect_raw(struct tk_event *ev, tk__probe_fn fn, void *data);
+
+static inline uint64_t tk__clock(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#else
+	extern uint64_t tk__clock_mono(void);
+	return tk__clock_mono();
+#endif
+}
+
+/* Reserve @size bytes (header included) for an event stamped @tsc.
+ * Returns where to write, or NULL when the event is lost (counted). */
+static inline char *tk__reserve(uint32_t size, uint64_t tsc)
+{
+	struct tk__thread *t = &tk__thread;
+	char *p;
+
+	if (TK__UNLIKELY(t->busy)) {
+		tk__lost_nested();
+		return NULL;
+	}
+	t->busy = 1;
+	TK__BARRIER();
+	p = t->pos;
+	if (TK__UNLIKELY((uintptr_t)p + size >
+			 (uintptr_t)__atomic_load_n(&t->end, __ATOMIC_RELAXED))) {
+		p = tk__reserve_slow(size, tsc);
+		if (!p) {
+			TK__BARRIER();
+			t->busy = 0;
+		}
+	}
+	return p;
+}
+
+/* Publish the event that ends at @end (reserved by tk__reserve). */
+static inline void tk__commit(char *end)
+{
+	struct tk__thread *t = &tk__thread;
+
+	t->pos = end;
+	t->events++;
+	__atomic_store_n(t->commit, (uint64_t)(end - t->packet),
+			 __ATOMIC_RELEASE);
+	TK__BARRIER();
+	t->busy = 0;
+}
+
+static inline char *tk__put_header(char *p, uint16_t id, uint64_t tsc)
+{
+	uint64_t h = (uint64_t)id | (tsc << 16);
+
+	memcpy(p, &h, 8);
+	return p + 8;
+}
+
+static inline const char *tk__str_or_null(const char *s)
+{
+	return s ? s : "(null)";
+}
+
+static inline uint32_t tk__strsize(const char *s)
+{
+	return (uint32_t)strlen(s) + 1;
+}
+
+static inline char *tk__put_str(char *p, const char *s, uint32_t size)
+{
+	memcpy(p, s, size);
+	p[size - 1] = '\0'; /* s may have grown since it was measured */
+	return p + size;
+}
+
+static inline char *tk__put_chars(char *p, const char *s, uint32_t n)
+{
+	uint32_t i = 0;
+
+	for (; i < n && s[i]; i++)
+		p[i] = s[i];
+	for (; i < n; i++)
+		p[i] = '\0';
+	return p + n;
+}
+
+static inline char *tk__put_bytes(char *p, const void *b, uint32_t n)
+{
+	memcpy(p, &n, 4);
+	if (n)
+		memcpy(p + 4, b, n);
+	return p + 4 + n;
+}
+
+static inline void tk__value_str(struct tk_value *v, const char *s)
+{
+	v->str = tk__str_or_null(s);
+	v->len = (uint32_t)strlen(v->str);
+}
+
+static inline void tk__value_chars(struct tk_value *v, const char *s,
+				   uint32_t n)
+{
+	uint32_t i = 0;
+
+	while (i < n && s[i])
+		i++;
+	v->str = s;
+	v->len = i;
+}
+
+static inline void tk__value_bytes(struct tk_value *v, const void *b,
+				   uint32_t n)
+{
+	v->str = (const char *)b;
+	v->len = n;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRACEKIT_RUNTIME_H */

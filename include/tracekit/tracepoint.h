@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracekit/tracepoint.h - define an event once, in the kernel's five parts.
+ *
+ *   TK_EVENT(app, request,                          provider, name
+ *       TK_PROTO(int id, const char *path),         prototype
+ *       TK_ARGS(id, path),                          arguments
+ *       TK_FIELDS(                                  record layout
+ *           tk_field_int(int32_t, id, id)
+ *           tk_field_string(path, path)),
+ *       TK_PRINT("id=%d path=%s", id, path))        print format
+ *
+ * and fire it with   tk_trace(app, request, 42, "/index.html");
+ *
+ * Put the definitions in a header and include it wherever the events fire;
+ * each module (program or shared object) gets one event object.  One
+ * definition expands, through the passes in stages/, into:
+ *
+ *   struct tk_event tk__ev_app_request           weak: one per module
+ *   tk__desc_app_request in section "tk_meta"    field metadata + print
+ *                                                 format (stages/desc.h)
+ *   tk__emit_app_request(int id, const char *path)
+ *       filter values (stages/value.h), record size (stages/size.h),
+ *       serializer (stages/write.h), then the connected probes
+ *   tk_probe_app_request_t and tk_probe_connect/disconnect helpers
+ *
+ * Events need at least one argument.  The print format's arguments are
+ * field names.
+ */
+#ifndef TRACEKIT_TRACEPOINT_H
+#define TRACEKIT_TRACEPOINT_H
+
+#include <stddef.h>
+#include "runtime.h"
+#include "stages/seq.h"
+#include "stages/fields.h"
+#include "stages/desc.h"
+#include "stages/size.h"
+#include "stages/write.h"
+#include "stages/value.h"
+
+#ifdef __cplusplus
+#define TK__C_BEGIN extern "C" {
+#define TK__C_END }
+#else
+#define TK__C_BEGIN
+#define TK__C_END
+#endif
+
+#define TK_PROTO(...) __VA_ARGS__
+#define TK_ARGS(...) __VA_ARGS__
+#define TK_FIELDS(...) __VA_ARGS__
+#define TK_PRINT(fmt, ...) (fmt, #__VA_ARGS__)
+
+#define TK__PFMT(print) TK__PFMT_I print
+#define TK__PFMT_I(fmt, args) fmt
+#define TK__PARGS(print) TK__PARGS_I print
+#define TK__PARGS_I(fmt, args) args
+
+#define TK__EV(p, n) tk__ev_##p##_##n
+
+/* The event object: weak and hidden, so every file of a module that
+ * includes the definition shares one, and each module has its own. */
+#define TK__EVENT_OBJECT(p, n)                                                \
+	TK__C_BEGIN __attribute__((weak, visibility("hidden")))              \
+	struct tk_event TK__EV(p, n);                                        \
+	TK__C_END
+
+/* The descriptor (include/tracekit/desc.h): constant data only, so that
+ * `tracekit list` can read it from the ELF file. */
+#define TK__EVENT_DESC(p, n, fields, print)                                   \
+	struct tk__desc_type_##p##_##n {                                     \
+		struct tk_desc_head head;                                    \
+		struct tk_field_desc field[TK__SEQ_COUNT(fields)];           \
+		char provider[sizeof(#p)];                                   \
+		char name[sizeof(#n)];                                       \
+		char fmt[sizeof(TK__PFMT(print))];                           \
+		char args[sizeof(TK__PARGS(print))];                         \
+	} __attribute__((aligned(8)));                                       \
+	static const struct tk__desc_type_##p##_##n tk__desc_##p##_##n       \
+		__attribute__((section("tk_meta"), used, aligned(8))) = {    \
+			{ TK_DESC_MAGIC, TK_DESC_VERSION,                    \
+			  (uint16_t)TK__SEQ_COUNT(fields),                   \
+			  (uint32_t)sizeof(struct tk__desc_type_##p##_##n),  \
+			  0,                                                 \
+			  offsetof(struct tk__desc_type_##p##_##n, provider), \
+			  offsetof(struct tk__desc_type_##p##_##n, name),    \
+			  offsetof(struct tk__desc_type_##p##_##n, fmt),     \
+			  offsetof(struct tk__desc_type_##p##_##n, args),    \
+			  &TK__EV(p, n) },                                   \
+			{ TK__SEQ_DESC(fields) },                            \
+			#p,                                                  \
+			#n,                                                  \
+			TK__PFMT(print),                                     \
+			TK__PARGS(print),                                    \
+	};
+
+/* The out-of-line part of a call site: filter, record, probes. */
+#define TK__EVENT_EMIT(p, n, proto, args, fields)                            \
+	typedef void (*tk_probe_##p##_##n##_t)(void *data, proto);           \
+	static inline void tk__emit_##p##_##n(proto)                         \
+	{                                                                    \
+		struct tk_event *tk__ev = &TK__EV(p, n);                     \
+		if (TK__UNLIKELY(__atomic_load_n(&tk__ev->filter,            \
+						 __ATOMIC_RELAXED) != NULL)) { \
+			struct tk_value tk__vals[TK__SEQ_COUNT(fields) + 1]; \
+			struct tk_value *tk__vp = tk__vals;                  \
+			TK__SEQ_VALUE(fields)                                \
+			(void)tk__vp;                                        \
+			if (!tk__filter_pass(tk__ev, tk__vals))              \
+				return;                                      \
+		}                                                            \
+		if (TK__LIKELY(__atomic_load_n(&tk__ev->record,              \
+					       __ATOMIC_RELAXED))) {         \
+			TK__SEQ_LOCALS(fields)                               \
+			uint32_t tk__size = 8 TK__SEQ_SIZE(fields);          \
+			uint64_t tk__tsc = tk__clock();                      \
+			char *tk__p = tk__reserve(tk__size, tk__tsc);        \
+			if (TK__LIKELY(tk__p != NULL)) {                     \
+				tk__p = tk__put_header(tk__p, tk__ev->id,    \
+						       tk__tsc);             \
+				TK__SEQ_WRITE(fields)                        \
+				tk__commit(tk__p);                           \
+			}                                                    \
+		}                                                            \
+		if (TK__UNLIKELY(__atomic_load_n(&tk__ev->probes,            \
+						 __ATOMIC_RELAXED) != NULL)) { \
+			struct tk__probe_array *tk__a =                      \
+				tk__probes_begin(tk__ev);                    \
+			for (unsigned tk__i = 0; tk__a && tk__i < tk__a->count; \
+			     tk__i++)                                        \
+				((tk_probe_##p##_##n##_t)tk__a->probe[tk__i].fn)( \
+					tk__a->probe[tk__i].data, args);     \
+			tk__probes_end();                                    \
+		}                                                            \
+	}                                                                    \
+	static inline int tk_probe_connect_##p##_##n(tk_probe_##p##_##n##_t fn, \
+						     void *data)             \
+	{                                                                    \
+		return tk_probe_connect_raw(&TK__EV(p, n), (tk__probe_fn)fn, \
+					    data);                           \
+	}                                                                    \
+	static inline int tk_probe_disconnect_##p##_##n(                     \
+		tk_probe_##p##_##n##_t fn, void *data)                       \
+	{                                                                    \
+		return tk_probe_disconnect_raw(&TK__EV(p, n),                \
+					       (tk__probe_fn)fn, data);      \
+	}
+
+#define TK_EVENT(provider, name, proto, args, fields, print)                  \
+	TK__EVENT_OBJECT(provider, name)                                     \
+	TK__EVENT_DESC(provider, name, fields, print)                        \
+	TK__EVENT_EMIT(provider, name, TK_PROTO(proto), TK_ARGS(args), fields)
+
+/* Fire an event.  Costs a predicted-not-taken test of one byte while the
+ * event is off; arguments are evaluated only when it is on. */
+#define tk_trace(provider, name, ...)                                         \
+	do {                                                                 \
+		if (TK__UNLIKELY(__atomic_load_n(                            \
+			    &TK__EV(provider, name).enabled, __ATOMIC_RELAXED))) \
+			tk__emit_##provider##_##name(__VA_ARGS__);           \
+	} while (0)
+
+/* True while the event is on: guard work done only to compute arguments. */
+#define tk_enabled(provider, name)                                            \
+	TK__UNLIKELY(__atomic_load_n(&TK__EV(provider, name).enabled,        \
+				     __ATOMIC_RELAXED))
+
+/* Connect fn(void *data, <the event's prototype>) to an event; it runs on
+ * the thread that fires the event, after the recording. */
+#define tk_probe_connect(provider, name, fn, data)                            \
+	tk_probe_connect_##provider##_##name(fn, data)
+#define tk_probe_disconnect(provider, name, fn, data)                         \
+	tk_probe_disconnect_##provider##_##name(fn, data)
+
+/* Each file that includes this header registers its module's events (the
+ * registry counts files, so a module registers once). */
+#ifndef TK__IN_LIBRARY
+TK__C_BEGIN
+extern const char __start_tk_meta[] __attribute__((weak, visibility("hidden")));
+extern const char __stop_tk_meta[] __attribute__((weak, visibility("hidden")));
+TK__C_END
+
+__attribute__((constructor, unused)) static void tk__module_ctor(void)
+{
+	tk__module_register(__start_tk_meta, __stop_tk_meta);
+}
+
+__attribute__((destructor, unused)) static void tk__module_dtor(void)
+{
+	tk__module_unregister(__start_tk_meta, __stop_tk_meta);
+}
+#endif
+
+#endif /* TRACEKIT_TRACEPOINT_H */

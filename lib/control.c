@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * control.c - the process's side of the session with the recorder.
+ *
+ * At start-up (the first module registering its events) the runtime:
+ *   - listens on the abstract socket "@tracekit-PID" (attach, list), from
+ *     one small thread with every signal blocked;
+ *   - if TRACEKIT_SESSION names a recorder (`record -- CMD`), connects to
+ *     it, says HELLO, announces its events and waits (3 s at most) for the
+ *     CONFIG, so that events are on before main() runs.
+ * A session ends on STOP or when the recorder's socket closes (the
+ * recorder died): recording stops and the program goes on unaffected.
+ * Peers are accepted only with the same uid, or root (SO_PEERCRED).
+ * Protocol: protocol.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "internal.h"
+#include "ringbuf-layout.h"
+
+#define CONFIG_WAIT_MS 3000
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int listen_fd = -1;
+static int session_fd = -1; /* under the registry lock */
+static int retired_fd = -1; /* shut down, closed when the next one opens */
+static char session_name[108];
+static bool child_pending;
+
+static socklen_t abstract_addr(struct sockaddr_un *sa, const char *name)
+{
+	size_t n = strlen(name);
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (n > sizeof(sa->sun_path) - 1)
+		n = sizeof(sa->sun_path) - 1;
+	memcpy(sa->sun_path + 1, name, n);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
+static bool peer_allowed(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return false;
+	return cred.uid == 0 || cred.uid == getuid();
+}
+
+int tk_session_send(const void *msg, size_t len, int fd)
+{
+	int sfd = __atomic_load_n(&session_fd, __ATOMIC_ACQUIRE);
+	struct iovec iov = { (void *)msg, len };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct msghdr mh = { 0 };
+
+	if (sfd < 0)
+		return -ENOTCONN;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	if (sendmsg(sfd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		return -errno;
+	return 0;
+}
+
+int tk_session_fd_locked(void)
+{
+	return session_fd;
+}
+
+static int send_hello(void)
+{
+	struct tk_msg_hello h;
+	ssize_t n;
+
+	memset(&h, 0, sizeof(h));
+	h.m.type = TK_MSG_HELLO;
+	h.m.len = sizeof(h);
+	h.version = TK_PROTOCOL_VERSION;
+	h.pid = (uint32_t)getpid();
+	h.ppid = (uint32_t)getppid();
+	h.clock = tk_clock_is_tsc();
+	prctl(PR_GET_NAME, h.comm, 0, 0, 0);
+	n = readlink("/proc/self/exe", h.exe, sizeof(h.exe) - 1);
+	if (n < 0)
+		h.exe[0] = '\0';
+	return tk_session_send(&h, sizeof(h), -1);
+}
+
+/* Adopt @fd as the session: HELLO, every event, EVENTS_DONE. */
+static int session_open(int fd)
+{
+	int err;
+
+	tk_registry_lock();
+	if (retired_fd >= 0) {
+		close(retired_fd);
+		retired_fd = -1;
+	}
+	__atomic_store_n(&session_fd, fd, __ATOMIC_RELEASE);
+	err = send_hello();
+	if (!err)
+		err = tk_registry_announce_locked(fd);
+	tk_registry_unlock();
+	return err;
+}
+
+static void free_rules(void)
+{
+	for (unsigned i = 0; i < tk_config.nrules; i++) {
+		free(tk_config.rules[i].pattern);
+		free(tk_config.rules[i].filter);
+	}
+	free(tk_config.rules);
+	tk_config.rules = NULL;
+	tk_config.nrules = 0;
+}
+
+static void session_close(void)
+{
+	tk_registry_lock();
+	if (session_fd >= 0) {
+		shutdown(session_fd, SHUT_RDWR);
+		retired_fd = session_fd;
+		__atomic_store_n(&session_fd, -1, __ATOMIC_RELEASE);
+	}
+	free_rules();
+	tk_config.active = false;
+	tk_streams_session_changed();
+	tk_registry_apply_all_locked();
+	tk_registry_unlock();
+}
+
+/* Parse "pattern\0filter\0" x nrules after the config header. */
+static int parse_rules(const struct tk_msg_config *m, size_t len,
+		       struct tk_rule **out)
+{
+	const char *p = (const char *)(m + 1), *end = (const char *)m + len;
+	struct tk_rule *rules;
+
+	if (m->nrules > 4096)
+		return -EINVAL;
+	rules = calloc(m->nrules ? m->nrules : 1, sizeof(*rules));
+	if (!rules)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < m->nrules; i++) {
+		const char *pat = p, *flt;
+
+		p = memchr(p, '\0', (size_t)(end - p));
+		if (!p)
+			goto bad;
+		flt = ++p;
+		p = memchr(p, '\0', (size_t)(end - p));
+		if (!p)
+			goto bad;
+		p++;
+		rules[i].pattern = strdup(pat);
+		rules[i].filter = strdup(flt);
+	}
+	*out = rules;
+	return 0;
+bad:
+	for (uint32_t i = 0; i < m->nrules; i++) {
+		free(rules[i].pattern);
+		free(rules[i].filter);
+	}
+	free(rules);
+	return -EINVAL;
+}
+
+static int apply_config(const struct tk_msg_config *m, size_t len)
+{
+	struct tk_rule *rules;
+	int err;
+
+	if (len < sizeof(*m))
+		return -EINVAL;
+	err = parse_rules(m, len, &rules);
+	if (err)
+		return err;
+	tk_registry_lock();
+	free_rules();
+	tk_config.rules = rules;
+	tk_config.nrules = m->nrules;
+	tk_config.mode = m->mode;
+	tk_config.subbuf_size = m->subbuf_size;
+	tk_config.nsub = m->nsub;
+	tk_config.flags = m->flags;
+	tk_config.active = true;
+	tk_streams_session_changed();
+	tk_registry_apply_all_locked();
+	tk_registry_unlock();
+	return 0;
+}
+
+/* Handle one message from the recorder; returns < 0 when the session is
+ * over. */
+static int session_receive(int fd)
+{
+	static char buf[TK_MSG_MAX];
+	ssize_t n = recv(fd, buf, sizeof(buf), 0);
+	const struct tk_msg *m = (const struct tk_msg *)buf;
+
+	if (n <= 0)
+		return -EPIPE;
+	if ((size_t)n < sizeof(*m) || m->len != (uint32_t)n)
+		return -EPROTO;
+	switch (m->type) {
+	case TK_MSG_CONFIG:
+		return apply_config((const struct tk_msg_config *)buf,
+				    (size_t)n);
+	case TK_MSG_STOP:
+		return -ECANCELED;
+	default:
+		return -EPROTO;
+	}
+}
+
+static int listen_socket(void)
+{
+	struct sockaddr_un sa;
+	char name[64];
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	snprintf(name, sizeof(name), TK_SOCKET_PREFIX "%d", (int)getpid());
+	if (bind(fd, (struct sockaddr *)&sa, abstract_addr(&sa, name)) < 0 ||
+	    listen(fd, 4) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void accept_peer(void)
+{
+	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	bool busy;
+
+	if (fd < 0)
+		return;
+	if (!peer_allowed(fd)) {
+		close(fd);
+		return;
+	}
+	tk_registry_lock();
+	busy = session_fd >= 0;
+	tk_registry_unlock();
+	if (busy) {
+		struct tk_msg_error e = { { TK_MSG_ERROR, sizeof(e) },
+					  "another recorder is attached" };
+
+		send(fd, &e, sizeof(e), MSG_DONTWAIT | MSG_NOSIGNAL);
+		close(fd);
+		return;
+	}
+	if (session_open(fd) < 0)
+		session_close();
+}
+
+static void *listener_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct pollfd pfd[2] = { { listen_fd, POLLIN, 0 },
+					 { -1, POLLIN, 0 } };
+
+		pfd[1].fd = __atomic_load_n(&session_fd, __ATOMIC_ACQUIRE);
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return NULL;
+		}
+		if (pfd[1].fd >= 0 && pfd[1].revents &&
+		    session_receive(pfd[1].fd) < 0)
+			session_close();
+		if (pfd[0].revents & POLLIN)
+			accept_peer();
+	}
+	return NULL;
+}
+
+static void start_listener(void)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t th;
+
+	listen_fd = listen_socket();
+	if (listen_fd < 0)
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	if (pthread_create(&th, &attr, listener_main, NULL) == 0)
+		pthread_setname_np(th, "tracekit-ctl");
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Connect to the recorder named by TRACEKIT_SESSION and wait for its
+ * CONFIG, so that recording starts before the program does anything. */
+static void session_join(void)
+{
+	struct sockaddr_un sa;
+	struct pollfd pfd;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int sndbuf = 4 << 20;
+
+	if (fd < 0)
+		return;
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	if (connect(fd, (struct sockaddr *)&sa,
+		    abstract_addr(&sa, session_name)) < 0 ||
+	    !peer_allowed(fd)) {
+		close(fd);
+		return;
+	}
+	if (session_open(fd) < 0) {
+		session_close();
+		return;
+	}
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, CONFIG_WAIT_MS) <= 0 || session_receive(fd) < 0)
+		session_close();
+}
+
+static void runtime_init(void)
+{
+	const char *env = getenv(TK_SESSION_ENV);
+
+	tk_streams_init();
+	if (env && env[0] && strlen(env) < sizeof(session_name)) {
+		strcpy(session_name, env);
+		session_join();
+	}
+	start_listener();
+}
+
+void tk_runtime_init(void)
+{
+	pthread_once(&init_once, runtime_init);
+}
+
+bool tk_session_child_pending(void)
+{
+	return __atomic_load_n(&child_pending, __ATOMIC_ACQUIRE);
+}
+
+int tk_session_reconnect_child(void)
+{
+	if (!__atomic_exchange_n(&child_pending, false, __ATOMIC_ACQ_REL))
+		return 0;
+	session_join();
+	start_listener();
+	return 0;
+}
+
+void tk_session_after_fork_child(void)
+{
+	bool follow;
+
+	/* Locks are free again; the listener thread did not survive. */
+	if (listen_fd >= 0)
+		close(listen_fd);
+	listen_fd = -1;
+	tk_registry_lock();
+	follow = tk_config.active && (tk_config.flags & TK_CONFIG_FOLLOW_FORK) &&
+		 session_name[0];
+	if (session_fd >= 0)
+		close(session_fd);
+	if (retired_fd >= 0)
+		close(retired_fd);
+	session_fd = retired_fd = -1;
+	if (!follow) {
+		free_rules();
+		tk_config.active = false;
+		tk_registry_apply_all_locked();
+	}
+	tk_registry_unlock();
+	/* The child joins the session at its first event, if ever (most
+	 * children exec at once; the new program joins by itself). */
+	__atomic_store_n(&child_pending, follow, __ATOMIC_RELEASE);
+	if (!follow)
+		start_listener();
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - what the files of libtracekit share.
+ *
+ *   registry.c  events of every loaded module, ids, enable state
+ *   probe.c     probe arrays, filters on the fast path (RCU)
+ *   stream.c    per-thread buffers: creation, packet switch, loss, exit, fork
+ *   control.c   the listener thread and the session with the recorder
+ *   mark.c      printf-style markers
+ *   clock.c     timestamps
+ */
+#ifndef TK_INTERNAL_H
+#define TK_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#define TK__IN_LIBRARY 1
+#include "tracekit/tracekit.h"
+#include "protocol.h"
+#include "filter.h"
+
+#define TK_EXPORT __attribute__((visibility("default")))
+
+/* One rule of the session: record events matching pattern, with filter. */
+struct tk_rule {
+	char *pattern;
+	char *filter; /* NULL or "" for none */
+};
+
+/* What the recorder asked for (CONFIG), under the registry lock. */
+struct tk_session_config {
+	bool active;
+	uint32_t mode;
+	uint32_t subbuf_size;
+	uint32_t nsub;
+	uint32_t flags;
+	unsigned nrules;
+	struct tk_rule *rules;
+};
+
+/* registry.c */
+void tk_registry_lock(void);
+void tk_registry_unlock(void);
+/* Recompute every event's state from the session and the probes; with the
+ * lock held.  Sends nothing. */
+void tk_registry_apply_all_locked(void);
+void tk_registry_apply_locked(struct tk_event *ev);
+/* Send an EVENT message for every registered event, then EVENTS_DONE. */
+int tk_registry_announce_locked(int fd);
+/* "provider:name" of an event. */
+const char *tk_event_full_name(const struct tk_event *ev);
+extern struct tk_session_config tk_config; /* under the registry lock */
+
+/* probe.c */
+void tk_filter_replace(struct tk_event *ev, struct tk_filter *f);
+
+/* stream.c */
+void tk_streams_init(void);
+/* Make every thread take the slow path on its next event and leave the
+ * session's buffers (called when a session starts or ends). */
+void tk_streams_session_changed(void);
+extern uint64_t tk_session_gen;
+
+/* control.c */
+void tk_runtime_init(void);
+/* Send a message to the recorder, with an fd if fd >= 0; never blocks.
+ * Returns 0 or -errno. */
+int tk_session_send(const void *msg, size_t len, int fd);
+/* The session's socket, -1 if none; with the registry lock held. */
+int tk_session_fd_locked(void);
+/* In a forked child: connect to the parent's session if it follows forks. */
+int tk_session_reconnect_child(void);
+bool tk_session_child_pending(void);
+/* In a forked child (locks held by the fork handlers released). */
+void tk_session_after_fork_child(void);
+
+/* clock.c */
+bool tk_clock_is_tsc(void);
+
+#endif /* TK_INTERNAL_H */

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * protocol.h - messages between an instrumented process and the recorder.
+ *
+ * One SOCK_SEQPACKET connection per process, on abstract UNIX sockets:
+ * "@tracekit-PID" is the process's listener (attach, list), and the
+ * recorder of `record -- CMD` listens on the name it passes in the
+ * TRACEKIT_SESSION variable.  Both ends accept only a peer of the same uid,
+ * or root.  Every message starts with struct tk_msg; all integers are
+ * native-endian (both ends are on one machine).
+ *
+ *   process -> recorder   HELLO, EVENT..., EVENTS_DONE, then STREAM (with a
+ *                         memfd) as threads start, EVENT as modules load
+ *   recorder -> process   CONFIG (starts recording), STOP
+ */
+#ifndef TK_PROTOCOL_H
+#define TK_PROTOCOL_H
+
+#include <stdint.h>
+
+#define TK_PROTOCOL_VERSION 1
+#define TK_MSG_MAX 65536
+#define TK_SESSION_ENV "TRACEKIT_SESSION"
+#define TK_SOCKET_PREFIX "tracekit-"
+
+enum tk_msg_type {
+	TK_MSG_HELLO = 1,
+	TK_MSG_EVENT = 2,
+	TK_MSG_EVENTS_DONE = 3,
+	TK_MSG_STREAM = 4,
+	TK_MSG_CONFIG = 5,
+	TK_MSG_STOP = 6,
+	TK_MSG_ERROR = 7,
+};
+
+struct tk_msg {
+	uint32_t type; /* enum tk_msg_type */
+	uint32_t len;  /* bytes including this header */
+};
+
+struct tk_msg_hello {
+	struct tk_msg m;
+	uint32_t version;
+	uint32_t pid;
+	uint32_t ppid;
+	uint32_t clock; /* 1: TSC, 0: CLOCK_MONOTONIC */
+	char comm[16];
+	char exe[4096];
+};
+
+/* Followed by the descriptor (include/tracekit/desc.h), desc.size bytes. */
+struct tk_msg_event {
+	struct tk_msg m;
+	uint32_t id;
+	uint32_t pad;
+};
+
+/* Sent with the stream's memfd (SCM_RIGHTS). */
+struct tk_msg_stream {
+	struct tk_msg m;
+	uint32_t tid;
+	uint32_t pad;
+	uint64_t size; /* bytes of the memfd */
+	char comm[16];
+};
+
+enum tk_config_flags {
+	TK_CONFIG_FOLLOW_FORK = 1u << 0,
+};
+
+/* Followed by nrules rules, each "pattern\0filter\0" (filter may be ""). */
+struct tk_msg_config {
+	struct tk_msg m;
+	uint32_t mode; /* enum tk_rb_mode */
+	uint32_t subbuf_size;
+	uint32_t nsub;
+	uint32_t flags; /* enum tk_config_flags */
+	uint32_t nrules;
+	uint32_t pad;
+};
+
+struct tk_msg_error {
+	struct tk_msg m;
+	char text[256];
+};
+
+#endif /* TK_PROTOCOL_H */
