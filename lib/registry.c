@@ -17,11 +17,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+#include "pattern.h"
 
 struct reg_event {
 	struct tk_event *ev;
@@ -88,24 +88,10 @@ static char *desc_full_name(const struct tk_desc_head *d)
 	return n < 0 ? NULL : out;
 }
 
-static bool pattern_matches(const char *pattern, const char *full_name)
-{
-	if (strcmp(pattern, "all") == 0)
-		return true;
-	if (!strchr(pattern, ':')) {
-		/* "app" means every event of provider app */
-		size_t n = strlen(pattern);
-
-		return strncmp(full_name, pattern, n) == 0 &&
-		       full_name[n] == ':';
-	}
-	return fnmatch(pattern, full_name, 0) == 0;
-}
-
 static const struct tk_rule *first_matching_rule(const char *full_name)
 {
 	for (unsigned i = 0; i < tk_config.nrules; i++)
-		if (pattern_matches(tk_config.rules[i].pattern, full_name))
+		if (tk_pattern_match(tk_config.rules[i].pattern, full_name))
 			return &tk_config.rules[i];
 	return NULL;
 }
@@ -342,7 +328,7 @@ static int set_local_rule(const char *pattern, bool on)
 			struct tk_rule *r = &tk_config.rules[i];
 
 			if (strcmp(r->pattern, pattern) == 0 ||
-			    pattern_matches(pattern, r->pattern)) {
+			    tk_pattern_match(pattern, r->pattern)) {
 				free(r->pattern);
 				free(r->filter);
 				continue;
@@ -352,7 +338,7 @@ static int set_local_rule(const char *pattern, bool on)
 		tk_config.nrules = j;
 	}
 	for (struct reg_event *re = reg_events; re; re = re->next)
-		if (pattern_matches(pattern, re->full_name))
+		if (tk_pattern_match(pattern, re->full_name))
 			matched++;
 	tk_registry_apply_all_locked();
 	tk_registry_unlock();

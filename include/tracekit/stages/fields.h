@@ -27,7 +27,7 @@
 #define tk_field_string(name, expr) (STR, const char *, name, expr, 0)
 #define tk_field_bytes(name, ptr, len) (BYTES, const void *, name, ptr, len)
 
-/* True for signed integer types; written so no compiler calls it constant. */
-#define TK__IS_SIGNED(type) (((type)0 - (type)1) < (type)1)
+/* True for signed integer types. */
+#define TK__IS_SIGNED(type) ((type)-1 < (type)1)
 
 #endif /* TRACEKIT_STAGES_FIELDS_H */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h - what the subcommands of the tracekit tool share.
+ *
+ * Only the tool prints and exits; messages are one line, lowercase,
+ * "tracekit: what failed: why", and say which file, event or column.
+ */
+#ifndef TK_CLI_H
+#define TK_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#define TK_DEFAULT_OUTPUT "tracekit.trace"
+
+struct tk_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+
+/* Print "tracekit: <message>" on stderr. */
+void tk_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tk_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Exit status for bad usage (as getopt tools do) and for failures. */
+#define TK_EXIT_USAGE 2
+#define TK_EXIT_FAILURE 1
+
+#endif /* TK_CLI_H */

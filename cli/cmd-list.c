@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cmd-list.c - tracekit list: the events a process, program or library
+ * defines, with their fields, as the kernel shows events/<name>/format.
+ *
+ *   tracekit list [-e] [--names] [PID | PROGRAM | LIBRARY]
+ *
+ * With no argument: the running instrumented processes of this user.  A
+ * PID is asked over its control socket (HELLO and its events, then the
+ * connection is closed: nothing is enabled); a file is read as ELF.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "cli.h"
+#include "elf-events.h"
+#include "event-info.h"
+#include "protocol.h"
+
+#define ANSWER_TIMEOUT_MS 3000
+
+struct event_list {
+	unsigned count;
+	struct tk_event_info *events;
+};
+
+static int list_add(struct event_list *l, const void *desc, size_t len,
+		    uint32_t id, size_t *used)
+{
+	struct tk_event_info *grown;
+	char why[160];
+	int ret;
+
+	grown = realloc(l->events, (l->count + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	l->events = grown;
+	ret = tk_event_info_parse(desc, len, &l->events[l->count], used, why,
+				  sizeof(why));
+	if (ret)
+		return ret;
+	l->events[l->count++].id = id;
+	return 0;
+}
+
+static const char *type_name(const struct tk_field_desc *f, char *buf,
+			     size_t len)
+{
+	switch (f->kind) {
+	case TK_KIND_INT:
+		snprintf(buf, len, "int%u_t", f->size * 8);
+		break;
+	case TK_KIND_UINT:
+		snprintf(buf, len, "uint%u_t", f->size * 8);
+		break;
+	case TK_KIND_PTR:
+		return "void *";
+	case TK_KIND_DOUBLE:
+		return "double";
+	case TK_KIND_CHARS:
+		return "char";
+	case TK_KIND_STRING:
+		return "__data_loc char[]";
+	case TK_KIND_BYTES:
+		return "__data_loc uint8_t[]";
+	default:
+		return "?";
+	}
+	return buf;
+}
+
+static void print_event(const struct tk_event_info *ev, bool names_only)
+{
+	unsigned offset = 0;
+	bool fixed = true;
+
+	printf("%s\n", ev->full_name);
+	if (names_only)
+		return;
+	printf("\tID: %u%s\n", ev->id, ev->flags & TK_DESC_MARKER ? " (marker)" : "");
+	for (unsigned i = 0; i < ev->nfields; i++) {
+		const struct tk_field_desc *f = &ev->fields[i];
+		char tbuf[32], arr[24] = "";
+		unsigned size = f->kind == TK_KIND_CHARS ? f->array_len : f->size;
+		bool is_signed = f->kind == TK_KIND_INT || f->kind == TK_KIND_DOUBLE;
+
+		if (f->kind == TK_KIND_CHARS)
+			snprintf(arr, sizeof(arr), "[%u]", f->array_len);
+		printf("\tfield:%s %s%s;\t", type_name(f, tbuf, sizeof(tbuf)),
+		       f->name, arr);
+		if (fixed)
+			printf("offset:%u;\t", offset);
+		else
+			printf("offset:var;\t");
+		if (f->kind == TK_KIND_STRING || f->kind == TK_KIND_BYTES)
+			printf("size:var;\tsigned:0;\n");
+		else
+			printf("size:%u;\tsigned:%d;\n", size, is_signed);
+		if (f->kind == TK_KIND_STRING || f->kind == TK_KIND_BYTES)
+			fixed = false;
+		else
+			offset += size;
+	}
+	printf("\tprint fmt: \"");
+	for (const char *p = ev->fmt; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			putchar('\\');
+		if (*p == '\n')
+			fputs("\\n", stdout);
+		else
+			putchar(*p);
+	}
+	printf("\"%s%s\n\n", ev->args[0] ? ", " : "", ev->args);
+}
+
+static int list_process(pid_t pid, struct event_list *l)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char name[64], buf[TK_MSG_MAX];
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), n;
+	const struct tk_msg *m = (const struct tk_msg *)buf;
+
+	snprintf(name, sizeof(name), TK_SOCKET_PREFIX "%d", (int)pid);
+	memcpy(sa.sun_path + 1, name, strlen(name));
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa,
+			      (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+					  1 + strlen(name))) < 0) {
+		int err = errno;
+
+		if (kill(pid, 0) < 0 && errno == ESRCH)
+			tk_error("no process with pid %d", (int)pid);
+		else
+			tk_error("process %d is not instrumented with tracekit (no control socket @%s: %s)",
+				 (int)pid, name, strerror(err));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	for (;;) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+
+		if (poll(&pfd, 1, ANSWER_TIMEOUT_MS) <= 0) {
+			tk_error("process %d did not answer", (int)pid);
+			break;
+		}
+		n = (int)recv(fd, buf, sizeof(buf), 0);
+		if (n < (int)sizeof(*m) || m->len != (uint32_t)n) {
+			tk_error("process %d closed the connection", (int)pid);
+			break;
+		}
+		if (m->type == TK_MSG_EVENTS_DONE) {
+			close(fd);
+			return 0;
+		}
+		if (m->type == TK_MSG_ERROR) {
+			tk_error("process %d: %.*s", (int)pid,
+				 (int)(n - (int)sizeof(*m)), buf + sizeof(*m));
+			break;
+		}
+		if (m->type == TK_MSG_EVENT && n >= (int)sizeof(struct tk_msg_event)) {
+			const struct tk_msg_event *e = (const void *)buf;
+
+			if (list_add(l, e + 1, (size_t)n - sizeof(*e), e->id, NULL)) {
+				tk_error("process %d sent a bad event descriptor",
+					 (int)pid);
+				break;
+			}
+		}
+	}
+	close(fd);
+	return -1;
+}
+
+static int list_file(const char *path, struct event_list *l)
+{
+	struct tk_elf_modules m;
+	char err[512];
+
+	if (tk_elf_modules_read(path, true, &m, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < m.count; i++) {
+		const char *p = m.module[i].meta, *end = p + m.module[i].size;
+		uint32_t id = 0;
+
+		while (p && end - p >= (long)sizeof(struct tk_desc_head)) {
+			size_t used;
+
+			if (list_add(l, p, (size_t)(end - p), id++, &used)) {
+				p += 8;
+				continue;
+			}
+			p += used;
+		}
+	}
+	tk_elf_modules_free(&m);
+	return 0;
+}
+
+/* Instrumented processes: abstract sockets "@tracekit-PID" in
+ * /proc/net/unix. */
+static int list_processes(void)
+{
+	FILE *f = fopen("/proc/net/unix", "r");
+	char line[512];
+	int found = 0;
+
+	if (!f) {
+		tk_error("cannot open '/proc/net/unix': %s", strerror(errno));
+		return TK_EXIT_FAILURE;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *at = strstr(line, " @" TK_SOCKET_PREFIX);
+		char comm[64] = "", path[64];
+		FILE *c;
+		long pid;
+
+		if (!at || !isdigit((unsigned char)at[2 + strlen(TK_SOCKET_PREFIX)]))
+			continue;
+		pid = strtol(at + 2 + strlen(TK_SOCKET_PREFIX), NULL, 10);
+		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		c = fopen(path, "r");
+		if (!c)
+			continue;
+		if (fgets(comm, sizeof(comm), c))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(c);
+		printf("%ld %s\n", pid, comm);
+		found++;
+	}
+	fclose(f);
+	if (!found)
+		fprintf(stderr, "tracekit: no instrumented process is running\n");
+	return 0;
+}
+
+static int event_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct tk_event_info *)a)->full_name,
+		      ((const struct tk_event_info *)b)->full_name);
+}
+
+int cmd_list(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "names", no_argument, NULL, 'n' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct event_list l = { 0, NULL };
+	bool names_only = false;
+	const char *what;
+	char *end;
+	long pid;
+	int c, ret;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "eh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			break;
+		case 'n':
+			names_only = true;
+			break;
+		case 'h':
+			printf("usage: tracekit list [-e] [--names] [PID | PROGRAM | LIBRARY]\n");
+			return 0;
+		default:
+			tk_error("unknown option '%s' (see 'tracekit list --help')",
+				 argv[optind - 1]);
+			return TK_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc)
+		return list_processes();
+	what = argv[optind];
+	pid = strtol(what, &end, 10);
+	if (*what && !*end && pid > 0)
+		ret = list_process((pid_t)pid, &l);
+	else
+		ret = list_file(what, &l);
+	if (ret < 0)
+		return TK_EXIT_FAILURE;
+	qsort(l.events, l.count, sizeof(*l.events), event_cmp);
+	for (unsigned i = 0; i < l.count; i++) {
+		/* a file's sections may hold one event more than once */
+		if (i && !strcmp(l.events[i].full_name, l.events[i - 1].full_name) &&
+		    !(l.events[i].flags & TK_DESC_MARKER))
+			continue;
+		print_event(&l.events[i], names_only);
+	}
+	if (!l.count)
+		fprintf(stderr, "tracekit: '%s' defines no tracekit events\n", what);
+	for (unsigned i = 0; i < l.count; i++)
+		tk_event_info_free(&l.events[i]);
+	free(l.events);
+	return 0;
+}

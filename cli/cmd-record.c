@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cmd-record.c - tracekit record: run a command, or attach to a process,
+ * and record its events into a trace directory.
+ *
+ *   tracekit record [-o DIR] [-e EVENT [-f FILTER]]... [-b KB] [--overwrite]
+ *                   [--no-follow] [--force] -- CMD [ARGS]
+ *   tracekit record -P PID [...]
+ *
+ * Before anything runs, the events the program defines are read from its
+ * ELF files, so that a misspelt event or a bad filter is an error at once.
+ * The output directory is created new; an existing trace there is replaced
+ * only once the new one is complete.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "cli.h"
+#include "elf-events.h"
+#include "filter.h"
+#include "pattern.h"
+#include "protocol.h"
+#include "session.h"
+
+#define POLL_MS 2
+#define DEFAULT_BUFFER_KB 2048
+#define DEFAULT_SUBBUFS 8
+
+struct record {
+	struct rec_options opt;
+	const char *final_dir; /* where the trace ends up */
+	char *work_dir;        /* where it is written */
+	bool replace;          /* an old trace is at final_dir */
+	bool force;
+	char *program;         /* resolved CMD */
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tracekit record [OPTIONS] -- CMD [ARGS]\n"
+		"       tracekit record [OPTIONS] -P PID\n\n"
+		"  -o DIR         trace directory (default " TK_DEFAULT_OUTPUT ")\n"
+		"  -e EVENT       record EVENT: provider:event, a glob (app:req_*),\n"
+		"                 a provider (app) or all; repeatable (default all)\n"
+		"  -f FILTER      filter for the preceding -e, in ftrace's syntax\n"
+		"                 (e.g. 'len > 100 && path ~ \"/etc/*\"')\n"
+		"  -b KB          buffer size per thread in KiB (default %d)\n"
+		"  --subbufs N    sub-buffers per thread buffer (default %d)\n"
+		"  --overwrite    flight recorder: keep the newest events\n"
+		"  -P PID         attach to a running instrumented process\n"
+		"  --no-follow    do not record children forked by the program\n"
+		"  --force        record even if an -e names no event of the program\n"
+		"  -q             no summary\n",
+		DEFAULT_BUFFER_KB, DEFAULT_SUBBUFS);
+}
+
+static int add_rule(struct rec_options *o, const char *pattern)
+{
+	struct rec_rule *r = realloc(o->rules, (o->nrules + 1) * sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	o->rules = r;
+	r[o->nrules].pattern = strdup(pattern);
+	r[o->nrules].filter = NULL;
+	o->nrules++;
+	return 0;
+}
+
+static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return false;
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return !errno && !*end && *out <= max;
+}
+
+static int parse_options(struct record *r, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "overwrite", no_argument, NULL, 'O' },
+		{ "no-follow", no_argument, NULL, 'N' },
+		{ "force", no_argument, NULL, 'F' },
+		{ "subbufs", required_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rec_options *o = &r->opt;
+	unsigned long v;
+	int c;
+
+	o->outdir = TK_DEFAULT_OUTPUT;
+	o->buffer_kb = DEFAULT_BUFFER_KB;
+	o->nsub = DEFAULT_SUBBUFS;
+	o->follow_fork = true;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+o:e:f:b:P:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->outdir = optarg;
+			break;
+		case 'e':
+			if (!*optarg) {
+				tk_error("-e needs an event name");
+				return -1;
+			}
+			add_rule(o, optarg);
+			break;
+		case 'f':
+			if (o->nrules == 0) {
+				tk_error("-f '%s' must follow the -e it filters", optarg);
+				return -1;
+			}
+			free(o->rules[o->nrules - 1].filter);
+			o->rules[o->nrules - 1].filter = strdup(optarg);
+			break;
+		case 'b':
+			if (!parse_uint(optarg, 4u << 20, &v) || v < 8) {
+				tk_error("-b '%s': buffer size must be a number of KiB, at least 8",
+					 optarg);
+				return -1;
+			}
+			o->buffer_kb = (uint32_t)v;
+			break;
+		case 'S':
+			if (!parse_uint(optarg, TK_RB_MAX_SUBBUF, &v) || v < 2) {
+				tk_error("--subbufs '%s': must be from 2 to %d", optarg,
+					 TK_RB_MAX_SUBBUF);
+				return -1;
+			}
+			o->nsub = (uint32_t)v;
+			break;
+		case 'P':
+			if (!parse_uint(optarg, 1u << 30, &v) || v == 0) {
+				tk_error("-P '%s': not a process id", optarg);
+				return -1;
+			}
+			o->attach_pid = (pid_t)v;
+			break;
+		case 'O':
+			o->overwrite = true;
+			break;
+		case 'N':
+			o->follow_fork = false;
+			break;
+		case 'F':
+			r->force = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			if (optopt && strchr("oefbPS", optopt))
+				tk_error("option '-%c' needs a value", optopt);
+			else if (optopt)
+				tk_error("unknown option '-%c' (see 'tracekit record --help')",
+					 optopt);
+			else
+				tk_error("unknown option '%s' (see 'tracekit record --help')",
+					 argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc)
+		o->argv = argv + optind;
+	if (!o->argv && !o->attach_pid) {
+		tk_error("nothing to record: give a command after '--' or -P PID");
+		return -1;
+	}
+	if (o->argv && o->attach_pid) {
+		tk_error("give either a command or -P PID, not both");
+		return -1;
+	}
+	while ((uint64_t)o->buffer_kb * 1024 / o->nsub < 4096)
+		o->nsub /= 2;
+	if (o->nsub < 2) {
+		tk_error("-b %u: buffer too small for 2 sub-buffers of 4 KiB",
+			 o->buffer_kb);
+		return -1;
+	}
+	if (o->nrules == 0)
+		add_rule(o, "all");
+	return 0;
+}
+
+static char *find_program(const char *name)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save, *full;
+
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0 ? strdup(name) : NULL;
+	copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		if (asprintf(&full, "%s/%s", *dir ? dir : ".", name) < 0)
+			break;
+		if (access(full, X_OK) == 0) {
+			free(copy);
+			return full;
+		}
+		free(full);
+	}
+	free(copy);
+	return NULL;
+}
+
+/* The events in the tk_meta sections of @m. */
+static void collect_events(const struct tk_elf_modules *m,
+			   struct tk_event_info **events, unsigned *count)
+{
+	*events = NULL;
+	*count = 0;
+	for (unsigned i = 0; i < m->count; i++) {
+		const char *p = m->module[i].meta, *end = p + m->module[i].size;
+
+		while (p && end - p >= (long)sizeof(struct tk_desc_head)) {
+			struct tk_event_info ev, *grown;
+			char why[160];
+			size_t used;
+
+			if (tk_event_info_parse(p, (size_t)(end - p), &ev, &used, why,
+						sizeof(why))) {
+				p += 8;
+				continue;
+			}
+			p += used;
+			grown = realloc(*events, (*count + 1) * sizeof(**events));
+			if (!grown) {
+				tk_event_info_free(&ev);
+				continue;
+			}
+			*events = grown;
+			(*events)[(*count)++] = ev;
+		}
+	}
+}
+
+/* Each filter must compile for every event its pattern names. */
+static int check_filter(const struct rec_rule *rule,
+			const struct tk_event_info *events, unsigned count)
+{
+	for (unsigned j = 0; j < count && rule->filter; j++) {
+		struct tk_filter_error fe;
+		struct tk_filter *f;
+
+		if (!tk_pattern_match(rule->pattern, events[j].full_name))
+			continue;
+		if (tk_filter_compile(rule->filter, events[j].fields,
+				      events[j].nfields, &f, &fe) < 0) {
+			tk_error("bad filter '%s' for '%s' at column %d: %s",
+				 rule->filter, events[j].full_name, fe.column,
+				 fe.message);
+			return -EINVAL;
+		}
+		tk_filter_free(f);
+	}
+	return 0;
+}
+
+/* Check -e patterns against the program's ELF files before running it. */
+static int precheck_program(struct record *r)
+{
+	struct tk_elf_modules m;
+	struct tk_event_info *events;
+	const char **names;
+	char err[512];
+	unsigned count;
+	bool links = false;
+	int ret = 0;
+
+	if (tk_elf_modules_read(r->program, true, &m, err, sizeof(err)) < 0)
+		return 0; /* a script, say: nothing to check against */
+	collect_events(&m, &events, &count);
+	names = calloc(count + 1, sizeof(*names));
+	for (unsigned j = 0; names && j < count; j++)
+		names[j] = events[j].full_name;
+	for (unsigned i = 0; i < m.count; i++)
+		links |= m.module[i].links_tracekit || m.module[i].meta;
+	for (unsigned i = 0; i < r->opt.nrules && !ret; i++) {
+		const char *pat = r->opt.rules[i].pattern;
+		bool found = false;
+
+		ret = check_filter(&r->opt.rules[i], events, count);
+		if (ret || !strcmp(pat, "all") || r->force)
+			continue;
+		for (unsigned j = 0; j < count && !found; j++)
+			found = tk_pattern_match(pat, events[j].full_name);
+		if (!found) {
+			const char *near = names ? tk_closest_name(pat, names, count)
+						 : NULL;
+
+			if (!links)
+				tk_error("'%s' is not instrumented with tracekit: it defines no events",
+					 r->opt.argv[0]);
+			else
+				tk_error("unknown event '%s'%s%s%s (--force records anyway)",
+					 pat, near ? " (did you mean '" : "",
+					 near ? near : "", near ? "'?)" : "");
+			ret = -ENOENT;
+		}
+	}
+	if (!ret && !links && !r->opt.quiet)
+		tk_warn("'%s' defines no tracekit events (not linked with libtracekit)",
+			r->opt.argv[0]);
+	for (unsigned i = 0; i < count; i++)
+		tk_event_info_free(&events[i]);
+	free(events);
+	free(names);
+	tk_elf_modules_free(&m);
+	return ret;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag,
+			struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void remove_tree(const char *dir)
+{
+	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Decide where to write: a new directory, or beside an old trace that is
+ * replaced at the end. */
+static int prepare_output(struct record *r)
+{
+	const char *dir = r->opt.outdir;
+	struct stat st;
+	char *manifest;
+
+	r->final_dir = dir;
+	if (stat(dir, &st) == 0) {
+		bool is_trace;
+
+		if (!S_ISDIR(st.st_mode)) {
+			tk_error("output '%s' exists and is not a directory", dir);
+			return -EEXIST;
+		}
+		if (asprintf(&manifest, "%s/" TK_MANIFEST_NAME, dir) < 0)
+			return -ENOMEM;
+		is_trace = access(manifest, F_OK) == 0;
+		free(manifest);
+		if (!is_trace && rmdir(dir) < 0) {
+			tk_error("output directory '%s' exists and is not a tracekit trace",
+				 dir);
+			return -EEXIST;
+		}
+		r->replace = is_trace;
+	}
+	if (r->replace) {
+		if (asprintf(&r->work_dir, "%s.new-%d", dir, (int)getpid()) < 0)
+			return -ENOMEM;
+	} else {
+		r->work_dir = strdup(dir);
+	}
+	if (mkdir(r->work_dir, 0700) < 0) {
+		tk_error("cannot create output directory '%s': %s", r->work_dir,
+			 strerror(errno));
+		return -errno;
+	}
+	for (int i = 0; i < 2; i++) {
+		char *sub;
+
+		if (asprintf(&sub, "%s/%s", r->work_dir, i ? "user" : "events") < 0)
+			return -ENOMEM;
+		if (mkdir(sub, 0700) < 0) {
+			tk_error("cannot create '%s': %s", sub, strerror(errno));
+			free(sub);
+			return -errno;
+		}
+		free(sub);
+	}
+	r->opt.outdir = r->work_dir;
+	return 0;
+}
+
+static int commit_output(struct record *r)
+{
+	char *old;
+
+	if (!r->replace)
+		return 0;
+	if (asprintf(&old, "%s.old-%d", r->final_dir, (int)getpid()) < 0)
+		return -ENOMEM;
+	if (rename(r->final_dir, old) < 0 || rename(r->work_dir, r->final_dir) < 0) {
+		tk_error("cannot move the trace into '%s': %s (it is in '%s')",
+			 r->final_dir, strerror(errno), r->work_dir);
+		free(old);
+		return -errno;
+	}
+	remove_tree(old);
+	free(old);
+	return 0;
+}
+
+static pid_t start_command(struct record *r, struct rec_session *s,
+			   const sigset_t *oldmask)
+{
+	int pipefd[2];
+	pid_t pid;
+	int child_errno = 0;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, oldmask, NULL);
+		setenv(TK_SESSION_ENV, s->sock_name, 1);
+		execv(r->program, r->opt.argv);
+		child_errno = errno;
+		if (write(pipefd[1], &child_errno, sizeof(child_errno)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], &child_errno, sizeof(child_errno)) ==
+	    (ssize_t)sizeof(child_errno)) {
+		close(pipefd[0]);
+		waitpid(pid, NULL, 0);
+		tk_error("cannot run '%s': %s", r->opt.argv[0], strerror(child_errno));
+		return -1;
+	}
+	close(pipefd[0]);
+	return pid;
+}
+
+static void describe_exit(const char *cmd, int status)
+{
+	if (WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "tracekit: '%s' exited with status %d\n", cmd,
+			WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		fprintf(stderr, "tracekit: '%s' was killed by signal %d (%s)\n", cmd,
+			WTERMSIG(status), strsignal(WTERMSIG(status)));
+}
+
+/* Record until the command ends, the process goes away or a signal. */
+static int record_loop(struct record *r, struct rec_session *s, int sigfd,
+		       pid_t child)
+{
+	for (;;) {
+		struct signalfd_siginfo si;
+		int ret = session_poll(s, POLL_MS, sigfd);
+
+		if (ret < 0)
+			return ret;
+		if (ret == 1 && read(sigfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
+			    si.ssi_signo == SIGHUP)
+				return 0;
+		}
+		if (child > 0) {
+			int status;
+
+			if (waitpid(child, &status, WNOHANG) == child) {
+				describe_exit(r->opt.argv[0], status);
+				return 0;
+			}
+		} else if (session_connected(s) == 0) {
+			return 0;
+		}
+	}
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record r;
+	struct rec_session s = { .listen_fd = -1 };
+	sigset_t mask, oldmask;
+	pid_t child = 0;
+	int sigfd, ret;
+
+	memset(&r, 0, sizeof(r));
+	if (parse_options(&r, argc, argv) < 0)
+		return TK_EXIT_USAGE;
+	if (r.opt.argv) {
+		r.program = find_program(r.opt.argv[0]);
+		if (!r.program) {
+			tk_error("cannot run '%s': command not found", r.opt.argv[0]);
+			return TK_EXIT_FAILURE;
+		}
+		if (precheck_program(&r) < 0)
+			return TK_EXIT_FAILURE;
+	}
+	if (prepare_output(&r) < 0)
+		return TK_EXIT_FAILURE;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, &oldmask);
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (session_init(&s, &r.opt) < 0) {
+		tk_error("%s", s.error);
+		goto fail;
+	}
+	if (r.opt.attach_pid && session_attach(&s, r.opt.attach_pid) < 0) {
+		tk_error("%s", s.error);
+		goto fail;
+	}
+	if (r.opt.argv) {
+		child = start_command(&r, &s, &oldmask);
+		if (child < 0)
+			goto fail;
+	}
+	ret = record_loop(&r, &s, sigfd, child);
+	session_stop(&s);
+	if (ret < 0 && s.nstreams == 0) {
+		/* nothing recorded: a bad rule stopped us before anything ran */
+		tk_error("%s", s.error);
+		goto fail;
+	}
+	if (s.failed)
+		tk_error("%s", s.error);
+	if (session_finish(&s) < 0) {
+		tk_error("%s", s.error);
+		session_free(&s);
+		return TK_EXIT_FAILURE;
+	}
+	if (!r.opt.quiet)
+		session_print_summary(&s, stderr);
+	ret = s.failed ? TK_EXIT_FAILURE : 0;
+	session_free(&s);
+	if (commit_output(&r) < 0)
+		return TK_EXIT_FAILURE;
+	return ret;
+fail:
+	session_free(&s);
+	remove_tree(r.work_dir);
+	return TK_EXIT_FAILURE;
+}

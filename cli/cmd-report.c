@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cmd-report.c - tracekit report: every event of a trace in time order.
+ *
+ *   tracekit report [DIR] [-F FILTER] [--events PATTERN]... [--ts mono|raw|real]
+ *
+ * One line per event, as trace-cmd prints them:
+ *
+ *       worker-4242  [001]  5123.456789: app:request: id=1 path=/index
+ *
+ * after a header with the clock, the processes and each stream's counts of
+ * recorded and lost events.  Streams are merged by timestamp with a heap.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "cli.h"
+#include "filter.h"
+#include "pattern.h"
+#include "printfmt.h"
+#include "stream-read.h"
+#include "trace.h"
+
+enum ts_mode { TS_MONO, TS_RAW, TS_REAL };
+
+struct report {
+	const char *dir;
+	const char *filter;
+	const char **patterns;
+	unsigned npatterns;
+	enum ts_mode ts;
+	bool no_header;
+	struct tk_trace trace;
+	struct tk_stream_reader *readers;
+	unsigned nreaders;
+	unsigned *heap; /* reader indexes, min-heap on current ts */
+	unsigned heap_len;
+	/* per event: 1 print it, 0 skip it; and its compiled filter */
+	struct event_state {
+		const struct tk_event_info *ev;
+		bool shown;
+		struct tk_filter *filter;
+	} *states;
+	unsigned nstates;
+	bool error;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tracekit report [DIR] [OPTIONS]\n\n"
+		"  DIR               trace directory (default " TK_DEFAULT_OUTPUT ")\n"
+		"  -F FILTER         only events matching FILTER (ftrace syntax); events\n"
+		"                    without the fields it names are left out\n"
+		"  --events PATTERN  only events matching PATTERN (repeatable)\n"
+		"  --ts MODE         timestamps: mono (default, seconds of CLOCK_MONOTONIC),\n"
+		"                    real (seconds since the epoch) or raw (clock ticks)\n"
+		"  --no-header       events only\n");
+}
+
+static int parse_options(struct report *r, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "events", required_argument, NULL, 'E' },
+		{ "ts", required_argument, NULL, 'T' },
+		{ "no-header", no_argument, NULL, 'H' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	r->dir = TK_DEFAULT_OUTPUT;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "F:i:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			r->filter = optarg;
+			break;
+		case 'i':
+			r->dir = optarg;
+			break;
+		case 'E':
+			r->patterns = realloc(r->patterns,
+					      (r->npatterns + 1) * sizeof(char *));
+			r->patterns[r->npatterns++] = optarg;
+			break;
+		case 'T':
+			if (!strcmp(optarg, "mono"))
+				r->ts = TS_MONO;
+			else if (!strcmp(optarg, "raw"))
+				r->ts = TS_RAW;
+			else if (!strcmp(optarg, "real"))
+				r->ts = TS_REAL;
+			else {
+				tk_error("--ts '%s': use mono, real or raw", optarg);
+				return -1;
+			}
+			break;
+		case 'H':
+			r->no_header = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			if (optopt && strchr("Fi", optopt))
+				tk_error("option '-%c' needs a value", optopt);
+			else if (optopt)
+				tk_error("unknown option '-%c' (see 'tracekit report --help')",
+					 optopt);
+			else
+				tk_error("unknown option '%s' (see 'tracekit report --help')",
+					 argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc)
+		r->dir = argv[optind++];
+	if (optind < argc) {
+		tk_error("unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+static bool pattern_selected(const struct report *r, const char *name)
+{
+	if (!r->npatterns)
+		return true;
+	for (unsigned i = 0; i < r->npatterns; i++)
+		if (tk_pattern_match(r->patterns[i], name))
+			return true;
+	return false;
+}
+
+/* Decide for each event whether it is shown and with which filter.  A
+ * filter that compiles for no event at all is an error, reported with the
+ * first event's reason. */
+static int prepare_events(struct report *r)
+{
+	struct tk_trace *t = &r->trace;
+	struct tk_filter_error first = { 0, "" };
+	bool any_compiled = false;
+	const char *first_event = NULL;
+
+	for (unsigned i = 0; i < t->nprocesses; i++)
+		r->nstates += t->processes[i].nevents;
+	r->states = calloc(r->nstates + 1, sizeof(*r->states));
+	if (!r->states)
+		return -ENOMEM;
+	r->nstates = 0;
+	for (unsigned i = 0; i < t->nprocesses; i++) {
+		for (unsigned j = 0; j < t->processes[i].nevents; j++) {
+			struct event_state *st = &r->states[r->nstates++];
+			struct tk_filter_error fe;
+
+			st->ev = &t->processes[i].events[j];
+			st->shown = pattern_selected(r, st->ev->full_name);
+			if (!r->filter || !st->shown)
+				continue;
+			if (tk_filter_compile(r->filter, st->ev->fields,
+					      st->ev->nfields, &st->filter, &fe) < 0) {
+				st->shown = false;
+				if (!first_event) {
+					first = fe;
+					first_event = st->ev->full_name;
+				}
+			} else {
+				any_compiled = true;
+			}
+		}
+	}
+	if (r->filter && !any_compiled && first_event) {
+		tk_error("bad filter '%s' at column %d: %s", r->filter, first.column,
+			 first.message);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static struct event_state *state_of(struct report *r,
+				    const struct tk_event_info *ev)
+{
+	/* events of a process are contiguous in states, in the same order */
+	for (unsigned i = 0; i < r->nstates; i++)
+		if (r->states[i].ev == ev)
+			return &r->states[i];
+	return NULL;
+}
+
+static void heap_swap(struct report *r, unsigned a, unsigned b)
+{
+	unsigned t = r->heap[a];
+
+	r->heap[a] = r->heap[b];
+	r->heap[b] = t;
+}
+
+static bool heap_less(const struct report *r, unsigned a, unsigned b)
+{
+	const struct tk_stream_reader *x = &r->readers[r->heap[a]];
+	const struct tk_stream_reader *y = &r->readers[r->heap[b]];
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts;
+	return r->heap[a] < r->heap[b];
+}
+
+static void heap_down(struct report *r, unsigned i)
+{
+	for (;;) {
+		unsigned l = 2 * i + 1, m = i;
+
+		if (l < r->heap_len && heap_less(r, l, m))
+			m = l;
+		if (l + 1 < r->heap_len && heap_less(r, l + 1, m))
+			m = l + 1;
+		if (m == i)
+			return;
+		heap_swap(r, i, m);
+		i = m;
+	}
+}
+
+static void heap_up(struct report *r, unsigned i)
+{
+	while (i && heap_less(r, i, (i - 1) / 2)) {
+		heap_swap(r, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+/* Move reader @idx to its next event; false at its end (or error). */
+static bool reader_advance(struct report *r, unsigned idx)
+{
+	char err[512];
+	int ret = tk_stream_next(&r->readers[idx], err, sizeof(err));
+
+	if (ret < 0) {
+		tk_error("%s", err);
+		r->error = true;
+	}
+	return ret > 0;
+}
+
+static void format_time(const struct report *r, uint64_t ts, char *buf,
+			size_t len)
+{
+	uint64_t ns;
+
+	if (r->ts == TS_RAW) {
+		snprintf(buf, len, "%" PRIu64, ts);
+		return;
+	}
+	ns = r->ts == TS_REAL ? tk_clock_to_real(&r->trace.clock, ts)
+			      : tk_clock_to_mono(&r->trace.clock, ts);
+	snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, ns / 1000000000u,
+		 ns % 1000000000u / 1000u);
+}
+
+static void print_header(const struct report *r)
+{
+	const struct tk_trace *t = &r->trace;
+	char start[64];
+	time_t secs = (time_t)(t->clock.real_start / 1000000000u);
+	struct tm tm;
+
+	gmtime_r(&secs, &tm);
+	strftime(start, sizeof(start), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	printf("# tracekit trace '%s'\n", t->dir);
+	printf("# host %s, started %s, clock %s at %" PRIu64 " Hz, %s mode\n",
+	       t->host, start, t->clock.tsc ? "tsc" : "mono", t->clock.freq,
+	       t->mode[0] ? t->mode : "discard");
+	for (unsigned i = 0; i < t->nprocesses; i++)
+		printf("# process %u (%s) %s, %u events defined\n",
+		       t->processes[i].pid, t->processes[i].comm,
+		       t->processes[i].exe, t->processes[i].nevents);
+	for (unsigned i = 0; i < t->nstreams; i++) {
+		const struct tk_trace_stream *s = &t->streams[i];
+
+		printf("# stream %s-%u: %" PRIu64 " events, %" PRIu64 " lost",
+		       s->comm, s->tid, s->events, tk_stream_lost(s));
+		if (tk_stream_lost(s))
+			printf(" (%" PRIu64 " no space, %" PRIu64
+			       " in signal handlers, %" PRIu64 " too large, %" PRIu64
+			       " overwritten)",
+			       s->lost_full, s->lost_nested, s->lost_big,
+			       s->lost_overwritten);
+		printf("\n");
+	}
+	printf("#\n");
+}
+
+static void print_event(struct report *r, const struct tk_stream_reader *rd,
+			struct event_state *st)
+{
+	struct tk_event_info *ev = (struct tk_event_info *)st->ev;
+	char who[64], when[32], fields[4096];
+
+	if (!ev->print && !ev->print_failed) {
+		char why[200];
+
+		if (tk_print_prepare(ev->fmt, ev->args, ev->fields, ev->nfields,
+				     &ev->print, why, sizeof(why)) < 0) {
+			tk_warn("event '%s': %s; printing its fields", ev->full_name,
+				why);
+			ev->print_failed = true;
+			tk_print_prepare("", "", ev->fields, ev->nfields, &ev->print,
+					 why, sizeof(why));
+		}
+	}
+	fields[0] = '\0';
+	if (ev->print)
+		tk_print_format(ev->print, rd->values, fields, sizeof(fields));
+	snprintf(who, sizeof(who), "%s-%u", rd->stream->comm, rd->stream->tid);
+	format_time(r, rd->ts, when, sizeof(when));
+	printf("%16s [%03u] %s: %s: %s\n", who, rd->cpu, when, ev->full_name,
+	       fields);
+}
+
+static int open_readers(struct report *r)
+{
+	const struct tk_trace *t = &r->trace;
+
+	r->readers = calloc(t->nstreams + 1, sizeof(*r->readers));
+	r->heap = calloc(t->nstreams + 1, sizeof(*r->heap));
+	if (!r->readers || !r->heap)
+		return -ENOMEM;
+	for (unsigned i = 0; i < t->nstreams; i++) {
+		char err[512];
+
+		if (tk_stream_open(&r->readers[r->nreaders], t, &t->streams[i], err,
+				   sizeof(err)) < 0) {
+			tk_error("%s", err);
+			r->error = true;
+			tk_stream_close(&r->readers[r->nreaders]);
+			continue;
+		}
+		r->nreaders++;
+	}
+	for (unsigned i = 0; i < r->nreaders; i++) {
+		if (!reader_advance(r, i))
+			continue;
+		r->heap[r->heap_len++] = i;
+		heap_up(r, r->heap_len - 1);
+	}
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static char outbuf[1 << 20];
+	struct report r;
+	char err[512];
+
+	memset(&r, 0, sizeof(r));
+	if (parse_options(&r, argc, argv) < 0)
+		return TK_EXIT_USAGE;
+	if (tk_trace_read_index(r.dir, &r.trace, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
+		return TK_EXIT_FAILURE;
+	}
+	if (prepare_events(&r) < 0)
+		return TK_EXIT_USAGE;
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	if (!r.no_header)
+		print_header(&r);
+	if (open_readers(&r) < 0)
+		return TK_EXIT_FAILURE;
+	while (r.heap_len) {
+		unsigned idx = r.heap[0];
+		struct tk_stream_reader *rd = &r.readers[idx];
+		struct event_state *st = state_of(&r, rd->event);
+
+		if (st && st->shown &&
+		    (!st->filter || tk_filter_match(st->filter, rd->values)))
+			print_event(&r, rd, st);
+		if (!reader_advance(&r, idx))
+			r.heap[0] = r.heap[--r.heap_len];
+		heap_down(&r, 0);
+	}
+	fflush(stdout);
+	for (unsigned i = 0; i < r.nreaders; i++)
+		tk_stream_close(&r.readers[i]);
+	for (unsigned i = 0; i < r.nstates; i++)
+		tk_filter_free(r.states[i].filter);
+	free(r.states);
+	free(r.readers);
+	free(r.heap);
+	free(r.patterns);
+	tk_trace_free(&r.trace);
+	return r.error ? TK_EXIT_FAILURE : 0;
+}

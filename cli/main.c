@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * main.c - the tracekit command: one binary, a subcommand per verb, as
+ * trace-cmd and perf do.  Each verb lives in cmd-<verb>.c.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+static const struct tk_command commands[] = {
+	{ "record", cmd_record, "run a command (or attach to a process) and record its events" },
+	{ "report", cmd_report, "print the events of a trace in time order" },
+	{ "list", cmd_list, "list the events of a process, program or library" },
+};
+
+static void vmessage(const char *prefix, const char *fmt, va_list ap)
+{
+	char buf[1024];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fprintf(stderr, "tracekit: %s%s\n", prefix, buf);
+}
+
+void tk_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("", fmt, ap);
+	va_end(ap);
+}
+
+void tk_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tracekit COMMAND [OPTIONS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'tracekit COMMAND --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return TK_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("tracekit %s\n", TK_VERSION_STRING);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	tk_error("unknown command '%s' (see 'tracekit --help')", argv[1]);
+	return TK_EXIT_USAGE;
+}

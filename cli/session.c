@@ -1,0 +1,625 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * session.c - the recorder's control side (protocol: lib/protocol.h).
+ *
+ * A process connects (record -- CMD: to our socket, named in the child's
+ * TRACEKIT_SESSION) or is connected to (record -P: its @tracekit-PID),
+ * says HELLO, announces its events, and receives the CONFIG: the rules
+ * (pattern + filter), the buffer geometry and mode.  Threads then hand
+ * over their buffers one by one (STREAM, with the memfd).  Everything a
+ * process sends is checked; a process that sends garbage is dropped, its
+ * buffers already received are still drained.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include "session.h"
+#include "filter.h"
+#include "pattern.h"
+#include "protocol.h"
+#include "tracekit/runtime.h"
+
+#define MAX_PROCS 4096
+#define MIN_CLOCK_SPAN_NS 200000000ull
+
+static socklen_t abstract_addr(struct sockaddr_un *sa, const char *name)
+{
+	size_t n = strlen(name);
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	memcpy(sa->sun_path + 1, name, n);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
+static bool peer_allowed(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return false;
+	return cred.uid == 0 || cred.uid == getuid();
+}
+
+static uint64_t ns_of(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Read the TSC and the two clocks as close together as we can: keep the
+ * sample whose TSC readings around the clock reads are closest. */
+void clock_sample(uint64_t *tsc, uint64_t *mono, uint64_t *real)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 7; i++) {
+		uint64_t t0 = tk__clock();
+		uint64_t m = ns_of(CLOCK_MONOTONIC);
+		uint64_t r = ns_of(CLOCK_REALTIME);
+		uint64_t t1 = tk__clock();
+
+		if (t1 - t0 < best) {
+			best = t1 - t0;
+			*tsc = t0 + (t1 - t0) / 2;
+			*mono = m;
+			*real = r;
+		}
+	}
+}
+
+int session_init(struct rec_session *s, const struct rec_options *opt)
+{
+	struct sockaddr_un sa;
+
+	memset(s, 0, sizeof(*s));
+	s->opt = opt;
+	s->listen_fd = -1;
+	s->next_class = 1;
+	s->next_instance = 1;
+	gethostname(s->host, sizeof(s->host) - 1);
+	s->dir = strdup(opt->outdir);
+	if (!s->dir)
+		return -ENOMEM;
+	s->clock.tsc = true;
+	clock_sample(&s->clock.tsc_start, &s->clock.mono_start,
+		     &s->clock.real_start);
+	if (opt->attach_pid)
+		return 0;
+	snprintf(s->sock_name, sizeof(s->sock_name), TK_SOCKET_PREFIX "rec-%d-%lx",
+		 (int)getpid(), (unsigned long)(s->clock.tsc_start & 0xffffff));
+	s->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s->listen_fd < 0 ||
+	    bind(s->listen_fd, (struct sockaddr *)&sa,
+		 abstract_addr(&sa, s->sock_name)) < 0 ||
+	    listen(s->listen_fd, 64) < 0) {
+		snprintf(s->error, sizeof(s->error),
+			 "cannot create the control socket: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static struct rec_process *process_new(struct rec_session *s, int fd)
+{
+	struct rec_process *p, **procs;
+
+	if (s->nprocs >= MAX_PROCS)
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	procs = realloc(s->procs, (s->nprocs + 1) * sizeof(*procs));
+	if (!p || !procs) {
+		free(p);
+		if (procs)
+			s->procs = procs;
+		return NULL;
+	}
+	s->procs = procs;
+	p->fd = fd;
+	p->class_id = s->next_class++;
+	s->procs[s->nprocs++] = p;
+	return p;
+}
+
+int session_attach(struct rec_session *s, pid_t pid)
+{
+	struct sockaddr_un sa;
+	char name[64];
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	snprintf(name, sizeof(name), TK_SOCKET_PREFIX "%d", (int)pid);
+	if (connect(fd, (struct sockaddr *)&sa, abstract_addr(&sa, name)) < 0) {
+		int err = errno;
+
+		close(fd);
+		if (kill(pid, 0) < 0 && errno == ESRCH)
+			snprintf(s->error, sizeof(s->error),
+				 "no process with pid %d", (int)pid);
+		else
+			snprintf(s->error, sizeof(s->error),
+				 "process %d is not instrumented with tracekit "
+				 "(no control socket @%s: %s)",
+				 (int)pid, name, strerror(err));
+		return -err;
+	}
+	if (!peer_allowed(fd)) {
+		close(fd);
+		snprintf(s->error, sizeof(s->error),
+			 "process %d belongs to another user", (int)pid);
+		return -EPERM;
+	}
+	if (!process_new(s, fd)) {
+		close(fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void process_close(struct rec_process *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+}
+
+bool session_rule_matches_any(const struct rec_session *s, const char *pattern)
+{
+	for (unsigned i = 0; i < s->nprocs; i++)
+		for (unsigned j = 0; j < s->procs[i]->nevents; j++)
+			if (tk_pattern_match(pattern,
+					     s->procs[i]->events[j].full_name))
+				return true;
+	return false;
+}
+
+static int send_config(struct rec_session *s, struct rec_process *p)
+{
+	const struct rec_options *o = s->opt;
+	char buf[TK_MSG_MAX];
+	struct tk_msg_config *m = (struct tk_msg_config *)buf;
+	size_t len = sizeof(*m);
+
+	memset(m, 0, sizeof(*m));
+	m->m.type = TK_MSG_CONFIG;
+	m->mode = o->overwrite ? TK_RB_OVERWRITE : TK_RB_DISCARD;
+	m->nsub = o->nsub;
+	m->subbuf_size = (uint32_t)((uint64_t)o->buffer_kb * 1024 / o->nsub) &
+			 ~4095u;
+	m->flags = o->follow_fork ? TK_CONFIG_FOLLOW_FORK : 0;
+	m->nrules = o->nrules;
+	for (unsigned i = 0; i < o->nrules; i++) {
+		const char *pat = o->rules[i].pattern;
+		const char *flt = o->rules[i].filter ? o->rules[i].filter : "";
+		size_t need = strlen(pat) + strlen(flt) + 2;
+
+		if (len + need > sizeof(buf))
+			return -E2BIG;
+		memcpy(buf + len, pat, strlen(pat) + 1);
+		len += strlen(pat) + 1;
+		memcpy(buf + len, flt, strlen(flt) + 1);
+		len += strlen(flt) + 1;
+	}
+	m->m.len = (uint32_t)len;
+	if (send(p->fd, buf, len, MSG_NOSIGNAL) < 0)
+		return -errno;
+	p->configured = true;
+	return 0;
+}
+
+static void on_hello(struct rec_process *p, const struct tk_msg_hello *h)
+{
+	p->hello = true;
+	p->pid = h->pid;
+	p->ppid = h->ppid;
+	memcpy(p->comm, h->comm, 16);
+	p->comm[16] = '\0';
+	free(p->exe);
+	p->exe = strndup(h->exe, sizeof(h->exe));
+}
+
+static int on_event(struct rec_process *p, const struct tk_msg_event *m,
+		    size_t len)
+{
+	size_t size = len - sizeof(*m), used, padded;
+	struct tk_event_info *evs;
+	char why[160], *blob;
+	int ret;
+
+	evs = realloc(p->events, (p->nevents + 1) * sizeof(*evs));
+	if (!evs)
+		return -ENOMEM;
+	p->events = evs;
+	ret = tk_event_info_parse(m + 1, size, &evs[p->nevents], &used, why,
+				  sizeof(why));
+	if (ret)
+		return ret;
+	evs[p->nevents].id = m->id;
+	p->nevents++;
+	padded = (used + 7) & ~(size_t)7;
+	blob = realloc(p->desc_blob, p->desc_size + 8 + padded);
+	if (!blob)
+		return -ENOMEM;
+	p->desc_blob = blob;
+	memcpy(blob + p->desc_size, &m->id, 4);
+	memcpy(blob + p->desc_size + 4, &(uint32_t){ (uint32_t)used }, 4);
+	memcpy(blob + p->desc_size + 8, m + 1, used);
+	memset(blob + p->desc_size + 8 + used, 0, padded - used);
+	p->desc_size += 8 + padded;
+	return 0;
+}
+
+/* Check the rules against the process's events: each pattern must name
+ * some event (record -P), each filter must compile for the events. */
+static int check_rules(struct rec_session *s, struct rec_process *p,
+		       bool need_match)
+{
+	for (unsigned i = 0; i < s->opt->nrules; i++) {
+		const struct rec_rule *r = &s->opt->rules[i];
+		bool matched = false;
+
+		for (unsigned j = 0; j < p->nevents; j++) {
+			struct tk_event_info *ev = &p->events[j];
+			struct tk_filter_error fe;
+			struct tk_filter *f;
+
+			if (!tk_pattern_match(r->pattern, ev->full_name))
+				continue;
+			matched = true;
+			if (!r->filter)
+				continue;
+			if (tk_filter_compile(r->filter, ev->fields, ev->nfields,
+					      &f, &fe) < 0) {
+				snprintf(s->error, sizeof(s->error),
+					 "bad filter '%s' for '%s' at column %d: %s",
+					 r->filter, ev->full_name, fe.column,
+					 fe.message);
+				return -EINVAL;
+			}
+			tk_filter_free(f);
+		}
+		if (!matched && need_match && strcmp(r->pattern, "all") != 0) {
+			const char **names = calloc(p->nevents + 1, sizeof(*names));
+			const char *near = NULL;
+
+			for (unsigned j = 0; names && j < p->nevents; j++)
+				names[j] = p->events[j].full_name;
+			if (names)
+				near = tk_closest_name(r->pattern, names, p->nevents);
+			snprintf(s->error, sizeof(s->error),
+				 "unknown event '%s' in process %u%s%s%s", r->pattern,
+				 p->pid, near ? " (did you mean '" : "",
+				 near ? near : "", near ? "'?)" : "");
+			free(names);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+static int recv_message(int fd, char *buf, size_t size, int *passed_fd)
+{
+	struct iovec iov = { buf, size };
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} ctl;
+	struct msghdr mh = { 0 };
+	ssize_t n;
+
+	*passed_fd = -1;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = ctl.b;
+	mh.msg_controllen = sizeof(ctl.b);
+	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (*passed_fd < 0)
+				*passed_fd = f;
+			else
+				close(f);
+		}
+	}
+	if (n == 0)
+		return -EPIPE;
+	return (int)n;
+}
+
+/* Handle one message; < 0 drops the process. */
+static int process_message(struct rec_session *s, struct rec_process *p)
+{
+	static char buf[TK_MSG_MAX];
+	const struct tk_msg *m = (const struct tk_msg *)buf;
+	int fd, n = recv_message(p->fd, buf, sizeof(buf), &fd);
+	int ret = 0;
+
+	if (n <= 0)
+		return n;
+	if ((size_t)n < sizeof(*m) || m->len != (uint32_t)n) {
+		ret = -EPROTO;
+		goto out;
+	}
+	switch (m->type) {
+	case TK_MSG_HELLO:
+		if ((size_t)n < sizeof(struct tk_msg_hello))
+			ret = -EPROTO;
+		else
+			on_hello(p, (const struct tk_msg_hello *)buf);
+		break;
+	case TK_MSG_EVENT:
+		if ((size_t)n < sizeof(struct tk_msg_event) || !p->hello)
+			ret = -EPROTO;
+		else
+			ret = on_event(p, (const struct tk_msg_event *)buf,
+				       (size_t)n);
+		break;
+	case TK_MSG_EVENTS_DONE:
+		if (!p->hello) {
+			ret = -EPROTO;
+			break;
+		}
+		p->announced = true;
+		if (!p->configured) {
+			ret = check_rules(s, p, s->opt->attach_pid != 0);
+			if (ret) {
+				s->failed = true;
+				break;
+			}
+			ret = send_config(s, p);
+		}
+		break;
+	case TK_MSG_STREAM: {
+		const struct tk_msg_stream *st = (const void *)buf;
+		char comm[17];
+
+		if ((size_t)n < sizeof(*st) || fd < 0 || !p->configured) {
+			ret = -EPROTO;
+			break;
+		}
+		memcpy(comm, st->comm, 16);
+		comm[16] = '\0';
+		ret = consumer_add_stream(s, p, fd, st->tid, comm);
+		fd = -1;
+		if (ret == -ENOMEM)
+			break;
+		ret = 0; /* a bad buffer is dropped, not the process */
+		break;
+	}
+	case TK_MSG_ERROR:
+		fprintf(stderr, "tracekit: process %u: %.*s\n", p->pid,
+			(int)((size_t)n - sizeof(*m)), buf + sizeof(*m));
+		break;
+	default:
+		ret = -EPROTO;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static void accept_process(struct rec_session *s)
+{
+	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (!peer_allowed(fd) || !process_new(s, fd))
+		close(fd);
+}
+
+int session_poll(struct rec_session *s, int timeout_ms, int extra_fd)
+{
+	struct pollfd *pfd = calloc(s->nprocs + 2, sizeof(*pfd));
+	unsigned n = 0;
+	int extra_ready = 0;
+
+	if (!pfd)
+		return -ENOMEM;
+	pfd[n++] = (struct pollfd){ s->listen_fd, POLLIN, 0 };
+	pfd[n++] = (struct pollfd){ extra_fd, POLLIN, 0 };
+	for (unsigned i = 0; i < s->nprocs; i++)
+		pfd[n++] = (struct pollfd){ s->procs[i]->fd, POLLIN, 0 };
+	if (poll(pfd, n, timeout_ms) > 0) {
+		if (pfd[1].revents)
+			extra_ready = 1;
+		for (unsigned i = 0; i < s->nprocs; i++) {
+			struct rec_process *p = s->procs[i];
+			int ret;
+
+			if (p->fd < 0 || !pfd[2 + i].revents)
+				continue;
+			/* Drain everything queued: STREAM messages come in
+			 * bursts when threads start together. */
+			while ((ret = process_message(s, p)) > 0 && p->fd >= 0)
+				;
+			if (ret < 0)
+				process_close(p);
+			if (s->failed)
+				break;
+		}
+		if (pfd[0].revents & POLLIN)
+			accept_process(s);
+	}
+	free(pfd);
+	consumer_drain(s);
+	if (s->failed)
+		return -EINVAL;
+	return extra_ready;
+}
+
+unsigned session_connected(const struct rec_session *s)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < s->nprocs; i++)
+		n += s->procs[i]->fd >= 0;
+	return n;
+}
+
+void session_stop(struct rec_session *s)
+{
+	struct tk_msg stop = { TK_MSG_STOP, sizeof(stop) };
+
+	for (unsigned i = 0; i < s->nprocs; i++) {
+		struct rec_process *p = s->procs[i];
+
+		if (p->fd < 0)
+			continue;
+		send(p->fd, &stop, sizeof(stop), MSG_NOSIGNAL | MSG_DONTWAIT);
+		/* Take the buffers still in flight (threads that started
+		 * just now) before closing. */
+		while (process_message(s, p) > 0)
+			;
+		process_close(p);
+	}
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	s->listen_fd = -1;
+	consumer_flush_all(s);
+	/* The TSC rate is measured over the recording; give it at least
+	 * MIN_CLOCK_SPAN_NS so that short recordings convert well too. */
+	for (;;) {
+		clock_sample(&s->clock.tsc_stop, &s->clock.mono_stop,
+			     &s->clock.real_stop);
+		if (s->clock.mono_stop - s->clock.mono_start >= MIN_CLOCK_SPAN_NS)
+			break;
+		usleep(10000);
+	}
+	s->clock.freq = (uint64_t)((unsigned __int128)(s->clock.tsc_stop -
+						       s->clock.tsc_start) *
+				   1000000000u /
+				   (s->clock.mono_stop - s->clock.mono_start));
+	if (!s->clock.freq)
+		s->clock.freq = 1;
+}
+
+int session_finish(struct rec_session *s)
+{
+	struct tk_trace t;
+	int ret;
+
+	memset(&t, 0, sizeof(t));
+	t.dir = s->dir;
+	snprintf(t.host, sizeof(t.host), "%s", s->host);
+	snprintf(t.mode, sizeof(t.mode), "%s",
+		 s->opt->overwrite ? "overwrite" : "discard");
+	t.clock = s->clock;
+	t.processes = calloc(s->nprocs + 1, sizeof(*t.processes));
+	t.streams = calloc(s->nstreams + 1, sizeof(*t.streams));
+	if (!t.processes || !t.streams) {
+		free(t.processes);
+		free(t.streams);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < s->nprocs; i++) {
+		struct rec_process *p = s->procs[i];
+		struct tk_trace_process *tp = &t.processes[t.nprocesses];
+
+		if (!p->hello)
+			continue;
+		tp->pid = p->pid;
+		tp->ppid = p->ppid;
+		tp->class_id = p->class_id;
+		memcpy(tp->comm, p->comm, sizeof(tp->comm));
+		tp->exe = p->exe;
+		tp->events = p->events;
+		tp->nevents = p->nevents;
+		tp->desc_blob = p->desc_blob;
+		tp->desc_blob_size = p->desc_size;
+		t.nprocesses++;
+	}
+	for (unsigned i = 0; i < s->nstreams; i++) {
+		if (!s->streams[i]->file)
+			continue; /* nothing was ever written */
+		consumer_stream_stats(s->streams[i], &t.streams[t.nstreams++]);
+	}
+	ret = tk_trace_write_index(&t, s->error, sizeof(s->error));
+	free(t.processes);
+	free(t.streams);
+	return ret;
+}
+
+void session_print_summary(const struct rec_session *s, FILE *f)
+{
+	uint64_t events = 0, lost = 0, bytes = 0;
+	unsigned used = 0;
+
+	fprintf(f, "%-24s %8s %12s %12s %12s\n", "STREAM", "TID", "EVENTS",
+		"LOST", "BYTES");
+	for (unsigned i = 0; i < s->nstreams; i++) {
+		struct tk_trace_stream ts;
+		char name[40];
+
+		consumer_stream_stats(s->streams[i], &ts);
+		snprintf(name, sizeof(name), "%s-%u", ts.comm, ts.pid);
+		fprintf(f, "%-24s %8u %12llu %12llu %12llu\n", name, ts.tid,
+			(unsigned long long)ts.events,
+			(unsigned long long)tk_stream_lost(&ts),
+			(unsigned long long)ts.bytes);
+		events += ts.events;
+		lost += tk_stream_lost(&ts);
+		bytes += ts.bytes;
+		used++;
+	}
+	fprintf(f, "%-24s %8s %12llu %12llu %12llu\n", "total", "",
+		(unsigned long long)events, (unsigned long long)lost,
+		(unsigned long long)bytes);
+	fprintf(f, "tracekit: %u stream%s of %u process%s recorded in '%s'\n",
+		used, used == 1 ? "" : "s", s->nprocs, s->nprocs == 1 ? "" : "es",
+		s->dir);
+}
+
+void session_free(struct rec_session *s)
+{
+	for (unsigned i = 0; i < s->nstreams; i++) {
+		struct rec_stream *st = s->streams[i];
+
+		if (st->hdr)
+			munmap(st->hdr, st->map_size);
+		if (st->out_fd >= 0)
+			close(st->out_fd);
+		free(st->file);
+		free(st);
+	}
+	for (unsigned i = 0; i < s->nprocs; i++) {
+		struct rec_process *p = s->procs[i];
+
+		process_close(p);
+		for (unsigned j = 0; j < p->nevents; j++)
+			tk_event_info_free(&p->events[j]);
+		free(p->events);
+		free(p->desc_blob);
+		free(p->exe);
+		free(p);
+	}
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	free(s->streams);
+	free(s->procs);
+	free(s->dir);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * session.h - the recorder's side of a recording.
+ *
+ *   session.c   control sockets: processes say HELLO, announce their events,
+ *               get the CONFIG, hand over their thread buffers
+ *   consumer.c  drain the thread buffers into the trace directory
+ */
+#ifndef TK_SESSION_H
+#define TK_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "event-info.h"
+#include "trace.h"
+#include "../lib/ringbuf-layout.h"
+
+struct rec_rule {
+	char *pattern;
+	char *filter; /* NULL: none */
+};
+
+struct rec_options {
+	const char *outdir;
+	struct rec_rule *rules;
+	unsigned nrules;
+	uint32_t buffer_kb; /* per thread */
+	uint32_t nsub;
+	bool overwrite;
+	bool follow_fork;
+	bool quiet;
+	pid_t attach_pid; /* -P */
+	char **argv;      /* -- CMD ARGS */
+};
+
+struct rec_process;
+
+struct rec_stream {
+	struct rec_process *proc;
+	uint32_t tid;
+	char comm[17];
+	struct tk_rb_header *hdr;
+	size_t map_size;
+	char *base;
+	uint64_t consumed;
+	int out_fd;
+	char *file;
+	uint64_t instance;
+	uint64_t events, bytes, packets;
+	bool done; /* final packet written */
+};
+
+struct rec_process {
+	uint32_t pid, ppid, class_id;
+	char comm[17];
+	char *exe;
+	int fd; /* control socket, -1 once closed */
+	bool hello, announced, configured;
+	char *desc_blob;
+	size_t desc_size;
+	struct tk_event_info *events;
+	unsigned nevents;
+};
+
+struct rec_session {
+	const struct rec_options *opt;
+	char *dir;
+	int listen_fd;
+	char sock_name[64];
+	struct rec_process **procs;
+	unsigned nprocs;
+	struct rec_stream **streams;
+	unsigned nstreams;
+	struct tk_trace_clock clock;
+	uint32_t next_class;
+	uint64_t next_instance;
+	char host[65];
+	char error[512]; /* first fatal error, for the tool to print */
+	bool failed;
+};
+
+/* session.c */
+int session_init(struct rec_session *s, const struct rec_options *opt);
+/* Connect to process @pid's control socket (record -P). */
+int session_attach(struct rec_session *s, pid_t pid);
+/* Wait up to @timeout_ms for control traffic and handle it; also drains
+ * the buffers.  @extra_fd (or -1) is polled too; returns 1 if it is
+ * readable, 0 otherwise, < 0 on a fatal error (s->error set). */
+int session_poll(struct rec_session *s, int timeout_ms, int extra_fd);
+/* Number of processes still connected. */
+unsigned session_connected(const struct rec_session *s);
+/* Tell every process to stop, then write out everything that is left. */
+void session_stop(struct rec_session *s);
+/* Write the trace index; returns 0 or < 0 with s->error set. */
+int session_finish(struct rec_session *s);
+void session_print_summary(const struct rec_session *s, FILE *f);
+void session_free(struct rec_session *s);
+
+/* The events of all processes, for checking patterns. */
+bool session_rule_matches_any(const struct rec_session *s, const char *pattern);
+
+/* consumer.c */
+int consumer_add_stream(struct rec_session *s, struct rec_process *p, int fd,
+			uint32_t tid, const char *comm);
+/* Write every packet the writers have closed (discard mode). */
+void consumer_drain(struct rec_session *s);
+/* Write what is left, open packets included (at stop or process death). */
+void consumer_flush_all(struct rec_session *s);
+void consumer_stream_stats(const struct rec_stream *st,
+			   struct tk_trace_stream *out);
+
+/* clock pairs */
+void clock_sample(uint64_t *tsc, uint64_t *mono, uint64_t *real);
+
+#endif /* TK_SESSION_H */

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stream-read.c - decode one user stream file (stream-read.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "stream-read.h"
+#include "../lib/ringbuf-layout.h"
+
+int tk_stream_open(struct tk_stream_reader *r, const struct tk_trace *t,
+		   const struct tk_trace_stream *s, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, ret;
+
+	memset(r, 0, sizeof(*r));
+	r->stream = s;
+	r->process = tk_trace_process_of(t, s->class_id);
+	if (asprintf(&r->path, "%s/%s", t->dir, s->file) < 0)
+		return -ENOMEM;
+	if (!r->process) {
+		snprintf(err, errlen, "'%s': no process has class %u", r->path,
+			 s->class_id);
+		return -EINVAL;
+	}
+	fd = open(r->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open '%s': %s", r->path,
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return ret;
+	}
+	r->size = (size_t)st.st_size;
+	if (r->size) {
+		r->map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (r->map == MAP_FAILED) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot map '%s': %s", r->path,
+				 strerror(errno));
+			close(fd);
+			r->map = NULL;
+			return ret;
+		}
+		madvise((void *)r->map, r->size, MADV_SEQUENTIAL);
+	}
+	close(fd);
+	return 0;
+}
+
+static int bad(struct tk_stream_reader *r, size_t off, const char *why,
+	       char *err, size_t errlen)
+{
+	snprintf(err, errlen, "'%s' offset %zu: %s", r->path, off, why);
+	r->pos = r->content_end = r->packet = r->size; /* stop here */
+	return -EINVAL;
+}
+
+/* Enter the packet at r->packet (== r->pos when the previous ended). */
+static int enter_packet(struct tk_stream_reader *r, char *err, size_t errlen)
+{
+	struct tk_packet_header ph;
+	uint64_t content, size;
+
+	if (r->size - r->packet < sizeof(ph))
+		return bad(r, r->packet, "truncated packet header", err, errlen);
+	memcpy(&ph, r->map + r->packet, sizeof(ph));
+	if (ph.magic != TK_CTF_MAGIC)
+		return bad(r, r->packet, "bad packet magic", err, errlen);
+	content = ph.content_size / 8;
+	size = ph.packet_size / 8;
+	if (ph.content_size % 8 || ph.packet_size % 8 || content > size ||
+	    content < sizeof(ph) || size > r->size - r->packet)
+		return bad(r, r->packet, "bad packet size", err, errlen);
+	if (ph.stream_id != r->stream->class_id)
+		return bad(r, r->packet, "packet of another stream class", err,
+			   errlen);
+	r->content_end = r->packet + content;
+	r->pos = r->packet + sizeof(ph);
+	r->last_ts = ph.timestamp_begin;
+	r->cpu = ph.cpu_id;
+	r->discarded = ph.events_discarded;
+	r->packet += size;
+	return 0;
+}
+
+int tk_stream_next(struct tk_stream_reader *r, char *err, size_t errlen)
+{
+	const uint64_t mask = (1ull << TK_TS_BITS) - 1;
+	uint64_t h, low, ts;
+	const struct tk_event_info *ev;
+	long n;
+
+	while (r->pos >= r->content_end) {
+		int ret;
+
+		if (r->packet >= r->size)
+			return 0;
+		ret = enter_packet(r, err, errlen);
+		if (ret)
+			return ret;
+	}
+	if (r->content_end - r->pos < TK_EVENT_HEADER_SIZE)
+		return bad(r, r->pos, "truncated event header", err, errlen);
+	memcpy(&h, r->map + r->pos, 8);
+	ev = tk_process_event(r->process, (uint32_t)(h & 0xffff));
+	if (!ev)
+		return bad(r, r->pos, "event of unknown id", err, errlen);
+	low = h >> 16;
+	ts = (r->last_ts & ~mask) | low;
+	if (ts < r->last_ts)
+		ts += mask + 1;
+	if (r->values_cap < ev->nfields) {
+		struct tk_value *v = realloc(r->values, ev->nfields * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->values = v;
+		r->values_cap = ev->nfields;
+	}
+	r->payload = r->map + r->pos + 8;
+	n = tk_record_decode(ev, r->payload, r->content_end - r->pos - 8,
+			     r->values);
+	if (n < 0)
+		return bad(r, r->pos, "malformed event record", err, errlen);
+	r->payload_size = (size_t)n;
+	r->event = ev;
+	r->ts = ts;
+	r->last_ts = ts;
+	r->pos += 8 + (size_t)n;
+	return 1;
+}
+
+void tk_stream_close(struct tk_stream_reader *r)
+{
+	if (r->map)
+		munmap((void *)r->map, r->size);
+	free(r->values);
+	free(r->path);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stream-read.h - the events of one user stream file, in order.
+ *
+ * A stream file is a sequence of CTF packets (lib/ringbuf-layout.h): a
+ * struct tk_packet_header, then events of an 8-byte header (id, low 48
+ * bits of the timestamp) and packed fields.  Everything is checked against
+ * the file's size and the process's descriptors; a bad packet or record
+ * stops the stream with a message naming the file and offset.
+ */
+#ifndef TK_STREAM_READ_H
+#define TK_STREAM_READ_H
+
+#include "trace.h"
+
+struct tk_stream_reader {
+	const struct tk_trace_stream *stream;
+	const struct tk_trace_process *process;
+	char *path;
+	const char *map;
+	size_t size;
+	size_t packet;     /* offset of the current packet */
+	size_t content_end; /* end of its events */
+	size_t pos;        /* next event */
+	uint64_t last_ts;
+	uint32_t cpu;
+	uint64_t discarded; /* events_discarded of the current packet */
+
+	/* the current event, after tk_stream_next() returned 1 */
+	uint64_t ts;
+	const struct tk_event_info *event;
+	const char *payload;
+	size_t payload_size;
+	struct tk_value *values; /* one per field of event */
+	unsigned values_cap;
+};
+
+/* Open @s of trace @t.  Returns 0 or -errno with err[errlen] set. */
+int tk_stream_open(struct tk_stream_reader *r, const struct tk_trace *t,
+		   const struct tk_trace_stream *s, char *err, size_t errlen);
+
+/* Advance to the next event: 1 when there is one, 0 at the end, -EINVAL
+ * on a malformed packet or record (err[errlen] says where). */
+int tk_stream_next(struct tk_stream_reader *r, char *err, size_t errlen);
+
+void tk_stream_close(struct tk_stream_reader *r);
+
+#endif /* TK_STREAM_READ_H */

@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace-read.c - read a trace directory's index (manifest, descriptors).
+ *
+ * The manifest is a line per record, "kind key=value ...", values
+ * %XX-escaped; unknown kinds and keys are skipped so that later versions
+ * can add to it.  Everything is checked: a trace is input from outside.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trace.h"
+
+#define MAX_DESC_FILE (64u << 20)
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Decode a %XX-escaped value in place; false if malformed. */
+static bool unescape(char *s)
+{
+	char *o = s;
+
+	if (strcmp(s, "%") == 0) {
+		*s = '\0';
+		return true;
+	}
+	while (*s) {
+		if (*s == '%') {
+			int h = hexval(s[1]), l = h < 0 ? -1 : hexval(s[2]);
+
+			if (h < 0 || l < 0)
+				return false;
+			*o++ = (char)(h * 16 + l);
+			s += 3;
+		} else {
+			*o++ = *s++;
+		}
+	}
+	*o = '\0';
+	return true;
+}
+
+struct kv {
+	char *key;
+	char *value;
+};
+
+/* Split "kind k=v k=v" in place. */
+static int split_line(char *line, char **kind, struct kv *kv, int max)
+{
+	int n = 0;
+	char *save, *tok;
+
+	*kind = strtok_r(line, " \t\n", &save);
+	if (!*kind)
+		return 0;
+	while ((tok = strtok_r(NULL, " \t\n", &save)) && n < max) {
+		char *eq = strchr(tok, '=');
+
+		if (!eq)
+			return -1;
+		*eq = '\0';
+		kv[n].key = tok;
+		kv[n].value = eq + 1;
+		if (!unescape(kv[n].value))
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+static const char *get(const struct kv *kv, int n, const char *key)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(kv[i].key, key) == 0)
+			return kv[i].value;
+	return NULL;
+}
+
+static bool get_u64(const struct kv *kv, int n, const char *key, uint64_t *out)
+{
+	const char *v = get(kv, n, key);
+	char *end;
+
+	if (!v || !*v)
+		return false;
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	return !errno && !*end && v[0] != '-';
+}
+
+static bool get_u32(const struct kv *kv, int n, const char *key, uint32_t *out)
+{
+	uint64_t v;
+
+	if (!get_u64(kv, n, key, &v) || v > UINT32_MAX)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src ? src : "");
+}
+
+static int event_cmp(const void *a, const void *b)
+{
+	const struct tk_event_info *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int read_file(const char *path, char **buf, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	if (!f)
+		return -errno;
+	if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 ||
+	    (unsigned long)n > MAX_DESC_FILE || fseek(f, 0, SEEK_SET) < 0) {
+		fclose(f);
+		return -EFBIG;
+	}
+	*buf = malloc((size_t)n + 1);
+	if (!*buf) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	if (fread(*buf, 1, (size_t)n, f) != (size_t)n) {
+		free(*buf);
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	*size = (size_t)n;
+	return 0;
+}
+
+/* Parse records (u32 id, u32 size, descriptor padded to 8). */
+static int parse_descs(struct tk_trace_process *p, const char *path, char *err,
+		       size_t errlen)
+{
+	size_t off = 0;
+	char why[160];
+
+	while (off < p->desc_blob_size) {
+		uint32_t id, size;
+		struct tk_event_info *ev;
+		int ret;
+
+		if (p->desc_blob_size - off < 8)
+			goto bad;
+		memcpy(&id, p->desc_blob + off, 4);
+		memcpy(&size, p->desc_blob + off + 4, 4);
+		off += 8;
+		if (size > p->desc_blob_size - off)
+			goto bad;
+		ev = realloc(p->events, (p->nevents + 1) * sizeof(*ev));
+		if (!ev)
+			return -ENOMEM;
+		p->events = ev;
+		ret = tk_event_info_parse(p->desc_blob + off, size,
+					  &p->events[p->nevents], NULL, why,
+					  sizeof(why));
+		if (ret) {
+			snprintf(err, errlen, "'%s': %s", path, why);
+			return ret;
+		}
+		p->events[p->nevents++].id = id;
+		off += (size + 7) & ~7u;
+	}
+	qsort(p->events, p->nevents, sizeof(*p->events), event_cmp);
+	return 0;
+bad:
+	snprintf(err, errlen, "'%s' is truncated", path);
+	return -EINVAL;
+}
+
+static int add_process(struct tk_trace *t, const struct kv *kv, int n,
+		       char *err, size_t errlen)
+{
+	struct tk_trace_process *p;
+	const char *events = get(kv, n, "events");
+	char *path;
+	int ret;
+
+	p = realloc(t->processes, (t->nprocesses + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	t->processes = p;
+	p = &t->processes[t->nprocesses];
+	memset(p, 0, sizeof(*p));
+	if (!get_u32(kv, n, "pid", &p->pid) || !get_u32(kv, n, "class", &p->class_id) ||
+	    !events || strstr(events, "..") || events[0] == '/')
+		return -EINVAL;
+	get_u32(kv, n, "ppid", &p->ppid);
+	copy_str(p->comm, sizeof(p->comm), get(kv, n, "comm"));
+	p->exe = strdup(get(kv, n, "exe") ? get(kv, n, "exe") : "");
+	t->nprocesses++;
+	if (asprintf(&path, "%s/%s", t->dir, events) < 0)
+		return -ENOMEM;
+	ret = read_file(path, &p->desc_blob, &p->desc_blob_size);
+	if (ret) {
+		snprintf(err, errlen, "cannot read '%s': %s", path, strerror(-ret));
+		free(path);
+		return ret;
+	}
+	ret = parse_descs(p, path, err, errlen);
+	free(path);
+	return ret;
+}
+
+static int add_stream(struct tk_trace *t, const struct kv *kv, int n)
+{
+	struct tk_trace_stream *s;
+	const char *file = get(kv, n, "file");
+
+	if (!file || !*file || strstr(file, "..") || file[0] == '/')
+		return -EINVAL;
+	s = realloc(t->streams, (t->nstreams + 1) * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	t->streams = s;
+	s = &t->streams[t->nstreams];
+	memset(s, 0, sizeof(*s));
+	if (!get_u32(kv, n, "pid", &s->pid) || !get_u32(kv, n, "tid", &s->tid) ||
+	    !get_u32(kv, n, "class", &s->class_id))
+		return -EINVAL;
+	s->file = strdup(file);
+	t->nstreams++;
+	copy_str(s->comm, sizeof(s->comm), get(kv, n, "comm"));
+	get_u64(kv, n, "instance", &s->instance);
+	get_u64(kv, n, "events", &s->events);
+	get_u64(kv, n, "bytes", &s->bytes);
+	get_u64(kv, n, "packets", &s->packets);
+	get_u64(kv, n, "lost_full", &s->lost_full);
+	get_u64(kv, n, "lost_nested", &s->lost_nested);
+	get_u64(kv, n, "lost_big", &s->lost_big);
+	get_u64(kv, n, "lost_overwritten", &s->lost_overwritten);
+	return 0;
+}
+
+static int set_clock(struct tk_trace *t, const struct kv *kv, int n)
+{
+	struct tk_trace_clock *c = &t->clock;
+	const char *src = get(kv, n, "source");
+
+	if (!src || !get_u64(kv, n, "freq", &c->freq) || c->freq == 0 ||
+	    !get_u64(kv, n, "tsc_start", &c->tsc_start) ||
+	    !get_u64(kv, n, "mono_start", &c->mono_start) ||
+	    !get_u64(kv, n, "real_start", &c->real_start))
+		return -EINVAL;
+	c->tsc = strcmp(src, "tsc") == 0;
+	get_u64(kv, n, "tsc_stop", &c->tsc_stop);
+	get_u64(kv, n, "mono_stop", &c->mono_stop);
+	get_u64(kv, n, "real_stop", &c->real_stop);
+	return 0;
+}
+
+int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
+			size_t errlen)
+{
+	char *path = NULL, *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int lineno = 0, ret = 0;
+	bool have_clock = false;
+
+	memset(t, 0, sizeof(*t));
+	if (errlen)
+		err[0] = '\0';
+	t->dir = strdup(dir);
+	if (!t->dir || asprintf(&path, "%s/%s", dir, TK_MANIFEST_NAME) < 0)
+		return -ENOMEM;
+	f = fopen(path, "r");
+	if (!f) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		free(path);
+		return ret;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		struct kv kv[32];
+		char *kind;
+		int n;
+
+		lineno++;
+		n = split_line(line, &kind, kv, 32);
+		if (n < 0)
+			goto bad;
+		if (!kind)
+			continue;
+		if (lineno == 1) {
+			if (strcmp(kind, "tracekit") != 0)
+				goto bad;
+			continue;
+		}
+		if (strcmp(kind, "host") == 0) {
+			copy_str(t->host, sizeof(t->host), get(kv, n, "name"));
+			copy_str(t->mode, sizeof(t->mode), get(kv, n, "mode"));
+		} else if (strcmp(kind, "clock") == 0) {
+			if (set_clock(t, kv, n))
+				goto bad;
+			have_clock = true;
+		} else if (strcmp(kind, "process") == 0) {
+			ret = add_process(t, kv, n, err, errlen);
+			if (ret == -EINVAL && !err[0])
+				goto bad;
+			if (ret)
+				goto out;
+		} else if (strcmp(kind, "stream") == 0) {
+			if (add_stream(t, kv, n))
+				goto bad;
+		}
+	}
+	if (lineno == 0 || !have_clock) {
+		snprintf(err, errlen, "'%s' is not a tracekit manifest%s", path,
+			 lineno ? " (no clock line)" : " (empty)");
+		ret = -EINVAL;
+	}
+	goto out;
+bad:
+	snprintf(err, errlen, "'%s' line %d is malformed", path, lineno);
+	ret = -EINVAL;
+out:
+	fclose(f);
+	free(line);
+	free(path);
+	if (ret)
+		tk_trace_free(t);
+	return ret;
+}
+
+void tk_trace_free(struct tk_trace *t)
+{
+	for (unsigned i = 0; i < t->nprocesses; i++) {
+		struct tk_trace_process *p = &t->processes[i];
+
+		for (unsigned j = 0; j < p->nevents; j++)
+			tk_event_info_free(&p->events[j]);
+		free(p->events);
+		free(p->exe);
+		free(p->desc_blob);
+	}
+	for (unsigned i = 0; i < t->nstreams; i++)
+		free(t->streams[i].file);
+	free(t->processes);
+	free(t->streams);
+	free(t->dir);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct tk_event_info *tk_process_event(const struct tk_trace_process *p,
+					     uint32_t id)
+{
+	unsigned lo = 0, hi = p->nevents;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (p->events[mid].id == id)
+			return &p->events[mid];
+		if (p->events[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const struct tk_trace_process *tk_trace_process_of(const struct tk_trace *t,
+						   uint32_t class_id)
+{
+	for (unsigned i = 0; i < t->nprocesses; i++)
+		if (t->processes[i].class_id == class_id)
+			return &t->processes[i];
+	return NULL;
+}
+
+static uint64_t ticks_to_ns(const struct tk_trace_clock *c, uint64_t ts,
+			    uint64_t base_ns)
+{
+	if (ts >= c->tsc_start)
+		return base_ns + (uint64_t)((unsigned __int128)(ts - c->tsc_start) *
+					    1000000000u / c->freq);
+	return base_ns - (uint64_t)((unsigned __int128)(c->tsc_start - ts) *
+				    1000000000u / c->freq);
+}
+
+uint64_t tk_clock_to_mono(const struct tk_trace_clock *c, uint64_t ts)
+{
+	return ticks_to_ns(c, ts, c->mono_start);
+}
+
+uint64_t tk_clock_to_real(const struct tk_trace_clock *c, uint64_t ts)
+{
+	return ticks_to_ns(c, ts, c->real_start);
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace-write.c - write a trace directory's index: manifest, descriptors,
+ * CTF metadata (the stream files are written by the recorder as it goes).
+ *
+ * Each file is written under a temporary name and renamed into place, so
+ * a reader never sees half a file and a failure leaves the old one.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "trace.h"
+
+static void put_value(FILE *f, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	if (!*s) {
+		fputc('%', f); /* "%" alone: the empty string */
+		return;
+	}
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c <= ' ' || c == '%' || c == '=' || c >= 0x7f) {
+			fputc('%', f);
+			fputc(hex[c >> 4], f);
+			fputc(hex[c & 15], f);
+		} else {
+			fputc(c, f);
+		}
+	}
+}
+
+static void put_manifest(FILE *f, const struct tk_trace *t)
+{
+	const struct tk_trace_clock *c = &t->clock;
+
+	fprintf(f, "tracekit version=%d\n", TK_TRACE_VERSION);
+	fprintf(f, "host name=");
+	put_value(f, t->host);
+	fprintf(f, " mode=");
+	put_value(f, t->mode);
+	fprintf(f, "\nclock source=%s freq=%" PRIu64 " tsc_start=%" PRIu64
+		" mono_start=%" PRIu64 " real_start=%" PRIu64 " tsc_stop=%" PRIu64
+		" mono_stop=%" PRIu64 " real_stop=%" PRIu64 "\n",
+		c->tsc ? "tsc" : "mono", c->freq, c->tsc_start, c->mono_start,
+		c->real_start, c->tsc_stop, c->mono_stop, c->real_stop);
+	for (unsigned i = 0; i < t->nprocesses; i++) {
+		const struct tk_trace_process *p = &t->processes[i];
+
+		fprintf(f, "process pid=%u ppid=%u class=%u comm=", p->pid,
+			p->ppid, p->class_id);
+		put_value(f, p->comm);
+		fprintf(f, " exe=");
+		put_value(f, p->exe ? p->exe : "");
+		fprintf(f, " events=events/%u.desc\n", p->class_id);
+	}
+	for (unsigned i = 0; i < t->nstreams; i++) {
+		const struct tk_trace_stream *s = &t->streams[i];
+
+		fprintf(f, "stream file=");
+		put_value(f, s->file);
+		fprintf(f, " pid=%u tid=%u class=%u instance=%" PRIu64 " comm=",
+			s->pid, s->tid, s->class_id, s->instance);
+		put_value(f, s->comm);
+		fprintf(f, " events=%" PRIu64 " bytes=%" PRIu64 " packets=%" PRIu64
+			" lost_full=%" PRIu64 " lost_nested=%" PRIu64
+			" lost_big=%" PRIu64 " lost_overwritten=%" PRIu64 "\n",
+			s->events, s->bytes, s->packets, s->lost_full,
+			s->lost_nested, s->lost_big, s->lost_overwritten);
+	}
+}
+
+typedef void (*write_fn)(FILE *f, const void *arg);
+
+/* Write path (relative to dir) through fn, atomically. */
+static int write_file(const char *dir, const char *path, write_fn fn,
+		      const void *arg, char *err, size_t errlen)
+{
+	char *tmp = NULL, *final = NULL;
+	FILE *f = NULL;
+	int fd, ret = 0;
+
+	if (asprintf(&final, "%s/%s", dir, path) < 0 ||
+	    asprintf(&tmp, "%s.tmp", final) < 0) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		ret = -errno;
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, errlen, "cannot write '%s': %s", tmp, strerror(-ret));
+		goto out;
+	}
+	fn(f, arg);
+	if (fflush(f) || ferror(f) || fsync(fileno(f))) {
+		ret = -errno ? -errno : -EIO;
+		snprintf(err, errlen, "cannot write '%s': %s", tmp, strerror(-ret));
+		fclose(f);
+		unlink(tmp);
+		goto out;
+	}
+	fclose(f);
+	if (rename(tmp, final) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot rename '%s': %s", tmp, strerror(-ret));
+		unlink(tmp);
+	}
+out:
+	free(tmp);
+	free(final);
+	return ret;
+}
+
+static void write_manifest(FILE *f, const void *arg)
+{
+	put_manifest(f, arg);
+}
+
+static void write_metadata(FILE *f, const void *arg)
+{
+	tk_ctf_write_metadata(f, arg);
+}
+
+static void write_desc(FILE *f, const void *arg)
+{
+	const struct tk_trace_process *p = arg;
+
+	fwrite(p->desc_blob, 1, p->desc_blob_size, f);
+}
+
+int tk_trace_write_index(const struct tk_trace *t, char *err, size_t errlen)
+{
+	char path[64];
+	char *sub;
+	int ret;
+
+	for (unsigned i = 0; i < 2; i++) {
+		if (asprintf(&sub, "%s/%s", t->dir, i ? "user" : "events") < 0)
+			return -ENOMEM;
+		if (mkdir(sub, 0700) < 0 && errno != EEXIST) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot create '%s': %s", sub,
+				 strerror(errno));
+			free(sub);
+			return ret;
+		}
+		free(sub);
+	}
+	for (unsigned i = 0; i < t->nprocesses; i++) {
+		snprintf(path, sizeof(path), "events/%u.desc",
+			 t->processes[i].class_id);
+		ret = write_file(t->dir, path, write_desc, &t->processes[i], err,
+				 errlen);
+		if (ret)
+			return ret;
+	}
+	ret = write_file(t->dir, "user/metadata", write_metadata, t, err, errlen);
+	if (ret)
+		return ret;
+	return write_file(t->dir, TK_MANIFEST_NAME, write_manifest, t, err,
+			  errlen);
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace.h - a trace directory: what it holds and how it is written/read.
+ *
+ *   DIR/tracekit.manifest   text, one record per line (docs/format.md):
+ *                           clocks, processes, streams and their counts
+ *   DIR/events/CLASS.desc   each process's event descriptors with ids
+ *   DIR/user/metadata       CTF 1.8 TSDL for the user streams
+ *   DIR/user/PID-TID[.N]    one CTF stream per thread buffer
+ *
+ * `babeltrace2 DIR/user` reads the user part as is; tracekit's reader uses
+ * the manifest and descriptors, and reads the same stream files.
+ */
+#ifndef TK_TRACE_H
+#define TK_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "event-info.h"
+
+#define TK_MANIFEST_NAME "tracekit.manifest"
+#define TK_TRACE_VERSION 1
+
+struct tk_trace_clock {
+	bool tsc;      /* timestamps are TSC cycles; else CLOCK_MONOTONIC ns */
+	uint64_t freq; /* Hz of the timestamps */
+	uint64_t tsc_start, mono_start, real_start; /* taken together */
+	uint64_t tsc_stop, mono_stop, real_stop;
+};
+
+struct tk_trace_process {
+	uint32_t pid, ppid;
+	uint32_t class_id; /* CTF stream class of its streams */
+	char comm[17];
+	char *exe;
+	unsigned nevents;
+	struct tk_event_info *events; /* sorted by id */
+	/* The PID.desc file's bytes: records of (u32 id, u32 size, the
+	 * descriptor padded to 8 bytes).  The writer writes them as they are;
+	 * the reader parses them into events. */
+	char *desc_blob;
+	size_t desc_blob_size;
+};
+
+struct tk_trace_stream {
+	char *file; /* relative to the trace directory */
+	uint32_t pid, tid, class_id;
+	char comm[17];
+	uint64_t instance;
+	uint64_t events, bytes, packets;
+	uint64_t lost_full, lost_nested, lost_big, lost_overwritten;
+};
+
+struct tk_trace {
+	char *dir;
+	char host[65];
+	char mode[16];
+	struct tk_trace_clock clock;
+	unsigned nprocesses;
+	struct tk_trace_process *processes;
+	unsigned nstreams;
+	struct tk_trace_stream *streams;
+};
+
+static inline uint64_t tk_stream_lost(const struct tk_trace_stream *s)
+{
+	return s->lost_full + s->lost_nested + s->lost_big + s->lost_overwritten;
+}
+
+/* Write the manifest, descriptor files and CTF metadata of @t into t->dir.
+ * Returns 0 or -errno with err[errlen] naming the file. */
+int tk_trace_write_index(const struct tk_trace *t, char *err, size_t errlen);
+
+/* Write the TSDL text describing @t's user streams to @f. */
+int tk_ctf_write_metadata(FILE *f, const struct tk_trace *t);
+
+/* Read the manifest and descriptors of the trace in @dir into *t (free
+ * with tk_trace_free).  Returns 0 or -errno with a one-line reason in
+ * err[errlen] naming the file and, for a bad line, its number. */
+int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
+			size_t errlen);
+void tk_trace_free(struct tk_trace *t);
+
+/* Find a process's event by id (binary search); NULL if unknown. */
+const struct tk_event_info *tk_process_event(const struct tk_trace_process *p,
+					     uint32_t id);
+const struct tk_trace_process *tk_trace_process_of(const struct tk_trace *t,
+						   uint32_t class_id);
+
+/* Convert a timestamp to nanoseconds of CLOCK_MONOTONIC / CLOCK_REALTIME. */
+uint64_t tk_clock_to_mono(const struct tk_trace_clock *c, uint64_t ts);
+uint64_t tk_clock_to_real(const struct tk_trace_clock *c, uint64_t ts);
+
+#endif /* TK_TRACE_H */
