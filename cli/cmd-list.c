@@ -207,12 +207,24 @@ static int list_file(const char *path, struct event_list *l)
 	return 0;
 }
 
+static bool seen_before(long *seen, unsigned *n, long pid)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (seen[i] == pid)
+			return true;
+	if (*n < 1024)
+		seen[(*n)++] = pid;
+	return false;
+}
+
 /* Instrumented processes: abstract sockets "@tracekit-PID" in
  * /proc/net/unix. */
 static int list_processes(void)
 {
 	FILE *f = fopen("/proc/net/unix", "r");
 	char line[512];
+	long seen[1024];
+	unsigned nseen = 0;
 	int found = 0;
 
 	if (!f) {
@@ -228,6 +240,8 @@ static int list_processes(void)
 		if (!at || !isdigit((unsigned char)at[2 + strlen(TK_SOCKET_PREFIX)]))
 			continue;
 		pid = strtol(at + 2 + strlen(TK_SOCKET_PREFIX), NULL, 10);
+		if (seen_before(seen, &nseen, pid))
+			continue; /* listening and connected sockets share the name */
 		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
 		c = fopen(path, "r");
 		if (!c)

@@ -288,10 +288,12 @@ static void flush_stream(struct rec_session *s, struct rec_stream *st)
 	if (!copy)
 		return;
 	produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
+	/* The ring holds packets produced - nsub .. produced: the oldest is
+	 * gone if the writer has opened `produced` (write_copy checks). */
 	first = st->consumed;
-	if (h->mode == TK_RB_OVERWRITE && produced + 1 > h->nsub &&
-	    produced + 1 - h->nsub > first)
-		first = produced + 1 - h->nsub;
+	if (h->mode == TK_RB_OVERWRITE && produced > h->nsub &&
+	    produced - h->nsub > first)
+		first = produced - h->nsub;
 	for (uint64_t seq = first; seq <= produced && !s->failed; seq++)
 		write_copy(s, st, seq, seq == produced, copy);
 	free(copy);

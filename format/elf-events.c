@@ -33,10 +33,16 @@
  * using $LIB or $PLATFORM is dropped.  A candidate is taken only if it is
  * a regular ELF file of the program's class, byte order and machine, and
  * can be read; otherwise the search goes on.  A file (by its real path) is
- * read once; libraries not found are left out, silently.
+ * read once; libraries not found are left out, silently.  The list stops
+ * at EE_MAX_MODULES files.
+ *
+ * Errors are those of the program's file only: not an ELF file, section
+ * headers or tk_meta outside the file, a compressed tk_meta (-ENOTSUP,
+ * which no linker makes), and running out of memory.  A file without
+ * section headers has no events and no needed libraries.
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* strchrnul, asprintf, strndup */
 #endif
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +61,7 @@
 #define EE_SECTION "tk_meta"
 #define EE_MAX_MODULES 256
 #define EE_TRACEKIT_LIB "libtracekit.so"
+#define EE_MIN_SIZE ((off_t)sizeof(Elf32_Ehdr))
 
 /* A list of strings, each malloc'd. */
 struct ee_strv {
@@ -93,7 +100,8 @@ struct ee_ctx {
 	unsigned count;
 	unsigned cap;
 	struct ee_ident ident;
-	struct ee_strv llp; /* LD_LIBRARY_PATH, expanded */
+	struct ee_strv llp;      /* LD_LIBRARY_PATH, expanded */
+	struct ee_strv defaults; /* the default directories */
 	char *err;
 	size_t errlen;
 };
@@ -310,6 +318,14 @@ static int ee_fail(struct ee_ctx *c, int ret, const char *fmt, ...)
 	return ret;
 }
 
+/* libelf's reason for its last failure. */
+static const char *ee_elf_why(void)
+{
+	const char *why = elf_errmsg(-1);
+
+	return why ? why : "damaged ELF file";
+}
+
 static int ee_damaged(struct ee_ctx *c, const char *path, const char *why)
 {
 	return ee_fail(c, -EINVAL, "cannot read '%s': %s", path, why);
@@ -353,7 +369,7 @@ static int ee_read_meta(struct ee_ctx *c, struct ee_obj *o, Elf_Scn *scn,
 		memcpy((char *)o->meta + d->d_off, d->d_buf, d->d_size);
 	}
 	if (elf_errno())
-		return ee_damaged(c, o->path, elf_errmsg(-1));
+		return ee_damaged(c, o->path, ee_elf_why());
 	return 0;
 }
 
@@ -368,7 +384,7 @@ static int ee_read_dynamic(struct ee_ctx *c, struct ee_obj *o, Elf *elf,
 
 	d = elf_getdata(scn, NULL);
 	if (!d)
-		return ee_damaged(c, o->path, elf_errmsg(-1));
+		return ee_damaged(c, o->path, ee_elf_why());
 	for (i = 0; gelf_getdyn(d, i, &dyn); i++) {
 		if (dyn.d_tag == DT_NULL)
 			break;
@@ -467,7 +483,7 @@ static int ee_read_fd(struct ee_ctx *c, struct ee_obj *o, int fd,
 	}
 	if (elf_getshdrnum(elf, &shnum) < 0 ||
 	    elf_getshdrstrndx(elf, &shstrndx) < 0) {
-		ret = ee_damaged(c, o->path, elf_errmsg(-1));
+		ret = ee_damaged(c, o->path, ee_elf_why());
 		goto out;
 	}
 	/* libelf takes a table past the end of the file for no sections. */
@@ -482,7 +498,7 @@ static int ee_read_fd(struct ee_ctx *c, struct ee_obj *o, int fd,
 	}
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh)) {
-			ret = ee_damaged(c, o->path, elf_errmsg(-1));
+			ret = ee_damaged(c, o->path, ee_elf_why());
 			goto out;
 		}
 		if (sh.sh_type == SHT_DYNAMIC && !found_dyn) {
@@ -535,8 +551,13 @@ static int ee_try_path(struct ee_ctx *c, unsigned req, const char *name,
 	unsigned i, cap;
 	int fd, ret;
 
-	/* Only regular files: never open a FIFO or device a name points to. */
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+	/*
+	 * Only regular files big enough for an ELF header: never open a FIFO
+	 * or device a name points to, nor read a /proc file such as kmsg,
+	 * whose reads have effects (they all show size 0).
+	 */
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size < EE_MIN_SIZE) {
 		free(path);
 		return EE_NOT_HERE;
 	}
@@ -597,7 +618,11 @@ out:
 	return ret;
 }
 
-/* Try @name in each directory of @dirs; 1 when the search is over. */
+/*
+ * Try @name in each directory of @dirs; 1 when the search is over.  @dirs
+ * may belong to an object in c->obj, which moves only when a library is
+ * taken, and that ends the loop.
+ */
 static int ee_try_dirs(struct ee_ctx *c, unsigned req, const char *name,
 		       const struct ee_strv *dirs)
 {
@@ -622,11 +647,8 @@ static int ee_try_dirs(struct ee_ctx *c, unsigned req, const char *name,
 static int ee_resolve(struct ee_ctx *c, unsigned req, const char *name)
 {
 	const struct ee_obj *r = &c->obj[req];
-	const char *ma = ee_multiarch(&c->ident);
-	struct ee_strv defaults = { 0 };
 	char *path;
 	unsigned i;
-	size_t k;
 	int ret, j;
 
 	for (i = 0; i < c->count; i++) {
@@ -653,25 +675,37 @@ static int ee_resolve(struct ee_ctx *c, unsigned req, const char *name)
 	ret = ee_try_dirs(c, req, name, &c->llp);
 	if (ret)
 		return ret < 0 ? ret : 0;
-	/* c->obj may have moved: look @r up again. */
-	r = &c->obj[req];
 	ret = ee_try_dirs(c, req, name, &r->runpath);
 	if (ret)
 		return ret < 0 ? ret : 0;
-	if (c->obj[req].nodeflib)
+	if (r->nodeflib)
 		return 0;
-	if (ma) {
-		ret = ee_strv_take(&defaults, ee_join("/lib", ma));
-		if (!ret)
-			ret = ee_strv_take(&defaults, ee_join("/usr/lib", ma));
-	}
-	for (k = 0; !ret && k < sizeof(ee_default_dirs) /
-			       sizeof(ee_default_dirs[0]); k++)
-		ret = ee_strv_take(&defaults, strdup(ee_default_dirs[k]));
-	if (!ret)
-		ret = ee_try_dirs(c, req, name, &defaults);
-	ee_strv_free(&defaults);
+	ret = ee_try_dirs(c, req, name, &c->defaults);
 	return ret < 0 ? ret : 0;
+}
+
+/* The default directories for the program's machine, multiarch first. */
+static int ee_add_defaults(struct ee_ctx *c)
+{
+	const char *ma = ee_multiarch(&c->ident);
+	size_t k;
+	int ret;
+
+	if (ma) {
+		ret = ee_strv_take(&c->defaults, ee_join("/lib", ma));
+		if (ret)
+			return ret;
+		ret = ee_strv_take(&c->defaults, ee_join("/usr/lib", ma));
+		if (ret)
+			return ret;
+	}
+	for (k = 0; k < sizeof(ee_default_dirs) / sizeof(ee_default_dirs[0]);
+	     k++) {
+		ret = ee_strv_take(&c->defaults, strdup(ee_default_dirs[k]));
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* Read the program @path into c->obj[0]. */
@@ -691,7 +725,7 @@ static int ee_read_main(struct ee_ctx *c, const char *path)
 	if (S_ISDIR(st.st_mode))
 		return ee_fail(c, -EISDIR, "cannot open '%s': %s", path,
 			       strerror(EISDIR));
-	if (!S_ISREG(st.st_mode))
+	if (!S_ISREG(st.st_mode) || st.st_size < EE_MIN_SIZE)
 		return ee_fail(c, -EINVAL, "'%s' is not an ELF file", path);
 	o->real = realpath(path, NULL);
 	if (!o->real) {
@@ -731,7 +765,7 @@ int tk_elf_modules_read(const char *path, bool with_needed,
 		err[0] = '\0';
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return ee_fail(&c, -ENOSYS, "cannot read '%s': %s", path,
-			       elf_errmsg(-1));
+			       ee_elf_why());
 
 	c.cap = with_needed ? 8 : 1;
 	c.obj = calloc(c.cap, sizeof(*c.obj));
@@ -745,13 +779,13 @@ int tk_elf_modules_read(const char *path, bool with_needed,
 
 	if (with_needed) {
 		llp = getenv("LD_LIBRARY_PATH");
-		if (llp && *llp) {
+		ret = ee_add_defaults(&c);
+		if (!ret && llp && *llp)
 			ret = ee_add_path(&c.llp, llp, c.obj[0].origin, true);
-			if (ret) {
-				ret = ee_fail(&c, ret, "cannot read '%s': %s",
-					      path, strerror(-ret));
-				goto out;
-			}
+		if (ret) {
+			ret = ee_fail(&c, ret, "cannot read '%s': %s", path,
+				      strerror(-ret));
+			goto out;
 		}
 	}
 	/* c.count grows as we go: breadth first. */
@@ -788,6 +822,7 @@ out:
 		ee_obj_free(&c.obj[i]);
 	free(c.obj);
 	ee_strv_free(&c.llp);
+	ee_strv_free(&c.defaults);
 	return ret;
 }
 

@@ -14,7 +14,9 @@
  *   mkdir corpus && cp /bin/true small-elf-files... corpus/
  *   ./fuzz-elf-events corpus
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,11 +11,16 @@
  *   -r FILE     write "ready PID" to FILE once running (for attach tests)
  *   -k          also fire one test:kinds event with known values
  *   -w          wait for SIGUSR1 before firing (after -r)
+ *   -c FILE     after each event of thread 0, store its sequence number + 1
+ *               in FILE (8 bytes, shared mapping): what it has committed,
+ *               readable after the program is killed
  *
  * Prints "emitted THREAD COUNT" per thread at the end.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +32,7 @@
 static uint64_t per_thread = 1000, pace_ns;
 static int forever, wait_signal;
 static volatile sig_atomic_t go;
+static volatile uint64_t *committed;
 
 static uint64_t now_ns(void)
 {
@@ -50,9 +56,25 @@ static void *fire(void *arg)
 			next += pace_ns;
 		}
 		tk_trace(test, seq, thread, i, msgs[i % 10]);
+		if (committed && thread == 0)
+			*committed = i + 1;
 	}
 	printf("emitted %u %llu\n", thread, (unsigned long long)i);
 	return NULL;
+}
+
+static volatile uint64_t *map_counter(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	void *p;
+
+	if (fd < 0 || ftruncate(fd, 8) < 0)
+		exit(3);
+	p = mmap(NULL, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		exit(3);
+	return p;
 }
 
 static void on_usr1(int sig)
@@ -68,7 +90,7 @@ int main(int argc, char **argv)
 	int kinds = 0, c;
 	pthread_t th[64];
 
-	while ((c = getopt(argc, argv, "n:t:p:fr:kw")) != -1) {
+	while ((c = getopt(argc, argv, "n:t:p:fr:kwc:")) != -1) {
 		switch (c) {
 		case 'n': per_thread = strtoull(optarg, NULL, 10); break;
 		case 't': threads = (unsigned)atoi(optarg); break;
@@ -77,6 +99,7 @@ int main(int argc, char **argv)
 		case 'r': ready = optarg; break;
 		case 'k': kinds = 1; break;
 		case 'w': wait_signal = 1; break;
+		case 'c': committed = map_counter(optarg); break;
 		default: return 2;
 		}
 	}

@@ -23,7 +23,9 @@
  *   D/abs          NEEDED D/r2/liba.so, RPATH $ORIGIN/rpx: libb (no
  *                  paths of its own) finds libtktest-x.so through it
  */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* asprintf, mkdtemp */
+#endif
 #include <elf.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -120,16 +122,27 @@ static bool ends_with(const char *s, const char *tail)
 	return n >= k && !strcmp(s + n - k, tail);
 }
 
+/* Read @path, which must succeed; the reason is shown if it does not. */
+static void read_ok(const char *path, bool with_needed,
+		    struct tk_elf_modules *m)
+{
+	char err[256];
+	int ret = tk_elf_modules_read(path, with_needed, m, err, sizeof(err));
+
+	CHECK_INT(ret, 0);
+	if (ret)
+		fprintf(stderr, "  %s\n", err);
+}
+
 /* --- fixtures given on the command line ------------------------------ */
 
 static void test_instrumented(const char *path)
 {
 	struct tk_elf_modules m;
 	struct tk_desc_head head;
-	char err[256];
 	unsigned i;
 
-	CHECK_INT(tk_elf_modules_read(path, false, &m, err, sizeof(err)), 0);
+	read_ok(path, false, &m);
 	CHECK_INT(m.count, 1);
 	if (m.count == 1) {
 		CHECK_STR(m.module[0].path, path);
@@ -143,7 +156,7 @@ static void test_instrumented(const char *path)
 	tk_elf_modules_free(&m);
 	CHECK_INT(m.count, 0);
 
-	CHECK_INT(tk_elf_modules_read(path, true, &m, err, sizeof(err)), 0);
+	read_ok(path, true, &m);
 	CHECK(m.count >= 1);
 	for (i = 0; i < m.count; i++)
 		check_module_bytes(&m.module[i]);
@@ -154,10 +167,9 @@ static void test_plain(const char *path)
 {
 	struct tk_elf_modules m;
 	bool libc = false;
-	char err[256];
 	unsigned i;
 
-	CHECK_INT(tk_elf_modules_read(path, true, &m, err, sizeof(err)), 0);
+	read_ok(path, true, &m);
 	CHECK(m.count >= 2);
 	if (m.count) {
 		CHECK_STR(m.module[0].path, path);
@@ -178,9 +190,8 @@ static void test_needs_lib(const char *path)
 {
 	struct tk_elf_modules m;
 	unsigned i, with_meta = 0;
-	char err[256];
 
-	CHECK_INT(tk_elf_modules_read(path, true, &m, err, sizeof(err)), 0);
+	read_ok(path, true, &m);
 	for (i = 1; i < m.count; i++) {
 		if (check_module_bytes(&m.module[i]))
 			with_meta++;
@@ -400,7 +411,7 @@ static void test_search(const char *d)
 			    .meta_nobits = true, .meta_size = 64 };
 	struct fx_elf plain = { 0 };
 	struct tk_elf_modules m;
-	char err[256], *llp, *p;
+	char *llp, *p, *liba;
 
 	fx_mkdir(d, "r1");
 	fx_mkdir(d, "r2");
@@ -424,7 +435,7 @@ static void test_search(const char *d)
 	free(llp);
 
 	p = fx_path(d, "main");
-	CHECK_INT(tk_elf_modules_read(p, true, &m, err, sizeof(err)), 0);
+	read_ok(p, true, &m);
 	CHECK_INT(m.count, 4);
 	if (m.count == 4) {
 		CHECK_STR(m.module[0].path, p);
@@ -447,7 +458,7 @@ static void test_search(const char *d)
 	tk_elf_modules_free(&m);
 
 	/* Without the needed libraries: the program alone. */
-	CHECK_INT(tk_elf_modules_read(p, false, &m, err, sizeof(err)), 0);
+	read_ok(p, false, &m);
 	CHECK_INT(m.count, 1);
 	tk_elf_modules_free(&m);
 	free(p);
@@ -456,21 +467,22 @@ static void test_search(const char *d)
 	 * A name holding a '/' is a path, taken as it is.  Without a
 	 * RUNPATH in the program, its RPATH serves libb too.
 	 */
-	main_f.needed[0] = fx_path(d, "r2/liba.so");
+	liba = fx_path(d, "r2/liba.so");
+	main_f.needed[0] = liba;
 	main_f.needed[1] = NULL;
 	main_f.runpath = NULL;
 	fx_file(d, "abs", &main_f);
 	p = fx_path(d, "abs");
-	CHECK_INT(tk_elf_modules_read(p, true, &m, err, sizeof(err)), 0);
+	read_ok(p, true, &m);
 	CHECK_INT(m.count, 4);
 	if (m.count == 4) {
-		CHECK_STR(m.module[1].path, main_f.needed[0]);
+		CHECK_STR(m.module[1].path, liba);
 		CHECK(ends_with(m.module[2].path, "/rp/libb.so"));
 		CHECK(ends_with(m.module[3].path, "/rpx/libtktest-x.so"));
 	}
 	tk_elf_modules_free(&m);
 	free(p);
-	free((char *)main_f.needed[0]);
+	free(liba);
 
 	unsetenv("LD_LIBRARY_PATH");
 }
@@ -543,7 +555,7 @@ static void test_errors(const char *d)
 
 	fx_file(d, "nobits", &nobits);
 	p = fx_path(d, "nobits");
-	CHECK_INT(tk_elf_modules_read(p, true, &m, err, sizeof(err)), 0);
+	read_ok(p, true, &m);
 	CHECK_INT(m.count, 1);
 	if (m.count) {
 		CHECK(m.module[0].meta == NULL);

@@ -1,0 +1,3 @@
+/* placeholder */
+int tk_plugin_run(int n);
+int tk_plugin_run(int n) { return n; }

@@ -1,0 +1,2 @@
+/* placeholder: replaced by the test author */
+int main(void) { return 77; }
