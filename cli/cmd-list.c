@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd-list.c - tracekit list: the events a process, program or library
  * defines, with their fields, as the kernel shows events/<name>/format.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd-record.c - tracekit record: run a command, or attach to a process,
  * and record its events into a trace directory.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c - the tracekit command: one binary, a subcommand per verb, as
  * trace-cmd and perf do.  Each verb lives in cmd-<verb>.c.
