@@ -161,11 +161,8 @@ static int list_process(pid_t pid, struct event_list *l)
 			close(fd);
 			return 0;
 		}
-		if (m->type == TK_MSG_ERROR) {
-			tk_error("process %d: %.*s", (int)pid,
-				 (int)(n - (int)sizeof(*m)), buf + sizeof(*m));
-			break;
-		}
+		if (m->type == TK_MSG_ERROR)
+			continue; /* busy with a recorder: it still lists */
 		if (m->type == TK_MSG_EVENT && n >= (int)sizeof(struct tk_msg_event)) {
 			const struct tk_msg_event *e = (const void *)buf;
 

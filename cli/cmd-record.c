@@ -528,6 +528,12 @@ int cmd_record(int argc, char **argv)
 			goto fail;
 	}
 	ret = record_loop(&r, &s, sigfd, child);
+	if (ret == 0 && r.opt.attach_pid && !session_heard_from(&s)) {
+		snprintf(s.error, sizeof(s.error),
+			 "process %d refused the connection (its control socket answers only its own user or root)",
+			 (int)r.opt.attach_pid);
+		ret = -EPERM;
+	}
 	session_stop(&s);
 	if (ret < 0 && s.nstreams == 0) {
 		/* nothing recorded: a bad rule stopped us before anything ran */

@@ -409,8 +409,17 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 		break;
 	}
 	case TK_MSG_ERROR:
-		fprintf(stderr, "tracekit: process %u: %.*s\n", p->pid,
-			(int)((size_t)n - sizeof(*m)), buf + sizeof(*m));
+		buf[n - 1] = '\0';
+		if (s->opt->attach_pid && !p->configured) {
+			snprintf(s->error, sizeof(s->error),
+				 "cannot attach to process %d: %.200s",
+				 (int)s->opt->attach_pid, buf + sizeof(*m));
+			s->failed = true;
+			ret = -ECONNREFUSED;
+		} else {
+			fprintf(stderr, "tracekit: process %u: %s\n", p->pid,
+				buf + sizeof(*m));
+		}
 		break;
 	default:
 		ret = -EPROTO;
@@ -469,6 +478,14 @@ int session_poll(struct rec_session *s, int timeout_ms, int extra_fd)
 	if (s->failed)
 		return -EINVAL;
 	return extra_ready;
+}
+
+bool session_heard_from(const struct rec_session *s)
+{
+	for (unsigned i = 0; i < s->nprocs; i++)
+		if (s->procs[i]->hello)
+			return true;
+	return false;
 }
 
 unsigned session_connected(const struct rec_session *s)

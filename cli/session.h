@@ -88,6 +88,8 @@ int session_attach(struct rec_session *s, pid_t pid);
  * the buffers.  @extra_fd (or -1) is polled too; returns 1 if it is
  * readable, 0 otherwise, < 0 on a fatal error (s->error set). */
 int session_poll(struct rec_session *s, int timeout_ms, int extra_fd);
+/* Whether any process said HELLO. */
+bool session_heard_from(const struct rec_session *s);
 /* Number of processes still connected. */
 unsigned session_connected(const struct rec_session *s);
 /* Tell every process to stop, then write out everything that is left. */

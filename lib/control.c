@@ -58,9 +58,12 @@ static bool peer_allowed(int fd)
 	return cred.uid == 0 || cred.uid == getuid();
 }
 
-int tk_session_send(const void *msg, size_t len, int fd)
+/* Control messages may wait this long for room in the socket (a recorder
+ * that is alive drains it at once); events never wait. */
+#define SEND_WAIT_MS 1000
+
+int tk_send_to(int sock, const void *msg, size_t len, int fd)
 {
-	int sfd = __atomic_load_n(&session_fd, __ATOMIC_ACQUIRE);
 	struct iovec iov = { (void *)msg, len };
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -68,7 +71,7 @@ int tk_session_send(const void *msg, size_t len, int fd)
 	} ctl;
 	struct msghdr mh = { 0 };
 
-	if (sfd < 0)
+	if (sock < 0)
 		return -ENOTCONN;
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
@@ -83,9 +86,21 @@ int tk_session_send(const void *msg, size_t len, int fd)
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	}
-	if (sendmsg(sfd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-		return -errno;
+	while (sendmsg(sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		struct pollfd pfd = { sock, POLLOUT, 0 };
+
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN || poll(&pfd, 1, SEND_WAIT_MS) <= 0)
+			return -errno;
+	}
 	return 0;
+}
+
+int tk_session_send(const void *msg, size_t len, int fd)
+{
+	return tk_send_to(__atomic_load_n(&session_fd, __ATOMIC_ACQUIRE), msg,
+			  len, fd);
 }
 
 int tk_session_fd_locked(void)
@@ -93,7 +108,7 @@ int tk_session_fd_locked(void)
 	return session_fd;
 }
 
-static int send_hello(void)
+static int send_hello(int fd)
 {
 	struct tk_msg_hello h;
 	ssize_t n;
@@ -109,7 +124,7 @@ static int send_hello(void)
 	n = readlink("/proc/self/exe", h.exe, sizeof(h.exe) - 1);
 	if (n < 0)
 		h.exe[0] = '\0';
-	return tk_session_send(&h, sizeof(h), -1);
+	return tk_send_to(fd, &h, sizeof(h), -1);
 }
 
 /* Adopt @fd as the session: HELLO, every event, EVENTS_DONE. */
@@ -123,7 +138,7 @@ static int session_open(int fd)
 		retired_fd = -1;
 	}
 	__atomic_store_n(&session_fd, fd, __ATOMIC_RELEASE);
-	err = send_hello();
+	err = send_hello(fd);
 	if (!err)
 		err = tk_registry_announce_locked(fd);
 	tk_registry_unlock();
@@ -258,6 +273,27 @@ static int listen_socket(void)
 	return fd;
 }
 
+static void set_send_buffer(int fd)
+{
+	int size = 4 << 20;
+
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+}
+
+/* A second peer while a session runs is told that the process is busy,
+ * then what it defines (enough for `tracekit list`). */
+static void answer_busy(int fd)
+{
+	struct tk_msg_error e = { { TK_MSG_ERROR, sizeof(e) },
+				  "another recorder is attached" };
+
+	tk_registry_lock();
+	if (send_hello(fd) == 0 && tk_send_to(fd, &e, sizeof(e), -1) == 0)
+		tk_registry_announce_locked(fd);
+	tk_registry_unlock();
+	close(fd);
+}
+
 static void accept_peer(void)
 {
 	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -269,15 +305,12 @@ static void accept_peer(void)
 		close(fd);
 		return;
 	}
+	set_send_buffer(fd);
 	tk_registry_lock();
 	busy = session_fd >= 0;
 	tk_registry_unlock();
 	if (busy) {
-		struct tk_msg_error e = { { TK_MSG_ERROR, sizeof(e) },
-					  "another recorder is attached" };
-
-		send(fd, &e, sizeof(e), MSG_DONTWAIT | MSG_NOSIGNAL);
-		close(fd);
+		answer_busy(fd);
 		return;
 	}
 	if (session_open(fd) < 0)
@@ -333,11 +366,10 @@ static void session_join(void)
 	struct sockaddr_un sa;
 	struct pollfd pfd;
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	int sndbuf = 4 << 20;
 
 	if (fd < 0)
 		return;
-	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	set_send_buffer(fd);
 	if (connect(fd, (struct sockaddr *)&sa,
 		    abstract_addr(&sa, session_name)) < 0 ||
 	    !peer_allowed(fd)) {

@@ -65,8 +65,10 @@ extern uint64_t tk_session_gen;
 
 /* control.c */
 void tk_runtime_init(void);
-/* Send a message to the recorder, with an fd if fd >= 0; never blocks.
+/* Send a message on @sock (tk_send_to) or to the session's recorder, with
+ * an fd if fd >= 0.  Waits at most a second for room in the socket.
  * Returns 0 or -errno. */
+int tk_send_to(int sock, const void *msg, size_t len, int fd);
 int tk_session_send(const void *msg, size_t len, int fd);
 /* The session's socket, -1 if none; with the registry lock held. */
 int tk_session_fd_locked(void);

@@ -149,8 +149,7 @@ static int announce_event(int fd, const struct tk_event *ev)
 	m->pad = 0;
 	memcpy(m + 1, d, d->size);
 	((struct tk_desc_head *)(m + 1))->event = NULL;
-	(void)fd;
-	return tk_session_send(m, len, -1);
+	return tk_send_to(fd, m, len, -1);
 }
 
 int tk_registry_announce_locked(int fd)
@@ -163,7 +162,7 @@ int tk_registry_announce_locked(int fd)
 		if (err < 0)
 			return err;
 	}
-	return tk_session_send(&done, sizeof(done), -1);
+	return tk_send_to(fd, &done, sizeof(done), -1);
 }
 
 static bool desc_valid(const struct tk_desc_head *d, const char *stop)

@@ -1,0 +1,449 @@
+# SPDX-License-Identifier: MIT
+"""Event counts, end to end: nothing committed is lost, what is lost is
+counted exactly (discard and overwrite), a killed program or recorder does
+not cost data or time.
+
+All tests run prog-basic (tests/progs/basic.c): T threads each fire N
+test:seq events (thread, seq, msg = English word of seq % 10) between the
+main thread's test:phase "start" and "end".
+"""
+import ctypes
+import os
+import re
+import signal
+import struct
+import subprocess
+import time
+
+import tklib
+
+MSGS = ("zero", "one", "two", "three", "four", "five", "six", "seven",
+        "eight", "nine")
+
+HEADER_STREAM_RE = re.compile(r"^# stream (.+)-(\d+): (\d+) events, (\d+) lost\b")
+
+
+# --------------------------------------------------------------- helpers
+
+def _iter_report(outdir, *opts):
+    """Yield the raw lines of `tracekit report OUTDIR --no-header OPTS`,
+    streamed (no list of millions of lines); raises if report fails."""
+    p = subprocess.Popen([tklib.TRACEKIT, "report", outdir, "--no-header"] + list(opts),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         bufsize=1 << 20)
+    try:
+        for line in p.stdout:
+            yield line
+        err = p.stderr.read()
+        rc = p.wait(timeout=120)
+        assert rc == 0, "tracekit report %s exited %d: %s" % (outdir, rc, err[-2000:])
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        p.stdout.close()
+        p.stderr.close()
+
+
+def scan_seq(outdir, contiguous_from=None):
+    """Walk the report of OUTDIR once and check every test:seq event.
+
+    Returns (streams, phases, nlines): streams maps tid -> dict(thread,
+    count, first, last); phases lists the test:phase names in report
+    order; nlines counts all event lines.  Checked on the way: each line
+    parses, msg == MSGS[seq % 10], a tid carries one thread value, and seq
+    strictly increases per tid in report order; with contiguous_from=S,
+    each tid's first seq is S and every next one is exactly previous + 1."""
+    streams = {}
+    phases = []
+    nlines = 0
+    for line in _iter_report(outdir):
+        nlines += 1
+        parts = line.split()
+        # COMM-TID [CPU] SEC.USEC: provider:event: fields
+        assert len(parts) >= 4, "unparsable report line: %r" % line
+        ev = parts[3]
+        name_tid = parts[0]
+        tid = name_tid[name_tid.rfind("-") + 1:]
+        if ev == "test:seq:":
+            assert len(parts) == 7 and parts[4].startswith("thread=") and \
+                parts[5].startswith("seq=") and parts[6].startswith("msg="), \
+                "unparsable test:seq line: %r" % line
+            thread = parts[4][7:]
+            seq = int(parts[5][4:])
+            msg = parts[6][4:]
+            if msg != MSGS[seq % 10]:
+                raise AssertionError("msg %r for seq %d (want %r): %r"
+                                     % (msg, seq, MSGS[seq % 10], line))
+            st = streams.get(tid)
+            if st is None:
+                if contiguous_from is not None and seq != contiguous_from:
+                    raise AssertionError("tid %s: first seq is %d, want %d: %r"
+                                         % (tid, seq, contiguous_from, line))
+                streams[tid] = st = dict(thread=thread, count=1, first=seq, last=seq)
+                continue
+            if thread != st["thread"]:
+                raise AssertionError("tid %s carries thread=%s and thread=%s: %r"
+                                     % (tid, st["thread"], thread, line))
+            last = st["last"]
+            if contiguous_from is not None:
+                if seq != last + 1:
+                    raise AssertionError("tid %s (thread %s): seq %d follows %d "
+                                         "(want %d): %r" % (tid, thread, seq, last,
+                                                            last + 1, line))
+            elif seq <= last:
+                raise AssertionError("tid %s (thread %s): seq %d follows %d "
+                                     "(not increasing): %r" % (tid, thread, seq, last, line))
+            st["last"] = seq
+            st["count"] += 1
+        elif ev == "test:phase:":
+            phases.append(parts[4] if len(parts) > 4 else "")
+        else:
+            raise AssertionError("unexpected event in report: %r" % line)
+    out = {int(t): st for t, st in streams.items()}
+    return out, phases, nlines
+
+
+def bt_count(outdir, what="test:seq"):
+    """Number of babeltrace2 output lines of OUTDIR/user containing WHAT;
+    babeltrace2 must exit 0 with nothing on stderr."""
+    p = subprocess.Popen([tklib.babeltrace2(), os.path.join(outdir, "user")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         bufsize=1 << 20)
+    n = 0
+    try:
+        for line in p.stdout:
+            if what in line:
+                n += 1
+        err = p.stderr.read()
+        rc = p.wait(timeout=300)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        p.stdout.close()
+        p.stderr.close()
+    assert rc == 0, "babeltrace2 %s/user exited %d: %s" % (outdir, rc, err[-2000:])
+    assert "ERROR" not in err, "babeltrace2 complained: %s" % err[-2000:]
+    return n
+
+
+def header_streams(outdir):
+    """'# stream COMM-TID: N events, M lost' lines of report's header:
+    tid -> (events, lost)."""
+    p = tklib.tracekit("report", outdir, "--events", "test:phase", timeout=120)
+    out = {}
+    for line in p.stdout.splitlines():
+        if not line.startswith("#"):
+            break
+        m = HEADER_STREAM_RE.match(line)
+        if m:
+            tid = int(m.group(2))
+            assert tid not in out, "stream %d listed twice in header:\n%s" % (tid, p.stdout)
+            out[tid] = (int(m.group(3)), int(m.group(4)))
+    assert out, "no '# stream' lines in report header:\n%s" % p.stdout[:3000]
+    return out
+
+
+def rows_by_tid(rows):
+    out = {}
+    for r in rows:
+        assert r["tid"] not in out, "tid %d has two summary rows: %r" % (r["tid"], rows)
+        out[r["tid"]] = r
+    return out
+
+
+def read_pid(ready_path, timeout=10):
+    text = tklib.wait_for_file(ready_path, timeout)
+    # the file may be caught between creation and write
+    end = time.time() + timeout
+    while not text.endswith("\n") and time.time() < end:
+        time.sleep(0.005)
+        text = open(ready_path).read()
+    parts = text.split()
+    assert len(parts) == 2 and parts[0] == "ready", "bad ready file: %r" % text
+    return int(parts[1])
+
+
+def pid_alive(pid):
+    """True while PID exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    state = stat[stat.rfind(")") + 2:].split()[0]
+    return state not in ("Z", "X")
+
+
+def kill_pid(pid):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def stop_popen(p):
+    if p is not None and p.poll() is None:
+        tklib.kill_quietly(p)
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+# ----------------------------------------------------------------- tests
+
+def test_four_threads_million():
+    """4 threads x 1,000,000 events with room for all: every event is there,
+    in order, with the right fields; babeltrace2 sees the same number."""
+    n, t = 1000000, 4
+    out = os.path.join(tklib.tmpdir(), "trace")
+    p = tklib.record(out, [tklib.prog("basic"), "-n", str(n), "-t", str(t)],
+                     "-b", "65536", timeout=120)
+    rows, total = tklib.summary(p.stderr)
+    assert total is not None, "no total row in summary:\n%s" % p.stderr
+    assert total["events"] == n * t + 2, "summary total events %d, want %d:\n%s" % (
+        total["events"], n * t + 2, p.stderr)
+    assert total["lost"] == 0, "summary total lost %d, want 0:\n%s" % (total["lost"], p.stderr)
+    for line in ("emitted %d %d" % (i, n) for i in range(t)):
+        assert line in p.stdout.splitlines(), "program did not print %r: %r" % (line, p.stdout)
+
+    streams, phases, nlines = scan_seq(out, contiguous_from=0)
+    assert phases == ["start", "end"], "test:phase events in report: %r" % phases
+    assert len(streams) == t, "test:seq in %d streams, want %d: %r" % (
+        len(streams), t, streams)
+    threads = sorted(int(st["thread"]) for st in streams.values())
+    assert threads == list(range(t)), "thread values %r, want 0..%d" % (threads, t - 1)
+    byrow = rows_by_tid(rows)
+    for tid, st in streams.items():
+        assert st["count"] == n and st["first"] == 0 and st["last"] == n - 1, \
+            "tid %d (thread %s): %d events seq %d..%d, want %d events 0..%d" % (
+                tid, st["thread"], st["count"], st["first"], st["last"], n, n - 1)
+        assert tid in byrow, "tid %d of the report has no summary row:\n%s" % (tid, p.stderr)
+        assert byrow[tid]["events"] == n and byrow[tid]["lost"] == 0, \
+            "summary row of tid %d: %r" % (tid, byrow[tid])
+    assert nlines == n * t + 2, "report printed %d lines, want %d" % (nlines, n * t + 2)
+
+    nbt = bt_count(out)
+    assert nbt == n * t, "babeltrace2 printed %d test:seq lines, want %d" % (nbt, n * t)
+
+
+def _record_small(overwrite):
+    n, t = 200000, 2
+    out = os.path.join(tklib.tmpdir(), "trace")
+    opts = ["-b", "8"] + (["--overwrite"] if overwrite else [])
+    p = tklib.record(out, [tklib.prog("basic"), "-n", str(n), "-t", str(t)], *opts,
+                     timeout=120)
+    rows, total = tklib.summary(p.stderr)
+    assert total is not None, "no total row in summary:\n%s" % p.stderr
+    byrow = rows_by_tid(rows)
+    streams, phases, nlines = scan_seq(out)
+    assert phases == ["start", "end"], "test:phase events in report: %r" % phases
+    assert len(streams) == t, "test:seq in %d streams, want %d: %r" % (
+        len(streams), t, streams)
+    assert sorted(int(st["thread"]) for st in streams.values()) == list(range(t)), \
+        "thread values: %r" % streams
+    for tid, st in streams.items():
+        assert tid in byrow, "tid %d of the report has no summary row:\n%s" % (tid, p.stderr)
+        r = byrow[tid]
+        assert r["events"] + r["lost"] == n, \
+            "tid %d (thread %s): %d recorded + %d lost = %d, want %d\n%s" % (
+                tid, st["thread"], r["events"], r["lost"], r["events"] + r["lost"], n,
+                p.stderr)
+        assert r["lost"] > 0, "tid %d: nothing lost with an 8 KiB buffer: %r" % (tid, r)
+        assert st["count"] == r["events"], \
+            "tid %d (thread %s): report has %d test:seq lines, summary says %d" % (
+                tid, st["thread"], st["count"], r["events"])
+    assert total["events"] == sum(r["events"] for r in rows) and \
+        total["lost"] == sum(r["lost"] for r in rows), \
+        "total row is not the sum of the rows:\n%s" % p.stderr
+    assert nlines == total["events"], "report printed %d lines, summary total is %d" % (
+        nlines, total["events"])
+    hdr = header_streams(out)
+    for tid in streams:
+        r = byrow[tid]
+        assert hdr.get(tid) == (r["events"], r["lost"]), \
+            "report header for tid %d says %r (events, lost), summary says %r" % (
+                tid, hdr.get(tid), (r["events"], r["lost"]))
+    return out, n, streams, byrow
+
+
+def test_discard_exact():
+    """8 KiB per thread, discard mode: recorded + lost is exactly what each
+    thread fired, what is recorded is in order, and report agrees."""
+    _record_small(overwrite=False)
+
+
+def test_overwrite_newest():
+    """8 KiB per thread, overwrite mode: recorded + lost is exact, and what
+    is kept is the newest events, contiguous up to the last one."""
+    out, n, streams, byrow = _record_small(overwrite=True)
+    for tid, st in streams.items():
+        cnt = byrow[tid]["events"]
+        # strictly increasing + first/last span == count => contiguous
+        assert st["last"] == n - 1 and st["first"] == n - cnt and \
+            st["last"] - st["first"] + 1 == st["count"], \
+            "tid %d (thread %s): kept seq %d..%d (%d events), want the newest " \
+            "%d..%d" % (tid, st["thread"], st["first"], st["last"], st["count"],
+                        n - cnt, n - 1)
+    total = sum(st["count"] for st in streams.values())
+    nbt = bt_count(out)
+    assert nbt == total, "babeltrace2 printed %d test:seq lines, report %d" % (nbt, total)
+
+
+def test_program_sigkill():
+    """SIGKILL the traced program mid-run: everything it committed is in the
+    trace, nothing lost, record exits 0 and says the program was killed."""
+    d = tklib.tmpdir()
+    out, cnt, ready = (os.path.join(d, x) for x in ("trace", "counter", "ready"))
+    rec = subprocess.Popen([tklib.TRACEKIT, "record", "-o", out, "--", tklib.prog("basic"),
+                            "-f", "-p", "20000", "-c", cnt, "-r", ready],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pid = None
+    try:
+        pid = read_pid(ready)
+        time.sleep(0.5)
+        assert rec.poll() is None, "record ended early: %r" % (rec.communicate(),)
+        os.kill(pid, signal.SIGKILL)
+        stdout, stderr = rec.communicate(timeout=30)
+    finally:
+        if pid is not None and rec.poll() is None:
+            kill_pid(pid)
+        stop_popen(rec)
+    with open(cnt, "rb") as f:
+        k = struct.unpack("=Q", f.read(8))[0]
+    assert k > 1000, "thread 0 committed only %d events in 0.5 s" % k
+    assert rec.returncode == 0, "record exited %d\n%s" % (rec.returncode, stderr)
+    assert re.search(r"killed by signal 9\b", stderr), \
+        "record does not say the program was killed by signal 9:\n%s" % stderr
+    rows, total = tklib.summary(stderr)
+    assert total is not None and total["lost"] == 0, "events lost:\n%s" % stderr
+
+    streams, phases, nlines = scan_seq(out, contiguous_from=0)
+    assert phases == ["start"], "test:phase events in report: %r" % phases
+    assert len(streams) == 1, "test:seq in %d streams: %r" % (len(streams), streams)
+    (tid, st), = streams.items()
+    assert st["thread"] == "0", "thread value %s" % st["thread"]
+    assert st["count"] in (k, k + 1), \
+        "thread 0: trace holds seq 0..%d (%d events), the program had committed %d " \
+        "(want seq 0..%d, or 0..%d)" % (st["last"], st["count"], k, k - 1, k)
+    byrow = rows_by_tid(rows)
+    assert tid in byrow and byrow[tid]["events"] == st["count"] and byrow[tid]["lost"] == 0, \
+        "summary row of tid %d: %r, report has %d events" % (tid, byrow.get(tid), st["count"])
+    hdr = header_streams(out)
+    assert hdr.get(tid) == (st["count"], 0), "report header for tid %d: %r" % (tid, hdr.get(tid))
+    nbt = bt_count(out)
+    assert nbt == st["count"], "babeltrace2 printed %d test:seq lines, report %d" % (
+        nbt, st["count"])
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _set_subreaper(on):
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def test_recorder_sigkill():
+    """SIGKILL the recorder while the program fires: the program neither
+    dies nor blocks; it finishes normally in about its untraced time.
+
+    The program is paced (-p) so that its run time is set by the clock, not
+    by the per-event cost: the untraced and traced runs are then comparable,
+    and the recorder is killed while the program is still firing."""
+    n, pace = 3000000, 400      # 1.2 s either way
+    args = [tklib.prog("basic"), "-n", str(n), "-t", "1", "-p", str(pace)]
+    d = tklib.tmpdir()
+    start = time.monotonic()
+    p = tklib.run(args, timeout=60)
+    untraced = time.monotonic() - start
+    assert "emitted 0 %d" % n in p.stdout.splitlines(), "untraced run: %r" % p.stdout
+
+    out, ready, pout = (os.path.join(d, x) for x in ("trace", "ready", "prog.out"))
+    # become the subreaper: the program, orphaned when the recorder dies, is
+    # then our child and we can wait for it and read its exit status
+    reaper = _set_subreaper(True)
+    rec = pid = None
+    status = None
+    try:
+        with open(pout, "w") as fout:
+            rec = subprocess.Popen([tklib.TRACEKIT, "record", "-o", out, "--"]
+                                   + args + ["-r", ready],
+                                   stdout=fout, stderr=subprocess.PIPE)
+        pid = read_pid(ready)
+        t0 = time.monotonic()
+        time.sleep(0.3)
+        assert pid_alive(pid), "program already finished %.2f s in; cannot test" % (
+            time.monotonic() - t0)
+        rec.kill()
+        rec.wait(timeout=10)
+        killed_at = time.monotonic() - t0
+        end = t0 + 60
+        if reaper:
+            while time.monotonic() < end:
+                wpid, st = os.waitpid(pid, os.WNOHANG)
+                if wpid == pid:
+                    status = st
+                    break
+                time.sleep(0.002)
+        else:
+            while pid_alive(pid) and time.monotonic() < end:
+                time.sleep(0.002)
+        traced = time.monotonic() - t0
+        assert time.monotonic() < end, "program still running 60 s after start"
+        pid_done = pid
+        pid = None
+    finally:
+        if pid is not None:
+            kill_pid(pid)
+            if reaper:
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
+        stop_popen(rec)
+        if reaper:
+            _set_subreaper(False)
+    if status is not None:
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, \
+            "program %d ended with wait status %#x (%s)" % (
+                pid_done, status,
+                "signal %d" % os.WTERMSIG(status) if os.WIFSIGNALED(status)
+                else "exit %d" % os.WEXITSTATUS(status))
+    with open(pout) as f:
+        text = f.read()
+    assert "emitted 0 %d" % n in text.splitlines(), \
+        "program did not finish normally (recorder killed %.2f s in); its output: %r" % (
+            killed_at, text)
+    limit = 1.5 * untraced + 0.3
+    assert traced <= limit, \
+        "program took %.2f s with its recorder killed %.2f s in, untraced %.2f s " \
+        "(limit %.2f s)" % (traced, killed_at, untraced, limit)
+
+
+def test_thread_exit_kept():
+    """Threads that exit long before the program keep their events."""
+    n, t = 50000, 8
+    out = os.path.join(tklib.tmpdir(), "trace")
+    p = tklib.record(out, [tklib.prog("basic"), "-n", str(n), "-t", str(t)],
+                     timeout=60)
+    rows, total = tklib.summary(p.stderr)
+    assert total is not None and total["events"] == n * t + 2 and total["lost"] == 0, \
+        "summary:\n%s" % p.stderr
+    streams, phases, nlines = scan_seq(out, contiguous_from=0)
+    assert phases == ["start", "end"], "test:phase events in report: %r" % phases
+    assert sorted(int(st["thread"]) for st in streams.values()) == list(range(t)), \
+        "threads in the trace: %r" % sorted(st["thread"] for st in streams.values())
+    for tid, st in streams.items():
+        assert st["count"] == n and st["last"] == n - 1, \
+            "tid %d (thread %s): %d events seq %d..%d, want %d" % (
+                tid, st["thread"], st["count"], st["first"], st["last"], n)
+    byrow = rows_by_tid(rows)
+    for tid in streams:
+        assert tid in byrow and byrow[tid]["events"] == n and byrow[tid]["lost"] == 0, \
+            "summary row of tid %d: %r" % (tid, byrow.get(tid))
