@@ -25,6 +25,7 @@
 #include "elf-events.h"
 #include "event-info.h"
 #include "protocol.h"
+#include "unix-socket.h"
 
 #define ANSWER_TIMEOUT_MS 3000
 
@@ -124,16 +125,14 @@ static void print_event(const struct tk_event_info *ev, bool names_only)
 
 static int list_process(pid_t pid, struct event_list *l)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa;
 	char name[64], buf[TK_MSG_MAX];
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), n;
 	const struct tk_msg *m = (const struct tk_msg *)buf;
 
 	snprintf(name, sizeof(name), TK_SOCKET_PREFIX "%d", (int)pid);
-	memcpy(sa.sun_path + 1, name, strlen(name));
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa,
-			      (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-					  1 + strlen(name))) < 0) {
+	if (fd < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, tk_abstract_addr(&sa, name)) < 0) {
 		int err = errno;
 
 		if (kill(pid, 0) < 0 && errno == ESRCH)

@@ -28,30 +28,11 @@
 #include "filter.h"
 #include "pattern.h"
 #include "protocol.h"
+#include "unix-socket.h"
 #include "tracekit/runtime.h"
 
 #define MAX_PROCS 4096
 #define MIN_CLOCK_SPAN_NS 200000000ull
-
-static socklen_t abstract_addr(struct sockaddr_un *sa, const char *name)
-{
-	size_t n = strlen(name);
-
-	memset(sa, 0, sizeof(*sa));
-	sa->sun_family = AF_UNIX;
-	memcpy(sa->sun_path + 1, name, n);
-	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
-}
-
-static bool peer_allowed(int fd)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-		return false;
-	return cred.uid == 0 || cred.uid == getuid();
-}
 
 static uint64_t ns_of(clockid_t id)
 {
@@ -105,7 +86,7 @@ int session_init(struct rec_session *s, const struct rec_options *opt)
 	s->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (s->listen_fd < 0 ||
 	    bind(s->listen_fd, (struct sockaddr *)&sa,
-		 abstract_addr(&sa, s->sock_name)) < 0 ||
+		 tk_abstract_addr(&sa, s->sock_name)) < 0 ||
 	    listen(s->listen_fd, 64) < 0) {
 		snprintf(s->error, sizeof(s->error),
 			 "cannot create the control socket: %s", strerror(errno));
@@ -144,7 +125,7 @@ int session_attach(struct rec_session *s, pid_t pid)
 	if (fd < 0)
 		return -errno;
 	snprintf(name, sizeof(name), TK_SOCKET_PREFIX "%d", (int)pid);
-	if (connect(fd, (struct sockaddr *)&sa, abstract_addr(&sa, name)) < 0) {
+	if (connect(fd, (struct sockaddr *)&sa, tk_abstract_addr(&sa, name)) < 0) {
 		int err = errno;
 
 		close(fd);
@@ -158,7 +139,7 @@ int session_attach(struct rec_session *s, pid_t pid)
 				 (int)pid, name, strerror(err));
 		return -err;
 	}
-	if (!peer_allowed(fd)) {
+	if (!tk_peer_allowed(fd)) {
 		close(fd);
 		snprintf(s->error, sizeof(s->error),
 			 "process %d belongs to another user", (int)pid);
@@ -436,7 +417,7 @@ static void accept_process(struct rec_session *s)
 
 	if (fd < 0)
 		return;
-	if (!peer_allowed(fd) || !process_new(s, fd))
+	if (!tk_peer_allowed(fd) || !process_new(s, fd))
 		close(fd);
 }
 

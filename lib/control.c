@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include "internal.h"
 #include "ringbuf-layout.h"
+#include "unix-socket.h"
 
 #define CONFIG_WAIT_MS 3000
 
@@ -35,28 +36,6 @@ static int session_fd = -1; /* under the registry lock */
 static int retired_fd = -1; /* shut down, closed when the next one opens */
 static char session_name[108];
 static bool child_pending;
-
-static socklen_t abstract_addr(struct sockaddr_un *sa, const char *name)
-{
-	size_t n = strlen(name);
-
-	memset(sa, 0, sizeof(*sa));
-	sa->sun_family = AF_UNIX;
-	if (n > sizeof(sa->sun_path) - 1)
-		n = sizeof(sa->sun_path) - 1;
-	memcpy(sa->sun_path + 1, name, n);
-	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
-}
-
-static bool peer_allowed(int fd)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-		return false;
-	return cred.uid == 0 || cred.uid == getuid();
-}
 
 /* Control messages may wait this long for room in the socket (a recorder
  * that is alive drains it at once); events never wait. */
@@ -265,7 +244,7 @@ static int listen_socket(void)
 	if (fd < 0)
 		return -1;
 	snprintf(name, sizeof(name), TK_SOCKET_PREFIX "%d", (int)getpid());
-	if (bind(fd, (struct sockaddr *)&sa, abstract_addr(&sa, name)) < 0 ||
+	if (bind(fd, (struct sockaddr *)&sa, tk_abstract_addr(&sa, name)) < 0 ||
 	    listen(fd, 4) < 0) {
 		close(fd);
 		return -1;
@@ -301,7 +280,7 @@ static void accept_peer(void)
 
 	if (fd < 0)
 		return;
-	if (!peer_allowed(fd)) {
+	if (!tk_peer_allowed(fd)) {
 		close(fd);
 		return;
 	}
@@ -371,8 +350,8 @@ static void session_join(void)
 		return;
 	set_send_buffer(fd);
 	if (connect(fd, (struct sockaddr *)&sa,
-		    abstract_addr(&sa, session_name)) < 0 ||
-	    !peer_allowed(fd)) {
+		    tk_abstract_addr(&sa, session_name)) < 0 ||
+	    !tk_peer_allowed(fd)) {
 		close(fd);
 		return;
 	}

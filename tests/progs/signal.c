@@ -159,6 +159,11 @@ int main(int argc, char **argv)
 			return 3;
 	}
 
+	/* Start the loop only once the interrupters are at work. */
+	while ((use_kill && !__atomic_load_n(&emitted_usr1, __ATOMIC_RELAXED)) ||
+	       (use_timer && !__atomic_load_n(&emitted_prof, __ATOMIC_RELAXED)))
+		;
+
 	for (i = 0; i < n; i++)
 		tk_trace(sig, loop, i, msgs[i % 10]);
 
