@@ -5,7 +5,9 @@
  *
  *   prog-signal [-n N] [-m kill|itimer|both] [-p NS]
  *
- *   -n N     events fired by the main loop (default 200000)
+ *   -n N     events fired by the main loop at least (default 200000)
+ *   -H H     ... and more, until the handlers fired H events (default
+ *            2000) or the loop fired -c CAP events (default 1000000)
  *   -m MODE  how the main thread is interrupted:
  *              kill    a second thread sends SIGUSR1 to it with
  *                      pthread_kill as fast as it can (default)
@@ -15,9 +17,10 @@
  *   -w       warm up: fire sig:start once before any signal, so that the
  *            thread's buffer exists when the handlers start firing
  *
- * The main loop fires sig:loop with seq = 0..N-1; each handler run fires
- * sig:handler with its own sequence number (n) and the signal number.  The
- * handlers count what they emitted.  At the end the program prints
+ * The main loop starts once the interrupters are at work; it fires sig:loop
+ * with seq = 0..N-1, and from then on each handler run fires sig:handler
+ * with its own sequence number (n) and the signal number.  The handlers
+ * count what they emitted.  At the end the program prints
  *
  *   loop N
  *   handler H        (handler events emitted, all signals together)
@@ -27,6 +30,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +64,8 @@ TK_EVENT(sig, handler,
 
 static uint64_t handler_seq;   /* touched only by handlers of the main thread */
 static uint64_t emitted_usr1, emitted_prof;
+static uint64_t seen_usr1, seen_prof; /* signals taken, armed or not */
+static int armed;                    /* handlers fire events */
 static volatile int stop;
 static pthread_t main_thread;
 static uint64_t pace_ns;
@@ -75,10 +81,17 @@ static uint64_t now_ns(void)
 static void on_signal(int signo)
 {
 	int saved = errno;
-	/* Both handlers block each other (sa_mask), so this read-increment
-	 * is not itself interrupted by the other handler. */
-	uint64_t n = __atomic_fetch_add(&handler_seq, 1, __ATOMIC_RELAXED);
+	uint64_t n;
 
+	__atomic_fetch_add(signo == SIGUSR1 ? &seen_usr1 : &seen_prof, 1,
+			   __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&armed, __ATOMIC_RELAXED)) {
+		errno = saved;
+		return;
+	}
+	/* Both handlers block each other (sa_mask): nothing interrupts
+	 * this but the main loop is interrupted by it. */
+	n = __atomic_fetch_add(&handler_seq, 1, __ATOMIC_RELAXED);
 	tk_trace(sig, handler, n, signo);
 	if (signo == SIGUSR1)
 		__atomic_fetch_add(&emitted_usr1, 1, __ATOMIC_RELAXED);
@@ -87,9 +100,29 @@ static void on_signal(int signo)
 	errno = saved;
 }
 
+/* With two CPUs or more, the killer and the main thread run on different
+ * ones, so that the signals keep coming while the loop runs. */
+static void pin(int which)
+{
+	cpu_set_t set;
+	int cpus[2], found = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return;
+	for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[found++] = c;
+	if (found < 2)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpus[which], &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
 static void *killer(void *arg)
 {
 	(void)arg;
+	pin(1);
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		if (pthread_kill(main_thread, SIGUSR1) != 0)
 			break;
@@ -107,15 +140,17 @@ int main(int argc, char **argv)
 {
 	static const char *msgs[] = { "zero", "one", "two", "three", "four",
 				      "five", "six", "seven", "eight", "nine" };
-	uint64_t n = 200000, i;
+	uint64_t n = 200000, min_handler = 2000, cap = 1000000, i;
 	const char *mode = "kill";
 	int use_kill, use_timer, warm = 0, c;
 	struct sigaction sa;
 	pthread_t th;
 
-	while ((c = getopt(argc, argv, "n:m:p:w")) != -1) {
+	while ((c = getopt(argc, argv, "n:H:c:m:p:w")) != -1) {
 		switch (c) {
 		case 'n': n = strtoull(optarg, NULL, 10); break;
+		case 'H': min_handler = strtoull(optarg, NULL, 10); break;
+		case 'c': cap = strtoull(optarg, NULL, 10); break;
 		case 'm': mode = optarg; break;
 		case 'p': pace_ns = strtoull(optarg, NULL, 10); break;
 		case 'w': warm = 1; break;
@@ -141,6 +176,7 @@ int main(int argc, char **argv)
 
 	/* Only the main thread takes the signals: the killer blocks them. */
 	main_thread = pthread_self();
+	pin(0);
 	if (use_kill) {
 		sigset_t set, old;
 
@@ -160,11 +196,13 @@ int main(int argc, char **argv)
 	}
 
 	/* Start the loop only once the interrupters are at work. */
-	while ((use_kill && !__atomic_load_n(&emitted_usr1, __ATOMIC_RELAXED)) ||
-	       (use_timer && !__atomic_load_n(&emitted_prof, __ATOMIC_RELAXED)))
+	while ((use_kill && !__atomic_load_n(&seen_usr1, __ATOMIC_RELAXED)) ||
+	       (use_timer && !__atomic_load_n(&seen_prof, __ATOMIC_RELAXED)))
 		;
+	__atomic_store_n(&armed, 1, __ATOMIC_RELAXED);
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < cap && (i < n || __atomic_load_n(&handler_seq,
+				__ATOMIC_RELAXED) < min_handler); i++)
 		tk_trace(sig, loop, i, msgs[i % 10]);
 
 	if (use_timer) {
