@@ -145,6 +145,7 @@ static void session_close(void)
 	}
 	free_rules();
 	tk_config.active = false;
+	tk_config_publish_locked();
 	tk_streams_session_changed();
 	tk_registry_apply_all_locked();
 	tk_registry_unlock();
@@ -206,6 +207,7 @@ static int apply_config(const struct tk_msg_config *m, size_t len)
 	tk_config.nsub = m->nsub;
 	tk_config.flags = m->flags;
 	tk_config.active = true;
+	tk_config_publish_locked();
 	tk_streams_session_changed();
 	tk_registry_apply_all_locked();
 	tk_registry_unlock();
@@ -415,6 +417,7 @@ void tk_session_after_fork_child(void)
 	if (!follow) {
 		free_rules();
 		tk_config.active = false;
+		tk_config_publish_locked();
 		tk_registry_apply_all_locked();
 	}
 	tk_registry_unlock();

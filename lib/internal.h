@@ -53,6 +53,18 @@ int tk_registry_announce_locked(int fd);
 const char *tk_event_full_name(const struct tk_event *ev);
 extern struct tk_session_config tk_config; /* under the registry lock */
 
+/* The buffer geometry of the session, readable without the lock (a thread
+ * creating its buffer may be a signal handler that interrupted a holder of
+ * the registry lock).  Publish after every change of tk_config. */
+struct tk_geometry {
+	bool active;
+	uint32_t mode;
+	uint32_t nsub;
+	uint32_t subbuf_size;
+};
+void tk_config_publish_locked(void);
+struct tk_geometry tk_config_geometry(void);
+
 /* probe.c */
 void tk_filter_replace(struct tk_event *ev, struct tk_filter *f);
 

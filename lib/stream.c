@@ -162,15 +162,12 @@ static int send_stream(struct tk_stream *s, int fd)
 
 static struct tk_stream *stream_create(struct tk__thread *t, uint64_t gen)
 {
-	struct tk_session_config c;
+	struct tk_geometry c = tk_config_geometry();
 	struct tk_stream *s;
 	struct tk_rb_header *h;
 	size_t header_size, size;
 	int fd;
 
-	tk_registry_lock();
-	c = tk_config;
-	tk_registry_unlock();
 	if (!c.active || c.nsub < 2 || c.nsub > TK_RB_MAX_SUBBUF ||
 	    c.subbuf_size < 4096 || c.subbuf_size % 4096)
 		return NULL;
