@@ -5,7 +5,8 @@
  *
  *   tracekit list [-e] [--names] [PID | PROGRAM | LIBRARY]
  *
- * With no argument: the running instrumented processes of this user.  A
+ * With no argument: the running instrumented processes that would answer
+ * us (ours; all of them for root).  A
  * PID is asked over its control socket (HELLO and its events, then the
  * connection is closed: nothing is enabled); a file is read as ELF.
  */
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include "cli.h"
@@ -129,6 +131,7 @@ static int list_process(pid_t pid, struct event_list *l)
 	char name[64], buf[TK_MSG_MAX];
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), n;
 	const struct tk_msg *m = (const struct tk_msg *)buf;
+	bool heard = false;
 
 	snprintf(name, sizeof(name), TK_SOCKET_PREFIX "%d", (int)pid);
 	if (fd < 0 ||
@@ -153,9 +156,14 @@ static int list_process(pid_t pid, struct event_list *l)
 		}
 		n = (int)recv(fd, buf, sizeof(buf), 0);
 		if (n < (int)sizeof(*m) || m->len != (uint32_t)n) {
-			tk_error("process %d closed the connection", (int)pid);
+			if (!heard)
+				tk_error("process %d refused the connection (its control socket answers only its own user or root)",
+					 (int)pid);
+			else
+				tk_error("process %d closed the connection", (int)pid);
 			break;
 		}
+		heard = true;
 		if (m->type == TK_MSG_EVENTS_DONE) {
 			close(fd);
 			return 0;
@@ -230,6 +238,7 @@ static int list_processes(void)
 	while (fgets(line, sizeof(line), f)) {
 		char *at = strstr(line, " @" TK_SOCKET_PREFIX);
 		char comm[64] = "", path[64];
+		struct stat st;
 		FILE *c;
 		long pid;
 
@@ -238,6 +247,9 @@ static int list_processes(void)
 		pid = strtol(at + 2 + strlen(TK_SOCKET_PREFIX), NULL, 10);
 		if (seen_before(seen, &nseen, pid))
 			continue; /* listening and connected sockets share the name */
+		snprintf(path, sizeof(path), "/proc/%ld", pid);
+		if (stat(path, &st) < 0 || (getuid() != 0 && st.st_uid != getuid()))
+			continue; /* only processes that would answer us */
 		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
 		c = fopen(path, "r");
 		if (!c)

@@ -499,7 +499,9 @@ int cmd_record(int argc, char **argv)
 	if (r.opt.argv) {
 		r.program = find_program(r.opt.argv[0]);
 		if (!r.program) {
-			tk_error("cannot run '%s': command not found", r.opt.argv[0]);
+			tk_error("cannot run '%s': %s", r.opt.argv[0],
+				 strchr(r.opt.argv[0], '/') ? strerror(errno)
+							     : "command not found");
 			return TK_EXIT_FAILURE;
 		}
 		if (precheck_program(&r) < 0)
@@ -548,7 +550,7 @@ int cmd_record(int argc, char **argv)
 		return TK_EXIT_FAILURE;
 	}
 	if (!r.opt.quiet)
-		session_print_summary(&s, stderr);
+		session_print_summary(&s, stderr, r.final_dir);
 	ret = s.failed ? TK_EXIT_FAILURE : 0;
 	session_free(&s);
 	if (commit_output(&r) < 0)

@@ -561,7 +561,8 @@ int session_finish(struct rec_session *s)
 	return ret;
 }
 
-void session_print_summary(const struct rec_session *s, FILE *f)
+void session_print_summary(const struct rec_session *s, FILE *f,
+			   const char *dir)
 {
 	uint64_t events = 0, lost = 0, bytes = 0;
 	unsigned used = 0;
@@ -588,7 +589,7 @@ void session_print_summary(const struct rec_session *s, FILE *f)
 		(unsigned long long)bytes);
 	fprintf(f, "tracekit: %u stream%s of %u process%s recorded in '%s'\n",
 		used, used == 1 ? "" : "s", s->nprocs, s->nprocs == 1 ? "" : "es",
-		s->dir);
+		dir);
 }
 
 void session_free(struct rec_session *s)

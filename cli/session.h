@@ -96,7 +96,9 @@ unsigned session_connected(const struct rec_session *s);
 void session_stop(struct rec_session *s);
 /* Write the trace index; returns 0 or < 0 with s->error set. */
 int session_finish(struct rec_session *s);
-void session_print_summary(const struct rec_session *s, FILE *f);
+/* Per-stream counts; @dir is the trace's name to show. */
+void session_print_summary(const struct rec_session *s, FILE *f,
+			   const char *dir);
 void session_free(struct rec_session *s);
 
 /* The events of all processes, for checking patterns. */

@@ -61,6 +61,7 @@ static int bad(struct tk_stream_reader *r, size_t off, const char *why,
 {
 	snprintf(err, errlen, "'%s' offset %zu: %s", r->path, off, why);
 	r->pos = r->content_end = r->packet = r->size; /* stop here */
+	r->truncated = false;
 	return -EINVAL;
 }
 
@@ -78,8 +79,15 @@ static int enter_packet(struct tk_stream_reader *r, char *err, size_t errlen)
 	content = ph.content_size / 8;
 	size = ph.packet_size / 8;
 	if (ph.content_size % 8 || ph.packet_size % 8 || content > size ||
-	    content < sizeof(ph) || size > r->size - r->packet)
+	    content < sizeof(ph))
 		return bad(r, r->packet, "bad packet size", err, errlen);
+	if (size > r->size - r->packet) {
+		/* the file was cut: read the events that are there */
+		r->truncated = true;
+		size = r->size - r->packet;
+		if (content > size)
+			content = size;
+	}
 	if (ph.stream_id != r->stream->class_id)
 		return bad(r, r->packet, "packet of another stream class", err,
 			   errlen);
@@ -102,6 +110,9 @@ int tk_stream_next(struct tk_stream_reader *r, char *err, size_t errlen)
 	while (r->pos >= r->content_end) {
 		int ret;
 
+		if (r->truncated)
+			return bad(r, r->size, "the file ends inside a packet (truncated)",
+				   err, errlen);
 		if (r->packet >= r->size)
 			return 0;
 		ret = enter_packet(r, err, errlen);

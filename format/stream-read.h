@@ -25,6 +25,7 @@ struct tk_stream_reader {
 	uint64_t last_ts;
 	uint32_t cpu;
 	uint64_t discarded; /* events_discarded of the current packet */
+	bool truncated;     /* the current packet goes past the file's end */
 
 	/* the current event, after tk_stream_next() returned 1 */
 	uint64_t ts;

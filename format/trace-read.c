@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "trace.h"
 
 #define MAX_DESC_FILE (64u << 20)
@@ -288,9 +289,20 @@ int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 		return -ENOMEM;
 	f = fopen(path, "r");
 	if (!f) {
+		struct stat st;
+
 		ret = -errno;
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		if (stat(dir, &st) < 0)
+			snprintf(err, errlen, "cannot open '%s': %s", dir,
+				 strerror(errno));
+		else if (ret == -ENOENT)
+			snprintf(err, errlen, "'%s' is not a tracekit trace (no %s)",
+				 dir, TK_MANIFEST_NAME);
+		else
+			snprintf(err, errlen, "cannot open '%s': %s", path,
+				 strerror(-ret));
 		free(path);
+		tk_trace_free(t);
 		return ret;
 	}
 	while (getline(&line, &cap, f) > 0) {

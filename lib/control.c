@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -87,6 +88,22 @@ int tk_session_fd_locked(void)
 	return session_fd;
 }
 
+/* The process's name: its main thread's, whichever thread asks. */
+static void read_comm(char *buf, size_t len)
+{
+	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		prctl(PR_GET_NAME, buf, 0, 0, 0);
+		return;
+	}
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
 static int send_hello(int fd)
 {
 	struct tk_msg_hello h;
@@ -99,7 +116,7 @@ static int send_hello(int fd)
 	h.pid = (uint32_t)getpid();
 	h.ppid = (uint32_t)getppid();
 	h.clock = tk_clock_is_tsc();
-	prctl(PR_GET_NAME, h.comm, 0, 0, 0);
+	read_comm(h.comm, sizeof(h.comm));
 	n = readlink("/proc/self/exe", h.exe, sizeof(h.exe) - 1);
 	if (n < 0)
 		h.exe[0] = '\0';

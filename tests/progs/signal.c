@@ -3,42 +3,50 @@
  * signal.c - test program: events fired from signal handlers that
  * interrupt the same thread while it is inside the tracing fast path.
  *
- *   prog-signal [-n N] [-m kill|itimer|both] [-p NS]
+ *   prog-signal [-n N] [-H H] [-c CAP] [-m MODES] [-i US] [-w]
  *
- *   -n N     events fired by the main loop at least (default 200000)
- *   -H H     ... and more, until the handlers fired H events (default
- *            2000) or the loop fired -c CAP events (default 1000000)
- *   -m MODE  how the main thread is interrupted:
- *              kill    a second thread sends SIGUSR1 to it with
- *                      pthread_kill as fast as it can (default)
- *              itimer  setitimer(ITIMER_PROF) every 100 us (SIGPROF)
- *              both    both of the above
- *   -p NS    pause of the killer thread between signals (busy-wait, ns)
- *   -w       warm up: fire sig:start once before any signal, so that the
- *            thread's buffer exists when the handlers start firing
+ *   -n N      events fired by the main loop at least (default 200000)
+ *   -H H      ... and more, until the handlers fired H events (default
+ *             2000) or the loop fired CAP events (-c, default 1000000)
+ *   -m MODES  how the main thread is interrupted, a comma-separated list:
+ *               real   setitimer(ITIMER_REAL) every US microseconds
+ *                      (SIGALRM; a high-resolution timer)
+ *               prof   setitimer(ITIMER_PROF) every US microseconds
+ *                      (SIGPROF; CPU time, ticks at the kernel's HZ)
+ *               kill   a second thread sends SIGUSR1 to the main thread
+ *                      with pthread_kill as fast as it can
+ *             (default real,prof,kill)
+ *   -i US     timer interval in microseconds (default 20)
+ *   -w        warm up: fire sig:start once before any signal, so that the
+ *             thread's buffer exists when the handlers start firing
  *
- * The main loop starts once the interrupters are at work; it fires sig:loop
- * with seq = 0..N-1, and from then on each handler run fires sig:handler
- * with its own sequence number (n) and the signal number.  The handlers
- * count what they emitted.  At the end the program prints
+ * The main loop starts once every interrupter has been seen at work; it
+ * fires sig:loop with seq = 0, 1, ... and, from its start on, each handler
+ * run fires sig:handler with its own sequence number (n) and the signal
+ * number.  The handlers count the events they emitted.  At the end:
  *
- *   loop N
- *   handler H        (handler events emitted, all signals together)
- *   handler_usr1 H1
+ *   loop N           (sig:loop events emitted: seq 0..N-1)
+ *   handler H        (sig:handler events emitted, all signals together)
+ *   handler_alrm H1
  *   handler_prof H2
+ *   handler_usr1 H3
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 #include <tracekit/tracekit.h>
+
+TK_EVENT(sig, start,
+	TK_PROTO(int32_t warm),
+	TK_ARGS(warm),
+	TK_FIELDS(tk_field_int(int32_t, warm, warm)),
+	TK_PRINT("warm=%d", warm))
 
 TK_EVENT(sig, loop,
 	TK_PROTO(uint64_t seq, const char *msg),
@@ -48,12 +56,6 @@ TK_EVENT(sig, loop,
 		tk_field_string(msg, msg)),
 	TK_PRINT("seq=%lu msg=%s", seq, msg))
 
-TK_EVENT(sig, start,
-	TK_PROTO(int32_t warm),
-	TK_ARGS(warm),
-	TK_FIELDS(tk_field_int(int32_t, warm, warm)),
-	TK_PRINT("warm=%d", warm))
-
 TK_EVENT(sig, handler,
 	TK_PROTO(uint64_t n, int32_t signo),
 	TK_ARGS(n, signo),
@@ -62,170 +64,153 @@ TK_EVENT(sig, handler,
 		tk_field_int(int32_t, signo, signo)),
 	TK_PRINT("n=%lu signo=%d", n, signo))
 
-static uint64_t handler_seq;   /* touched only by handlers of the main thread */
-static uint64_t emitted_usr1, emitted_prof;
-static uint64_t seen_usr1, seen_prof; /* signals taken, armed or not */
-static int armed;                    /* handlers fire events */
-static volatile int stop;
+enum { ALRM, PROF, USR1, NSRC };
+
+static const int signos[NSRC] = { SIGALRM, SIGPROF, SIGUSR1 };
+static uint64_t seen[NSRC];    /* signals taken, armed or not */
+static uint64_t emitted[NSRC]; /* events fired by the handlers */
+static uint64_t handler_seq;
+static int armed; /* handlers fire events */
+static int stop;
 static pthread_t main_thread;
-static uint64_t pace_ns;
 
-static uint64_t now_ns(void)
+static int source_of(int signo)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	for (int s = 0; s < NSRC; s++)
+		if (signos[s] == signo)
+			return s;
+	return USR1;
 }
 
 static void on_signal(int signo)
 {
-	int saved = errno;
+	int saved = errno, src = source_of(signo);
 	uint64_t n;
 
-	__atomic_fetch_add(signo == SIGUSR1 ? &seen_usr1 : &seen_prof, 1,
-			   __ATOMIC_RELAXED);
-	if (!__atomic_load_n(&armed, __ATOMIC_RELAXED)) {
-		errno = saved;
-		return;
+	__atomic_fetch_add(&seen[src], 1, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&armed, __ATOMIC_RELAXED)) {
+		/* The handlers block each other (sa_mask): nothing
+		 * interrupts this, but it interrupts the main loop. */
+		n = __atomic_fetch_add(&handler_seq, 1, __ATOMIC_RELAXED);
+		tk_trace(sig, handler, n, signo);
+		__atomic_fetch_add(&emitted[src], 1, __ATOMIC_RELAXED);
 	}
-	/* Both handlers block each other (sa_mask): nothing interrupts
-	 * this but the main loop is interrupted by it. */
-	n = __atomic_fetch_add(&handler_seq, 1, __ATOMIC_RELAXED);
-	tk_trace(sig, handler, n, signo);
-	if (signo == SIGUSR1)
-		__atomic_fetch_add(&emitted_usr1, 1, __ATOMIC_RELAXED);
-	else
-		__atomic_fetch_add(&emitted_prof, 1, __ATOMIC_RELAXED);
 	errno = saved;
-}
-
-/* With two CPUs or more, the killer and the main thread run on different
- * ones, so that the signals keep coming while the loop runs. */
-static void pin(int which)
-{
-	cpu_set_t set;
-	int cpus[2], found = 0;
-
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return;
-	for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[found++] = c;
-	if (found < 2)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpus[which], &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
 static void *killer(void *arg)
 {
 	(void)arg;
-	pin(1);
-	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
 		if (pthread_kill(main_thread, SIGUSR1) != 0)
 			break;
-		if (pace_ns) {
-			uint64_t until = now_ns() + pace_ns;
-
-			while (now_ns() < until)
-				;
-		}
-	}
 	return NULL;
+}
+
+static void block_all(int how)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (int s = 0; s < NSRC; s++)
+		sigaddset(&set, signos[s]);
+	pthread_sigmask(how, &set, NULL);
 }
 
 int main(int argc, char **argv)
 {
 	static const char *msgs[] = { "zero", "one", "two", "three", "four",
 				      "five", "six", "seven", "eight", "nine" };
-	uint64_t n = 200000, min_handler = 2000, cap = 1000000, i;
-	const char *mode = "kill";
-	int use_kill, use_timer, warm = 0, c;
+	uint64_t n = 200000, min_handler = 2000, cap = 1000000, i, total;
+	long interval = 20;
+	char modes[64] = "real,prof,kill";
+	int use[NSRC] = { 0 }, warm = 0, c;
 	struct sigaction sa;
 	pthread_t th;
 
-	while ((c = getopt(argc, argv, "n:H:c:m:p:w")) != -1) {
+	while ((c = getopt(argc, argv, "n:H:c:m:i:w")) != -1) {
 		switch (c) {
 		case 'n': n = strtoull(optarg, NULL, 10); break;
 		case 'H': min_handler = strtoull(optarg, NULL, 10); break;
 		case 'c': cap = strtoull(optarg, NULL, 10); break;
-		case 'm': mode = optarg; break;
-		case 'p': pace_ns = strtoull(optarg, NULL, 10); break;
+		case 'm': snprintf(modes, sizeof(modes), "%s", optarg); break;
+		case 'i': interval = atol(optarg); break;
 		case 'w': warm = 1; break;
 		default: return 2;
 		}
 	}
-	use_kill = !strcmp(mode, "kill") || !strcmp(mode, "both");
-	use_timer = !strcmp(mode, "itimer") || !strcmp(mode, "both");
-	if (!use_kill && !use_timer)
+	for (char *save, *tok = strtok_r(modes, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "real"))
+			use[ALRM] = 1;
+		else if (!strcmp(tok, "prof"))
+			use[PROF] = 1;
+		else if (!strcmp(tok, "kill"))
+			use[USR1] = 1;
+		else
+			return 2;
+	}
+	if (interval < 1 || cap < n)
 		return 2;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	sigaddset(&sa.sa_mask, SIGUSR1);
-	sigaddset(&sa.sa_mask, SIGPROF);
-	if (sigaction(SIGUSR1, &sa, NULL) < 0 || sigaction(SIGPROF, &sa, NULL) < 0)
-		return 3;
+	for (int s = 0; s < NSRC; s++)
+		sigaddset(&sa.sa_mask, signos[s]);
+	for (int s = 0; s < NSRC; s++)
+		if (sigaction(signos[s], &sa, NULL) < 0)
+			return 3;
 
 	if (warm)
 		tk_trace(sig, start, 1);
 
 	/* Only the main thread takes the signals: the killer blocks them. */
 	main_thread = pthread_self();
-	pin(0);
-	if (use_kill) {
-		sigset_t set, old;
-
-		sigemptyset(&set);
-		sigaddset(&set, SIGUSR1);
-		sigaddset(&set, SIGPROF);
-		pthread_sigmask(SIG_BLOCK, &set, &old);
+	if (use[USR1]) {
+		block_all(SIG_BLOCK);
 		if (pthread_create(&th, NULL, killer, NULL) != 0)
 			return 3;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		block_all(SIG_UNBLOCK);
 	}
-	if (use_timer) {
-		struct itimerval it = { { 0, 100 }, { 0, 100 } };
+	for (int s = ALRM; s <= PROF; s++) {
+		struct itimerval it = { { 0, interval }, { 0, interval } };
 
-		if (setitimer(ITIMER_PROF, &it, NULL) < 0)
+		if (use[s] && setitimer(s == ALRM ? ITIMER_REAL : ITIMER_PROF,
+					&it, NULL) < 0)
 			return 3;
 	}
 
-	/* Start the loop only once the interrupters are at work. */
-	while ((use_kill && !__atomic_load_n(&seen_usr1, __ATOMIC_RELAXED)) ||
-	       (use_timer && !__atomic_load_n(&seen_prof, __ATOMIC_RELAXED)))
-		;
+	/* Start the loop only once every interrupter is at work. */
+	for (int s = 0; s < NSRC; s++)
+		while (use[s] && !__atomic_load_n(&seen[s], __ATOMIC_RELAXED))
+			;
 	__atomic_store_n(&armed, 1, __ATOMIC_RELAXED);
 
 	for (i = 0; i < cap && (i < n || __atomic_load_n(&handler_seq,
 				__ATOMIC_RELAXED) < min_handler); i++)
 		tk_trace(sig, loop, i, msgs[i % 10]);
 
-	if (use_timer) {
+	/* Nothing may be in flight when the counters are read. */
+	block_all(SIG_BLOCK);
+	for (int s = ALRM; s <= PROF; s++) {
 		struct itimerval off = { { 0, 0 }, { 0, 0 } };
 
-		setitimer(ITIMER_PROF, &off, NULL);
+		if (use[s])
+			setitimer(s == ALRM ? ITIMER_REAL : ITIMER_PROF, &off,
+				  NULL);
 	}
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
-	if (use_kill)
+	if (use[USR1])
 		pthread_join(th, NULL);
-	/* Nothing may be in flight now: block both and read the counters. */
-	{
-		sigset_t set;
 
-		sigemptyset(&set);
-		sigaddset(&set, SIGUSR1);
-		sigaddset(&set, SIGPROF);
-		pthread_sigmask(SIG_BLOCK, &set, NULL);
-	}
+	total = emitted[ALRM] + emitted[PROF] + emitted[USR1];
 	printf("loop %llu\n", (unsigned long long)i);
-	printf("handler %llu\n", (unsigned long long)(emitted_usr1 + emitted_prof));
-	printf("handler_usr1 %llu\n", (unsigned long long)emitted_usr1);
-	printf("handler_prof %llu\n", (unsigned long long)emitted_prof);
+	printf("handler %llu\n", (unsigned long long)total);
+	printf("handler_alrm %llu\n", (unsigned long long)emitted[ALRM]);
+	printf("handler_prof %llu\n", (unsigned long long)emitted[PROF]);
+	printf("handler_usr1 %llu\n", (unsigned long long)emitted[USR1]);
 	fflush(stdout);
 	return 0;
 }

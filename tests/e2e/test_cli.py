@@ -1,0 +1,901 @@
+# SPDX-License-Identifier: MIT
+"""End-to-end tests of the tracekit command line: record, report, list.
+
+Errors (one 'tracekit: ' line, what and where, non-zero exit, nothing
+recorded destroyed), agreement with babeltrace2, report options, record
+filters, attaching, list's format, file modes, and the demo program.
+"""
+import glob
+import os
+import re
+import shutil
+import signal
+import stat
+import struct
+import subprocess
+import time
+
+import tklib
+
+BASIC = tklib.prog("basic")
+DEMO = os.path.join(tklib.BUILD, "examples", "tracekit-demo")
+MSGS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+
+# The values prog-basic -k gives test:kinds (tests/progs/basic.c).
+KINDS = dict(a=-8, b=-1600, c=-320000, d=-6400000000, e=200, f=65000, g=4000000000,
+             h=18000000000000000000, p=0x1234abcd, x=2.5, comm="abcdefgh",
+             s="hello world")
+KINDS_BYTES = [0xde, 0xad, 0xbe, 0xef]
+
+
+# ---------------------------------------------------------------- helpers
+
+def one_error(p, exact=None, contains=(), pattern=None, rc=None):
+    """p failed with exactly one stderr line 'tracekit: ...'; returns it."""
+    lines = p.stderr.splitlines()
+    assert p.returncode != 0, "exit status 0 (expected an error); stderr: %r" % p.stderr
+    if rc is not None:
+        assert p.returncode == rc, "exit status %d, expected %d; stderr: %r" % (
+            p.returncode, rc, p.stderr)
+    assert len(lines) == 1, "expected one stderr line, got %d: %r" % (len(lines), p.stderr)
+    line = lines[0]
+    assert line.startswith("tracekit: "), "error line lacks 'tracekit: ': %r" % line
+    if exact is not None:
+        assert line == exact, "error line\n  got:      %r\n  expected: %r" % (line, exact)
+    for c in contains:
+        assert c in line, "error line %r does not mention %r" % (line, c)
+    if pattern is not None:
+        assert re.search(pattern, line, re.I), "error line %r does not match /%s/" % (
+            line, pattern)
+    return line
+
+
+def tk(*args, **kw):
+    kw.setdefault("check", False)
+    return tklib.tracekit(*args, **kw)
+
+
+def record_basic(outdir, *args, opts=()):
+    p = tklib.record(outdir, [BASIC] + list(args), *opts)
+    rows, total = tklib.summary(p.stderr)
+    assert total is not None, "no summary: %r" % p.stderr
+    return p, rows, total
+
+
+def seq_fields(text):
+    m = re.match(r"^thread=(\d+) seq=(\d+) msg=(\S+)$", text)
+    assert m, "bad test:seq text %r" % text
+    return int(m.group(1)), int(m.group(2)), m.group(3)
+
+
+KINDS_RE = re.compile(
+    r"^a=(-?\d+) b=(-?\d+) c=(-?\d+) d=(-?\d+) e=(\d+) f=(\d+) g=(\d+) h=(\d+) "
+    r"p=(0x[0-9a-fA-F]+) x=(\S+) comm=(\S*) s=(.*)$")
+
+
+def kinds_fields(text):
+    m = KINDS_RE.match(text)
+    assert m, "bad test:kinds text %r" % text
+    g = m.groups()
+    return dict(a=int(g[0]), b=int(g[1]), c=int(g[2]), d=int(g[3]), e=int(g[4]),
+                f=int(g[5]), g=int(g[6]), h=int(g[7]), p=int(g[8], 16), x=float(g[9]),
+                comm=g[10], s=g[11])
+
+
+def header_lines(outdir, *opts):
+    p = tk("report", outdir, *opts, check=True)
+    return [line for line in p.stdout.splitlines() if line.startswith("#")]
+
+
+def start_basic(*args):
+    """prog-basic running until killed, with -r READY; returns (proc, pid)."""
+    d = tklib.tmpdir()
+    ready = os.path.join(d, "ready")
+    proc = subprocess.Popen([BASIC, "-f", "-r", ready] + list(args),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        text = tklib.wait_for_file(ready)
+    except Exception:
+        tklib.kill_quietly(proc)
+        proc.wait()
+        raise
+    pid = int(text.split()[1])
+    assert pid == proc.pid
+    return proc, pid
+
+
+def stop(proc):
+    tklib.kill_quietly(proc)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def as_nobody():
+    """Command prefix running as user nobody, or Skip."""
+    if os.geteuid() != 0:
+        raise tklib.Skip("needs root to switch to user nobody")
+    for prefix in (["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"],
+                   ["runuser", "-u", "nobody", "--"]):
+        if not shutil.which(prefix[0]):
+            continue
+        try:
+            p = subprocess.run(prefix + [tklib.TRACEKIT, "--version"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, timeout=10)
+        except OSError:
+            continue
+        if p.returncode == 0 and p.stdout.startswith("tracekit"):
+            return prefix
+    raise tklib.Skip("cannot run tracekit as nobody (neither setpriv nor runuser works)")
+
+
+def run_as(prefix, *args, **kw):
+    return tklib.run(prefix + [tklib.TRACEKIT] + list(args), check=False, **kw)
+
+
+def find_event(data, thread, seq):
+    """Offset of the 8-byte header of test:seq (thread, seq) in a stream
+    file's bytes (payload: u32 thread, u64 seq, msg string, packed)."""
+    payload = struct.pack("<IQ", thread, seq) + MSGS[seq % 10].encode() + b"\0"
+    at = data.find(payload)
+    assert at >= 8, "event thread=%d seq=%d not found in the stream" % (thread, seq)
+    return at - 8
+
+
+def stream_of_thread0(outdir):
+    for f in sorted(glob.glob(os.path.join(outdir, "user", "*-*"))):
+        data = open(f, "rb").read()
+        if data.find(struct.pack("<IQ", 0, 0) + b"zero\0") >= 0:
+            return f, data
+    raise AssertionError("no stream of thread 0 in %s" % outdir)
+
+
+# ---------------------------------------------------------------- 1. errors
+
+def test_error_unknown_event():
+    d = os.path.join(tklib.tmpdir(), "t")
+    p = tk("record", "-o", d, "-e", "test:sq", "--", BASIC)
+    one_error(p, exact="tracekit: unknown event 'test:sq' (did you mean 'test:seq'?) "
+                       "(--force records anyway)")
+    assert not os.path.exists(d), "a failed record left %s behind" % d
+
+
+def test_error_bad_filter_unknown_field():
+    d = os.path.join(tklib.tmpdir(), "t")
+    flt = 'seq > 10 && mgs == "x"'
+    col = flt.index("mgs") + 1
+    assert col == 13
+    p = tk("record", "-o", d, "-e", "test:seq", "-f", flt, "--", BASIC)
+    one_error(p, exact="tracekit: bad filter '%s' for 'test:seq' at column %d: "
+                       "unknown field 'mgs' (did you mean 'msg'?)" % (flt, col))
+    assert not os.path.exists(d)
+
+
+def test_error_bad_filter_syntax():
+    d = os.path.join(tklib.tmpdir(), "t")
+    cases = [
+        # (filter, column, message)
+        ("seq >", len("seq >") + 1, "expected a value after '>'"),
+        ("seq > 10 thread == 1", "seq > 10 thread == 1".index("thread") + 1,
+         "expected '&&' or '||', got 'thread'"),
+        ("seq > abc", "seq > abc".index("abc") + 1, "invalid integer 'abc'"),
+        ("(seq > 1", 1, "unbalanced '('"),
+    ]
+    for flt, col, msg in cases:
+        p = tk("record", "-o", d, "-e", "test:seq", "-f", flt, "--", BASIC)
+        one_error(p, exact="tracekit: bad filter '%s' for 'test:seq' at column %d: %s"
+                  % (flt, col, msg))
+        assert not os.path.exists(d)
+
+
+def test_error_bad_options():
+    d = os.path.join(tklib.tmpdir(), "t")
+    one_error(tk("record", "--bogus"), rc=2,
+              exact="tracekit: unknown option '--bogus' (see 'tracekit record --help')")
+    one_error(tk("record", "-o", d, "-b", "abc", "--", BASIC), rc=2,
+              exact="tracekit: -b 'abc': buffer size must be a number of KiB, at least 8")
+    one_error(tk("report", "--ts", "foo", d), rc=2,
+              exact="tracekit: --ts 'foo': use mono, real or raw")
+    one_error(tk("record"), rc=2,
+              exact="tracekit: nothing to record: give a command after '--' or -P PID")
+    one_error(tk("record", "-o", d, "-f", "seq > 1", "-e", "test:seq", "--", BASIC), rc=2,
+              exact="tracekit: -f 'seq > 1' must follow the -e it filters")
+    one_error(tk("record", "-o", d, "-P", "abc"), rc=2,
+              exact="tracekit: -P 'abc': not a process id")
+    one_error(tk("frobnicate"), rc=2,
+              exact="tracekit: unknown command 'frobnicate' (see 'tracekit --help')")
+    assert not os.path.exists(d)
+
+
+def test_error_program_not_found():
+    d = os.path.join(tklib.tmpdir(), "t")
+    one_error(tk("record", "-o", d, "--", "/nonexistent/prog"),
+              exact="tracekit: cannot run '/nonexistent/prog': No such file or directory")
+    one_error(tk("record", "-o", d, "--", "no-such-command-xyz"),
+              exact="tracekit: cannot run 'no-such-command-xyz': command not found")
+    assert not os.path.exists(d)
+
+
+def test_error_output_not_usable():
+    base = tklib.tmpdir()
+    f = os.path.join(base, "file")
+    open(f, "w").write("precious\n")
+    one_error(tk("record", "-o", f, "--", BASIC, "-n", "3"),
+              exact="tracekit: output '%s' exists and is not a directory" % f)
+    assert open(f).read() == "precious\n"
+    other = os.path.join(base, "other")
+    os.mkdir(other)
+    open(os.path.join(other, "keep"), "w").write("keep\n")
+    one_error(tk("record", "-o", other, "--", BASIC, "-n", "3"),
+              exact="tracekit: output directory '%s' exists and is not a tracekit trace"
+              % other)
+    assert os.listdir(other) == ["keep"]
+    nested = os.path.join(base, "no", "such", "dir")
+    one_error(tk("record", "-o", nested, "--", BASIC, "-n", "3"),
+              exact="tracekit: cannot create output directory '%s': No such file or directory"
+              % nested)
+
+
+def test_error_attach_not_instrumented():
+    d = os.path.join(tklib.tmpdir(), "t")
+    sleeper = subprocess.Popen(["sleep", "10"])
+    try:
+        pid = sleeper.pid
+        one_error(tk("record", "-o", d, "-P", str(pid)),
+                  exact="tracekit: process %d is not instrumented with tracekit "
+                        "(no control socket @tracekit-%d: Connection refused)" % (pid, pid))
+        one_error(tk("list", str(pid)),
+                  exact="tracekit: process %d is not instrumented with tracekit "
+                        "(no control socket @tracekit-%d: Connection refused)" % (pid, pid))
+    finally:
+        stop(sleeper)
+    one_error(tk("record", "-o", d, "-P", "999999"),
+              exact="tracekit: no process with pid 999999")
+    one_error(tk("list", "999999"), exact="tracekit: no process with pid 999999")
+    assert not os.path.exists(d)
+
+
+def test_error_attach_unknown_event():
+    d = os.path.join(tklib.tmpdir(), "t")
+    proc, pid = start_basic("-p", "200000")
+    try:
+        p = tk("record", "-o", d, "-P", str(pid), "-e", "test:sq", timeout=30)
+        one_error(p, exact="tracekit: unknown event 'test:sq' in process %d "
+                           "(did you mean 'test:seq'?)" % pid)
+        assert not os.path.exists(d)
+        assert proc.poll() is None, "the program died"
+    finally:
+        stop(proc)
+
+
+def test_error_attach_other_user():
+    nobody = as_nobody()
+    out = tklib.tmpdir()
+    os.chmod(out, 0o777)
+    d = os.path.join(out, "att")
+    proc, pid = start_basic("-p", "200000")
+    try:
+        p = run_as(nobody, "record", "-o", d, "-P", str(pid), timeout=30)
+        one_error(p, exact="tracekit: process %d refused the connection (its control "
+                           "socket answers only its own user or root)" % pid)
+        assert not os.path.exists(d), "a refused attach left a trace in %s" % d
+        assert proc.poll() is None, "the program died"
+    finally:
+        stop(proc)
+
+
+def test_error_list_other_user():
+    nobody = as_nobody()
+    proc, pid = start_basic("-p", "200000")
+    problems = []
+    try:
+        p = run_as(nobody, "list", str(pid), timeout=30)
+        try:
+            one_error(p, contains=(str(pid),),
+                      pattern=r"permission|denied|refus|another user|not allowed|only")
+        except AssertionError as e:
+            problems.append("list PID: %s" % e)
+        # "list" alone shows this user's processes only (cmd-list.c)
+        p = run_as(nobody, "list", timeout=30)
+        if any(line.split()[:1] == [str(pid)] for line in p.stdout.splitlines()):
+            problems.append("'list' as nobody shows root's process %d: %r" % (pid, p.stdout))
+    finally:
+        stop(proc)
+    assert not problems, "\n".join(problems)
+
+
+def test_error_output_not_writable():
+    nobody = as_nobody()
+    problems = []
+    targets = []
+    if not os.stat("/root").st_mode & 0o002:
+        targets.append("/root/x")
+    base = tklib.tmpdir()
+    os.chmod(base, 0o755)  # root's, not writable by nobody
+    targets.append(os.path.join(base, "x"))
+    for d in targets:
+        p = run_as(nobody, "record", "-o", d, "--", BASIC, "-n", "3", timeout=30)
+        try:
+            one_error(p, exact="tracekit: cannot create output directory '%s': "
+                               "Permission denied" % d)
+        except AssertionError as e:
+            problems.append(str(e))
+    assert not problems, "\n".join(problems)
+
+
+def test_error_report_not_a_trace():
+    base = tklib.tmpdir()
+    empty = os.path.join(base, "empty")
+    os.mkdir(empty)
+    one_error(tk("report", empty), contains=(empty,),
+              exact="tracekit: '%s' is not a tracekit trace (no tracekit.manifest)"
+              % empty)
+    missing = os.path.join(base, "missing")
+    one_error(tk("report", missing), contains=(missing,),
+              exact="tracekit: cannot open '%s': No such file or directory" % missing)
+
+
+def test_error_report_corrupt_manifest():
+    base = tklib.tmpdir()
+    good = os.path.join(base, "good")
+    record_basic(good, "-n", "100", "-t", "2")
+    bad = os.path.join(base, "bad")
+    shutil.copytree(good, bad)
+    manifest = os.path.join(bad, "tracekit.manifest")
+    with open(manifest, "w") as f:
+        f.write("garbage \x01\x02 not a manifest\n")
+    p = tk("report", bad)
+    one_error(p, exact="tracekit: '%s' line 1 is malformed" % manifest)
+    assert p.stdout == ""
+    # cut in the middle of the process line
+    text = open(os.path.join(good, "tracekit.manifest")).read()
+    lines = text.splitlines(True)
+    pline = next(i for i, l in enumerate(lines) if l.startswith("process "))
+    cut = sum(len(l) for l in lines[:pline]) + len(lines[pline]) // 2
+    with open(manifest, "w") as f:
+        f.write(text[:cut])
+    one_error(tk("report", bad),
+              exact="tracekit: '%s' line %d is malformed" % (manifest, pline + 1))
+    # empty
+    open(manifest, "w").close()
+    one_error(tk("report", bad),
+              exact="tracekit: '%s' is not a tracekit manifest (empty)" % manifest)
+    # the events descriptor file is gone
+    shutil.rmtree(bad)
+    shutil.copytree(good, bad)
+    for desc in glob.glob(os.path.join(bad, "events", "*")):
+        os.remove(desc)
+    one_error(tk("report", bad), contains=(os.path.join(bad, "events"),))
+
+
+def test_error_report_corrupt_stream():
+    base = tklib.tmpdir()
+    good = os.path.join(base, "good")
+    record_basic(good, "-n", "1000", "-t", "2")
+    path, data = stream_of_thread0(good)
+    rel = os.path.relpath(path, good)
+    bad = os.path.join(base, "bad")
+    shutil.copytree(good, bad)
+    bpath = os.path.join(bad, rel)
+    at = find_event(data, 0, 400)
+    def event_id(off):
+        return struct.unpack_from("<Q", data, off)[0] & 0xffff
+    assert event_id(at) == event_id(find_event(data, 0, 399)) != 0xffff
+    with open(bpath, "r+b") as f:  # event id 0xffff in the header of seq 400
+        f.seek(at)
+        f.write(b"\xff\xff")
+    p = tk("report", bad, "--no-header")
+    one_error(p, exact="tracekit: '%s' offset %d: event of unknown id" % (bpath, at))
+    ev = [tklib.LINE_RE.match(l) for l in p.stdout.splitlines()]
+    assert all(ev), "unparsable report output"
+    seqs = {0: [], 1: []}
+    for m in ev:
+        if m.group(6) == "test:seq":
+            t, s, _ = seq_fields(m.group(7))
+            seqs[t].append(s)
+    assert seqs[0] == list(range(400)), "thread 0: %d events before the damage, expected " \
+        "seq 0..399" % len(seqs[0])
+    assert seqs[1] == list(range(1000)), "thread 1 lost events to thread 0's damage"
+
+
+def test_error_report_truncated_stream():
+    base = tklib.tmpdir()
+    good = os.path.join(base, "good")
+    record_basic(good, "-n", "1000", "-t", "2")
+    path, data = stream_of_thread0(good)
+    rel = os.path.relpath(path, good)
+    bad = os.path.join(base, "bad")
+    shutil.copytree(good, bad)
+    bpath = os.path.join(bad, rel)
+    at = find_event(data, 0, 500)
+    cut = at + 13  # in the middle of seq 500's record
+    os.truncate(bpath, cut)
+    p = tk("report", bad, "--no-header")
+    line = one_error(p, contains=("'%s'" % bpath, "offset"))
+    off = int(re.search(r"offset (\d+)", line).group(1))
+    assert at <= off <= cut, "error at offset %d, but the damage is at %d..%d: %r" % (
+        off, at, cut, line)
+    seqs = {0: [], 1: []}
+    for l in p.stdout.splitlines():
+        m = tklib.LINE_RE.match(l)
+        assert m, "unparsable report line %r" % l
+        if m.group(6) == "test:seq":
+            t, s, _ = seq_fields(m.group(7))
+            seqs[t].append(s)
+    assert seqs[1] == list(range(1000)), "thread 1 lost events to thread 0's truncation"
+    assert seqs[0] == list(range(500)), "thread 0: %d events printed, expected the 500 " \
+        "before the truncation (seq 0..499)" % len(seqs[0])
+
+
+def test_error_keeps_existing_trace():
+    base = tklib.tmpdir()
+    d = os.path.join(base, "D")
+    record_basic(d, "-n", "50", "-t", "2")
+    before = tk("report", d, check=True).stdout
+    assert before.count("test:seq:") == 100
+    one_error(tk("record", "-o", d, "-e", "test:nope", "--", BASIC),
+              contains=("'test:nope'",))
+    one_error(tk("record", "-o", d, "--", "/nonexistent"),
+              exact="tracekit: cannot run '/nonexistent': No such file or directory")
+    one_error(tk("record", "-o", d, "-P", "999999"),
+              exact="tracekit: no process with pid 999999")
+    one_error(tk("record", "-o", d, "-e", "test:seq", "-f", "mgs == 1", "--", BASIC),
+              contains=("'mgs'",))
+    # fails after the output directory was prepared (attach, unknown event)
+    proc, pid = start_basic("-p", "200000")
+    try:
+        one_error(tk("record", "-o", d, "-P", str(pid), "-e", "test:sq", timeout=30),
+                  exact="tracekit: unknown event 'test:sq' in process %d "
+                        "(did you mean 'test:seq'?)" % pid)
+    finally:
+        stop(proc)
+    after = tk("report", d, check=True).stdout
+    assert after == before, "a failed record changed the trace in %s" % d
+    assert sorted(os.listdir(base)) == ["D"], "leftovers: %s" % os.listdir(base)
+    # a successful record replaces it
+    p, rows, total = record_basic(d, "-n", "7")
+    new = tk("report", d, check=True).stdout
+    assert new.count("test:seq:") == 7, new
+    assert new != before
+    pid = rows[0]["pid"]
+    assert "# process %d (prog-basic)" % pid in new
+    assert sorted(os.listdir(base)) == ["D"], "leftovers: %s" % os.listdir(base)
+    last = p.stderr.splitlines()[-1]
+    assert last == "tracekit: 2 streams of 1 process recorded in '%s'" % d, \
+        "summary names another directory than the trace's: %r" % last
+
+
+# ---------------------------------------------------------------- 2. babeltrace2
+
+def bt_value(s, i):
+    """Parse one babeltrace2 value at s[i]; returns (value, next index)."""
+    if s[i] == '"':
+        out, i = [], i + 1
+        while s[i] != '"':
+            if s[i] == "\\":
+                i += 1
+            out.append(s[i])
+            i += 1
+        return "".join(out), i + 1
+    if s[i] == "{":
+        return bt_struct(s, i)
+    if s[i] == "[":
+        items, i = [], i + 1
+        while True:
+            while s[i] == " ":
+                i += 1
+            if s[i] == "]":
+                return items, i + 1
+            m = re.compile(r"\[(\d+)\] = ").match(s, i)
+            assert m and int(m.group(1)) == len(items), "bad array at %r" % s[i:]
+            v, i = bt_value(s, m.end())
+            items.append(v)
+            if s[i] == ",":
+                i += 1
+    m = re.compile(r"[^,}\] ]+").match(s, i)
+    tok = m.group(0)
+    try:
+        v = int(tok, 0)
+    except ValueError:
+        v = float(tok)
+    return v, m.end()
+
+
+def bt_struct(s, i):
+    assert s[i] == "{"
+    out, i = {}, i + 1
+    while True:
+        while s[i] == " ":
+            i += 1
+        if s[i] == "}":
+            return out, i + 1
+        m = re.compile(r"(\w+) = ").match(s, i)
+        assert m, "bad struct at %r" % s[i:]
+        v, i = bt_value(s, m.end())
+        out[m.group(1)] = v
+        if s[i] == ",":
+            i += 1
+
+
+RAW_LINE_RE = re.compile(r"^\s*(.+)-(\d+) \[(\d+)\] (\d+): ([^:]+:[^:]+): ?(.*)$")
+
+
+def report_raw(outdir):
+    """report --ts raw --no-header, parsed (raw timestamps have no dot)."""
+    out = []
+    for line in tk("report", outdir, "--no-header", "--ts", "raw", check=True).stdout.splitlines():
+        m = RAW_LINE_RE.match(line)
+        assert m, "unparsable report line: %r" % line
+        out.append(dict(comm=m.group(1), tid=int(m.group(2)), cpu=int(m.group(3)),
+                        raw=int(m.group(4)), event=m.group(5), text=m.group(6)))
+    return out
+
+
+BT_RE = re.compile(r"^\[(\d+)(?:\.(\d{9}))?\] \(\+[?.\d]+\) (\S+) (\S+): ")
+
+
+def bt_events(outdir, *opts):
+    out = []
+    for line in tklib.babeltrace_lines(outdir, *opts):
+        m = BT_RE.match(line)
+        assert m, "unparsable babeltrace2 line %r" % line
+        ctx, i = bt_struct(line, m.end())
+        assert line[i:i + 2] == ", ", line
+        payload, i = bt_struct(line, i + 2)
+        assert i == len(line), "trailing text in %r" % line
+        ts = int(m.group(1)) * 1000000000 + int(m.group(2)) if m.group(2) else int(m.group(1))
+        out.append(dict(ts=ts, event=m.group(4), ctx=ctx, payload=payload))
+    return out
+
+
+def test_babeltrace2_agrees():
+    tklib.babeltrace2()
+    d = os.path.join(tklib.tmpdir(), "t")
+    p, rows, total = record_basic(d, "-n", "1000", "-t", "2", "-k")
+    assert total["events"] == 2003 and total["lost"] == 0, p.stderr
+    pid = [r for r in rows if r["tid"] == r["pid"]][0]["pid"]
+    rep = report_raw(d)
+    bt = bt_events(d, "--clock-cycles")
+    assert len(rep) == 2003, "report: %d events" % len(rep)
+    assert len(bt) == len(rep), "babeltrace2: %d events, report: %d" % (len(bt), len(rep))
+    assert [e["raw"] for e in rep] == sorted(e["raw"] for e in rep), \
+        "report is not in time order"
+    rep.sort(key=lambda e: (e["raw"], e["tid"]))
+    bt.sort(key=lambda e: (e["ts"], e["ctx"]["tid"]))
+    kinds_seen = 0
+    for n, (r, b) in enumerate(zip(rep, bt)):
+        where = "event %d: report %r / babeltrace2 %r" % (n, r, b)
+        assert r["raw"] == b["ts"], "timestamps differ: " + where
+        assert r["event"] == b["event"], where
+        assert r["tid"] == b["ctx"]["tid"] and b["ctx"]["pid"] == pid, where
+        assert r["cpu"] == b["ctx"]["cpu_id"], where
+        pl = b["payload"]
+        if r["event"] == "test:seq":
+            t, s, msg = seq_fields(r["text"])
+            assert (t, s, msg) == (pl["thread"], pl["seq"], pl["msg"]), where
+            assert msg == MSGS[s % 10], where
+        elif r["event"] == "test:phase":
+            assert r["text"] == pl["name"] and pl["name"] in ("start", "end"), where
+        elif r["event"] == "test:kinds":
+            kinds_seen += 1
+            assert kinds_fields(r["text"]) == KINDS, "report: " + where
+            bvals = {k: pl[k] for k in KINDS}
+            assert bvals == KINDS, "babeltrace2: " + where
+            assert pl["bytes"] == KINDS_BYTES, where
+            assert pl.get("_bytes_length", 4) == 4, where
+        else:
+            raise AssertionError("unexpected event: " + where)
+    assert kinds_seen == 1
+    # the same wall-clock conversion (report truncates to microseconds)
+    rreal = tklib.report_lines(d, "--ts", "real")
+    breal = bt_events(d, "--clock-seconds")
+    for r, b in zip(sorted(rreal, key=lambda e: (e["ts"], e["tid"])),
+                    sorted(breal, key=lambda e: (e["ts"], e["ctx"]["tid"]))):
+        sec, usec = r["ts"].split(".")
+        rn = int(sec) * 1000000000 + int(usec) * 1000
+        bn = b["ts"]
+        assert abs(rn - bn) < 5000, "real time: report %s, babeltrace2 %d" % (r["ts"], bn)
+
+
+# ---------------------------------------------------------------- 3. report options
+
+def test_report_options():
+    d = os.path.join(tklib.tmpdir(), "t")
+    mono0, real0 = time.monotonic(), time.time()
+    p, rows, total = record_basic(d, "-n", "200", "-t", "2")
+    mono1, real1 = time.monotonic(), time.time()
+    pid = [r for r in rows if r["tid"] == r["pid"]][0]["pid"]
+    everything = tklib.report_lines(d)
+    assert len(everything) == 402
+    # -F
+    lines = tklib.report_lines(d, "-F", "seq < 5")
+    got = sorted(seq_fields(e["text"])[:2] for e in lines)
+    assert got == [(t, s) for t in (0, 1) for s in range(5)], got
+    assert all(e["event"] == "test:seq" for e in lines)
+    # --events
+    lines = tklib.report_lines(d, "--events", "test:phase")
+    assert [(e["event"], e["text"], e["tid"]) for e in lines] == \
+        [("test:phase", "start", pid), ("test:phase", "end", pid)], lines
+    lines = tklib.report_lines(d, "--events", "test:ph*", "--events", "test:seq",
+                               "-F", "seq == 7")
+    assert sorted(e["text"] for e in lines) == ["thread=0 seq=7 msg=seven",
+                                                "thread=1 seq=7 msg=seven"], lines
+    # string filters
+    lines = tklib.report_lines(d, "-F", 'msg ~ "t*"')
+    msgs = [seq_fields(e["text"])[2] for e in lines]
+    assert len(msgs) == 2 * 200 * 2 // 10 and set(msgs) == {"two", "three"}, len(msgs)
+    lines = tklib.report_lines(d, "-F", 'msg == "nine" && thread == 1')
+    assert [seq_fields(e["text"])[1] for e in lines] == list(range(9, 200, 10))
+    lines = tklib.report_lines(d, "-F", 'name != "start"')
+    assert [e["text"] for e in lines] == ["end"]
+    one_error(tk("report", d, "-F", "bogus > 1"), rc=2,
+              exact="tracekit: bad filter 'bogus > 1' at column 1: unknown field 'bogus'")
+    # timestamps: mono and real near the clocks at recording time
+    slack = 0.01
+    for opt, lo, hi in (("mono", mono0, mono1), ("real", real0, real1)):
+        lines = tklib.report_lines(d, "--ts", opt)
+        ts = [float(e["ts"]) for e in lines]
+        assert lo - slack <= min(ts) and max(ts) <= hi + slack, \
+            "--ts %s: events at %.6f..%.6f, recording ran %.6f..%.6f" % (
+                opt, min(ts), max(ts), lo, hi)
+        assert ts == sorted(ts)
+    assert [e["ts"] for e in tklib.report_lines(d, "--ts", "mono")] == \
+        [e["ts"] for e in everything], "--ts mono is not the default"
+
+
+def test_report_header():
+    d = os.path.join(tklib.tmpdir(), "t")
+    p, rows, total = record_basic(d, "-n", "300", "-t", "3")
+    pid = [r for r in rows if r["tid"] == r["pid"]][0]["pid"]
+    head = header_lines(d)
+    assert head[0] == "# tracekit trace '%s'" % d, head
+    assert re.match(r"^# host \S+, started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, "
+                    r"clock (tsc|mono) at \d+ Hz, discard mode$", head[1]), head[1]
+    assert head[2] == "# process %d (prog-basic) %s, 3 events defined" % (
+        pid, os.path.realpath(BASIC)), head[2]
+    streams = {}
+    for line in head[3:-1]:
+        m = re.match(r"^# stream prog-basic-(\d+): (\d+) events, (\d+) lost$", line)
+        assert m, "bad header line %r" % line
+        streams[int(m.group(1))] = int(m.group(2))
+        assert m.group(3) == "0"
+    assert head[-1] == "#"
+    assert len(streams) == 4, head
+    counts = {}
+    for e in tklib.report_lines(d):
+        counts[e["tid"]] = counts.get(e["tid"], 0) + 1
+    assert counts == streams, "header %r, events %r" % (streams, counts)
+    assert streams[pid] == 2
+    assert {r["tid"]: r["events"] for r in rows} == streams
+    out = tk("report", d, "--no-header", check=True).stdout
+    assert not any(l.startswith("#") for l in out.splitlines())
+
+
+# ---------------------------------------------------------------- 4. record filters
+
+def test_record_filter():
+    d = os.path.join(tklib.tmpdir(), "t")
+    p, rows, total = record_basic(d, "-n", "1000", "-t", "2",
+                                  opts=("-e", "test:seq", "-f", "seq < 100"))
+    assert total == dict(events=200, lost=0, bytes=total["bytes"]), p.stderr
+    assert sorted(r["events"] for r in rows) == [100, 100]
+    lines = tklib.report_lines(d)
+    assert sorted(seq_fields(e["text"])[:2] for e in lines) == \
+        [(t, s) for t in (0, 1) for s in range(100)]
+    assert all(e["event"] == "test:seq" for e in lines)
+
+
+def test_record_two_filters():
+    d = os.path.join(tklib.tmpdir(), "t")
+    p, rows, total = record_basic(
+        d, "-n", "1000", "-t", "2",
+        opts=("-e", "test:seq", "-f", "thread == 1 && seq >= 990",
+              "-e", "test:phase", "-f", 'name == "end"'))
+    assert total["events"] == 11 and total["lost"] == 0, p.stderr
+    assert all(r["lost"] == 0 for r in rows)
+    lines = tklib.report_lines(d)
+    assert [e["text"] for e in lines if e["event"] == "test:seq"] == \
+        ["thread=1 seq=%d msg=%s" % (s, MSGS[s % 10]) for s in range(990, 1000)]
+    assert [e["text"] for e in lines if e["event"] == "test:phase"] == ["end"]
+    assert lines[-1]["event"] == "test:phase"
+    # a glob with a string filter
+    d2 = os.path.join(tklib.tmpdir(), "t2")
+    p, rows, total = record_basic(d2, "-n", "100", opts=("-e", "test:s*", "-f", 'msg ~ "*e"'))
+    assert total["events"] == 40 and total["lost"] == 0, p.stderr
+    msgs = [seq_fields(e["text"])[2] for e in tklib.report_lines(d2)]
+    assert sorted(set(msgs)) == ["five", "nine", "one", "three"] and len(msgs) == 40
+
+
+# ---------------------------------------------------------------- 5. attach
+
+def attach_once(pid, outdir, sig):
+    rec = subprocess.Popen([tklib.TRACEKIT, "record", "-P", str(pid), "-o", outdir],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)
+        assert rec.poll() is None, "record -P exited early: %r" % (rec.communicate(),)
+        rec.send_signal(sig)
+        out, err = rec.communicate(timeout=20)
+    finally:
+        if rec.poll() is None:
+            rec.kill()
+            rec.wait()
+    assert rec.returncode == 0, "record -P exited %d after %s: %r" % (
+        rec.returncode, sig.name, err)
+    rows, total = tklib.summary(err)
+    assert total and total["events"] > 0 and total["lost"] == 0, err
+    assert len(rows) == 1 and rows[0]["pid"] == pid, err
+    lines = tklib.report_lines(outdir)
+    seqs = [seq_fields(e["text"]) for e in lines]
+    assert all(e["event"] == "test:seq" for e in lines)
+    assert all(t == 0 and msg == MSGS[s % 10] for t, s, msg in seqs)
+    nums = [s for _, s, _ in seqs]
+    assert nums == list(range(nums[0], nums[0] + len(nums))), \
+        "thread 0's seq numbers are not contiguous"
+    assert len(nums) == total["events"]
+    head = header_lines(outdir)
+    assert "# stream prog-basic-%d: %d events, 0 lost" % (rows[0]["tid"], len(nums)) in head, head
+    return nums, head
+
+
+def test_attach():
+    proc, pid = start_basic("-p", "200000")
+    try:
+        base = tklib.tmpdir()
+        first, head1 = attach_once(pid, os.path.join(base, "a1"), signal.SIGINT)
+        assert proc.poll() is None, "the program died after the first session"
+        second, head2 = attach_once(pid, os.path.join(base, "a2"), signal.SIGINT)
+        assert second[0] > first[-1]
+        assert proc.poll() is None, "the program died after the second session"
+        third, head3 = attach_once(pid, os.path.join(base, "a3"), signal.SIGTERM)
+        assert third[0] > second[-1]
+        time.sleep(0.1)
+        assert proc.poll() is None, "the program died after SIGTERM to the recorder"
+        os.kill(pid, 0)
+        # the process is prog-basic, not its control thread
+        for head in (head1, head2, head3):
+            procs = [l for l in head if l.startswith("# process ")]
+            assert procs == ["# process %d (prog-basic) %s, 3 events defined" % (
+                pid, os.path.realpath(BASIC))], procs
+    finally:
+        stop(proc)
+
+
+# ---------------------------------------------------------------- 6. list
+
+SEQ_FORMAT = [
+    "test:seq",
+    "\tID: 2",
+    "\tfield:uint32_t thread;\toffset:0;\tsize:4;\tsigned:0;",
+    "\tfield:uint64_t seq;\toffset:4;\tsize:8;\tsigned:0;",
+    "\tfield:__data_loc char[] msg;\toffset:12;\tsize:var;\tsigned:0;",
+    '\tprint fmt: "thread=%u seq=%lu msg=%s", thread, seq, msg',
+]
+
+
+def list_blocks(text):
+    blocks, cur = {}, None
+    for line in text.splitlines():
+        if line and not line.startswith("\t"):
+            cur = line
+            blocks[cur] = [line]
+        elif line and cur:
+            blocks[cur].append(line)
+    return blocks
+
+
+def check_list_output(text):
+    blocks = list_blocks(text)
+    assert sorted(blocks) == ["test:kinds", "test:phase", "test:seq"], blocks.keys()
+    seq = blocks["test:seq"]
+    assert seq[0] == "test:seq" and re.match(r"^\tID: \d+$", seq[1]), seq
+    assert seq[2:] == SEQ_FORMAT[2:], "test:seq:\n%s" % "\n".join(seq)
+    phase = blocks["test:phase"]
+    assert phase[2:] == ["\tfield:__data_loc char[] name;\toffset:0;\tsize:var;\tsigned:0;",
+                         '\tprint fmt: "%s", name'], phase
+    kinds = blocks["test:kinds"]
+    assert kinds[2:] == [
+        "\tfield:int8_t a;\toffset:0;\tsize:1;\tsigned:1;",
+        "\tfield:int16_t b;\toffset:1;\tsize:2;\tsigned:1;",
+        "\tfield:int32_t c;\toffset:3;\tsize:4;\tsigned:1;",
+        "\tfield:int64_t d;\toffset:7;\tsize:8;\tsigned:1;",
+        "\tfield:uint8_t e;\toffset:15;\tsize:1;\tsigned:0;",
+        "\tfield:uint16_t f;\toffset:16;\tsize:2;\tsigned:0;",
+        "\tfield:uint32_t g;\toffset:18;\tsize:4;\tsigned:0;",
+        "\tfield:uint64_t h;\toffset:22;\tsize:8;\tsigned:0;",
+        "\tfield:void * p;\toffset:30;\tsize:8;\tsigned:0;",
+        "\tfield:double x;\toffset:38;\tsize:8;\tsigned:1;",
+        "\tfield:char comm[8];\toffset:46;\tsize:8;\tsigned:0;",
+        "\tfield:__data_loc char[] s;\toffset:54;\tsize:var;\tsigned:0;",
+        "\tfield:__data_loc uint8_t[] bytes;\toffset:var;\tsize:var;\tsigned:0;",
+        '\tprint fmt: "a=%d b=%d c=%d d=%ld e=%u f=%u g=%u h=%lu p=%p x=%g comm=%s s=%s", '
+        "a, b, c, d, e, f, g, h, p, x, comm, s",
+    ], "\n".join(kinds)
+    return blocks
+
+
+def test_list_program():
+    p = tk("list", BASIC, check=True)
+    assert p.stderr == ""
+    check_list_output(p.stdout)
+    p = tk("list", "--names", BASIC, check=True)
+    assert p.stdout == "test:kinds\ntest:phase\ntest:seq\n", p.stdout
+    one_error(tk("list", "/nonexistent"),
+              exact="tracekit: cannot open '/nonexistent': No such file or directory")
+
+
+def test_list_process():
+    proc, pid = start_basic("-p", "200000")
+    try:
+        p = tk("list", str(pid), check=True)
+        assert p.stderr == ""
+        blocks = check_list_output(p.stdout)
+        assert sorted(blocks) == sorted(check_list_output(tk("list", BASIC, check=True).stdout))
+        p = tk("list", "--names", str(pid), check=True)
+        assert p.stdout == "test:kinds\ntest:phase\ntest:seq\n", p.stdout
+        p = tk("list", check=True)
+        assert "%d prog-basic" % pid in p.stdout.splitlines(), p.stdout
+        # listing enabled nothing and did not disturb the program
+        assert proc.poll() is None
+    finally:
+        stop(proc)
+
+
+# ---------------------------------------------------------------- 7. security
+
+def test_trace_modes():
+    base = tklib.tmpdir()
+    d = os.path.join(base, "t")
+    # with umask 0 too: the modes must not come from the umask
+    p = subprocess.run([tklib.TRACEKIT, "record", "-o", d, "--", BASIC, "-n", "100", "-t", "2"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=60, preexec_fn=lambda: os.umask(0))
+    assert p.returncode == 0, p.stderr
+    # and a trace that replaced another one
+    p = subprocess.run([tklib.TRACEKIT, "record", "-o", d, "--", BASIC, "-n", "50"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=60, preexec_fn=lambda: os.umask(0))
+    assert p.returncode == 0, p.stderr
+    bad = []
+    nfiles = 0
+    for root, dirs, files in os.walk(d):
+        mode = stat.S_IMODE(os.lstat(root).st_mode)
+        if mode != 0o700:
+            bad.append("%s: dir mode %o" % (root, mode))
+        for f in files:
+            st = os.lstat(os.path.join(root, f))
+            nfiles += 1
+            if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != 0o600:
+                bad.append("%s: mode %o" % (os.path.join(root, f), st.st_mode))
+    assert nfiles >= 4
+    assert not bad, "\n".join(bad)
+
+
+# ---------------------------------------------------------------- 8. demo
+
+def test_demo():
+    if not os.path.exists(DEMO):
+        raise tklib.Skip("%s is not built" % DEMO)
+    d = os.path.join(tklib.tmpdir(), "t")
+    p = tklib.record(d, [DEMO, "50", "3"])
+    rows, total = tklib.summary(p.stderr)
+    assert total and total["lost"] == 0, p.stderr
+    lines = tklib.report_lines(d)
+    assert len(lines) == total["events"]
+    starts, dones = [], []
+    for e in lines:
+        f = tklib.fields(e["text"])
+        if e["event"] == "demo:request_start":
+            starts.append(int(f["id"]))
+            assert f["path"] == "/item/%d" % (int(f["id"]) % 40), e
+            assert re.match(r"^worker-[0-2]$", e["comm"]), e
+        elif e["event"] == "demo:request_done":
+            dones.append(int(f["id"]))
+            assert f["status"] == ("404" if int(f["id"]) % 10 == 0 else "200"), e
+    assert sorted(starts) == list(range(1, 51)), sorted(starts)
+    assert sorted(dones) == list(range(1, 51)), sorted(dones)
+    marks = [(e["event"], e["text"]) for e in lines if e["event"] in ("demo:start", "demo:stop")]
+    assert marks == [("demo:start", "serving 50 requests with 3 workers"),
+                     ("demo:stop", "served 50 requests")], marks
+    assert lines[0]["event"] == "demo:start" and lines[-1]["event"] == "demo:stop"
