@@ -160,6 +160,7 @@ static int prepare_events(struct report *r)
 			struct tk_filter_error fe;
 
 			st->ev = &t->processes[i].events[j];
+			t->processes[i].events[j].user = st;
 			st->shown = pattern_selected(r, st->ev->full_name);
 			if (!r->filter || !st->shown)
 				continue;
@@ -183,14 +184,9 @@ static int prepare_events(struct report *r)
 	return 0;
 }
 
-static struct event_state *state_of(struct report *r,
-				    const struct tk_event_info *ev)
+static struct event_state *state_of(const struct tk_event_info *ev)
 {
-	/* events of a process are contiguous in states, in the same order */
-	for (unsigned i = 0; i < r->nstates; i++)
-		if (r->states[i].ev == ev)
-			return &r->states[i];
-	return NULL;
+	return ev->user;
 }
 
 static void heap_swap(struct report *r, unsigned a, unsigned b)
@@ -248,19 +244,36 @@ static bool reader_advance(struct report *r, unsigned idx)
 	return ret > 0;
 }
 
-static void format_time(const struct report *r, uint64_t ts, char *buf,
-			size_t len)
+/* Decimal digits of v, right-aligned in buf[0..width) padded with @pad;
+ * returns the number of chars written (more than width if needed). */
+static size_t put_uint(char *buf, uint64_t v, unsigned width, char pad)
+{
+	char tmp[24];
+	size_t n = 0, out = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n + out < width)
+		buf[out++] = pad;
+	while (n)
+		buf[out++] = tmp[--n];
+	return out;
+}
+
+static size_t format_time(const struct report *r, uint64_t ts, char *buf)
 {
 	uint64_t ns;
+	size_t n;
 
-	if (r->ts == TS_RAW) {
-		snprintf(buf, len, "%" PRIu64, ts);
-		return;
-	}
+	if (r->ts == TS_RAW)
+		return put_uint(buf, ts, 0, ' ');
 	ns = r->ts == TS_REAL ? tk_clock_to_real(&r->trace.clock, ts)
 			      : tk_clock_to_mono(&r->trace.clock, ts);
-	snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, ns / 1000000000u,
-		 ns % 1000000000u / 1000u);
+	n = put_uint(buf, ns / 1000000000u, 0, ' ');
+	buf[n++] = '.';
+	return n + put_uint(buf + n, ns % 1000000000u / 1000u, 6, '0');
 }
 
 static void print_header(const struct report *r)
@@ -296,31 +309,57 @@ static void print_header(const struct report *r)
 	printf("#\n");
 }
 
+static void prepare_print(struct tk_event_info *ev)
+{
+	char why[200];
+
+	if (tk_print_prepare(ev->fmt, ev->args, ev->fields, ev->nfields,
+			     &ev->print, why, sizeof(why)) < 0) {
+		tk_warn("event '%s': %s; printing its fields", ev->full_name, why);
+		ev->print_failed = true;
+		tk_print_prepare("", "", ev->fields, ev->nfields, &ev->print, why,
+				 sizeof(why));
+	}
+}
+
+/* One line as trace-cmd prints it: "%16s [%03u] %s: %s: %s\n". */
 static void print_event(struct report *r, const struct tk_stream_reader *rd,
 			struct event_state *st)
 {
 	struct tk_event_info *ev = (struct tk_event_info *)st->ev;
-	char who[64], when[32], fields[4096];
+	char line[8192], who[48];
+	size_t n = 0, w, len;
 
-	if (!ev->print && !ev->print_failed) {
-		char why[200];
-
-		if (tk_print_prepare(ev->fmt, ev->args, ev->fields, ev->nfields,
-				     &ev->print, why, sizeof(why)) < 0) {
-			tk_warn("event '%s': %s; printing its fields", ev->full_name,
-				why);
-			ev->print_failed = true;
-			tk_print_prepare("", "", ev->fields, ev->nfields, &ev->print,
-					 why, sizeof(why));
-		}
+	if (!ev->print && !ev->print_failed)
+		prepare_print(ev);
+	len = strlen(rd->stream->comm);
+	memcpy(who, rd->stream->comm, len);
+	who[len++] = '-';
+	len += put_uint(who + len, rd->stream->tid, 0, ' ');
+	for (w = len; w < 16; w++)
+		line[n++] = ' ';
+	memcpy(line + n, who, len);
+	n += len;
+	memcpy(line + n, " [", 2);
+	n += 2;
+	n += put_uint(line + n, rd->cpu, 3, '0');
+	memcpy(line + n, "] ", 2);
+	n += 2;
+	n += format_time(r, rd->ts, line + n);
+	line[n++] = ':';
+	line[n++] = ' ';
+	len = strlen(ev->full_name);
+	memcpy(line + n, ev->full_name, len);
+	n += len;
+	line[n++] = ':';
+	line[n++] = ' ';
+	if (ev->print) {
+		len = tk_print_format(ev->print, rd->values, line + n,
+				      sizeof(line) - n - 1);
+		n += len < sizeof(line) - n - 1 ? len : sizeof(line) - n - 2;
 	}
-	fields[0] = '\0';
-	if (ev->print)
-		tk_print_format(ev->print, rd->values, fields, sizeof(fields));
-	snprintf(who, sizeof(who), "%s-%u", rd->stream->comm, rd->stream->tid);
-	format_time(r, rd->ts, when, sizeof(when));
-	printf("%16s [%03u] %s: %s: %s\n", who, rd->cpu, when, ev->full_name,
-	       fields);
+	line[n++] = '\n';
+	fwrite_unlocked(line, 1, n, stdout);
 }
 
 static int open_readers(struct report *r)
@@ -375,7 +414,7 @@ int cmd_report(int argc, char **argv)
 	while (r.heap_len) {
 		unsigned idx = r.heap[0];
 		struct tk_stream_reader *rd = &r.readers[idx];
-		struct event_state *st = state_of(&r, rd->event);
+		struct event_state *st = state_of(rd->event);
 
 		if (st && st->shown &&
 		    (!st->filter || tk_filter_match(st->filter, rd->values)))

@@ -329,7 +329,8 @@ static int recv_message(int fd, char *buf, size_t size, int *passed_fd)
 	return (int)n;
 }
 
-/* Handle one message; < 0 drops the process. */
+/* Handle one message: returns its size, 0 when none is waiting, < 0 when
+ * the process is to be dropped. */
 static int process_message(struct rec_session *s, struct rec_process *p)
 {
 	static char buf[TK_MSG_MAX];
@@ -408,7 +409,7 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 out:
 	if (fd >= 0)
 		close(fd);
-	return ret;
+	return ret < 0 ? ret : n;
 }
 
 static void accept_process(struct rec_session *s)

@@ -29,6 +29,7 @@ struct tk_event_info {
 	uint32_t min_size; /* payload bytes with every variable part empty */
 	struct tk_print *print; /* prepared by the reader, may be NULL */
 	bool print_failed;
+	void *user; /* for the reader's own per-event state */
 };
 
 /*

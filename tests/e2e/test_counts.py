@@ -192,6 +192,32 @@ def stop_popen(p):
             pass
 
 
+def _record_starved(out, args, *opts, timeout=60):
+    """tracekit record -o OUT OPTS -- ARGS -r READY -w, with the recorder at
+    nice 19 and both it and the program pinned to one CPU: the program's
+    threads start, fire and exit while the recorder hardly runs (a busy
+    machine).  Returns (returncode, stdout, stderr) of record."""
+    ready = out + ".ready"
+    rec = subprocess.Popen([tklib.TRACEKIT, "record", "-o", out] + list(opts) + ["--"]
+                           + args + ["-r", ready, "-w"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pid = None
+    try:
+        pid = read_pid(ready)
+        cpu = {min(os.sched_getaffinity(0))}
+        os.setpriority(os.PRIO_PROCESS, rec.pid, 19)
+        os.sched_setaffinity(rec.pid, cpu)
+        os.sched_setaffinity(pid, cpu)
+        os.kill(pid, signal.SIGUSR1)
+        stdout, stderr = rec.communicate(timeout=timeout)
+        pid = None
+    finally:
+        if pid is not None:
+            kill_pid(pid)
+        stop_popen(rec)
+    return rec.returncode, stdout, stderr
+
+
 # ----------------------------------------------------------------- tests
 
 def test_four_threads_million():
@@ -229,14 +255,29 @@ def test_four_threads_million():
     assert nbt == n * t, "babeltrace2 printed %d test:seq lines, want %d" % (nbt, n * t)
 
 
-def _record_small(overwrite):
+def _record_small(overwrite, starved):
+    """prog-basic -n 200000 -t 2 with 8 KiB per thread; starved: with the
+    recorder starved of CPU (see _record_starved)."""
     n, t = 200000, 2
     out = os.path.join(tklib.tmpdir(), "trace")
     opts = ["-b", "8"] + (["--overwrite"] if overwrite else [])
-    p = tklib.record(out, [tklib.prog("basic"), "-n", str(n), "-t", str(t)], *opts,
-                     timeout=120)
-    rows, total = tklib.summary(p.stderr)
-    assert total is not None, "no total row in summary:\n%s" % p.stderr
+    args = [tklib.prog("basic"), "-n", str(n), "-t", str(t)]
+    if starved:
+        rc, stdout, stderr = _record_starved(out, args, *opts)
+        assert rc == 0, "record exited %d:\n%s" % (rc, stderr)
+    else:
+        stderr = tklib.record(out, args, *opts, timeout=120).stderr
+    try:
+        return _check_small(out, n, t, stderr)
+    except AssertionError as e:
+        raise AssertionError("%s%s: %s" % ("overwrite" if overwrite else "discard",
+                                           ", starved recorder" if starved else "",
+                                           e)) from None
+
+
+def _check_small(out, n, t, stderr):
+    rows, total = tklib.summary(stderr)
+    assert total is not None, "no total row in summary:\n%s" % stderr
     byrow = rows_by_tid(rows)
     streams, phases, nlines = scan_seq(out)
     assert phases == ["start", "end"], "test:phase events in report: %r" % phases
@@ -245,19 +286,19 @@ def _record_small(overwrite):
     assert sorted(int(st["thread"]) for st in streams.values()) == list(range(t)), \
         "thread values: %r" % streams
     for tid, st in streams.items():
-        assert tid in byrow, "tid %d of the report has no summary row:\n%s" % (tid, p.stderr)
+        assert tid in byrow, "tid %d of the report has no summary row:\n%s" % (tid, stderr)
         r = byrow[tid]
         assert r["events"] + r["lost"] == n, \
             "tid %d (thread %s): %d recorded + %d lost = %d, want %d\n%s" % (
                 tid, st["thread"], r["events"], r["lost"], r["events"] + r["lost"], n,
-                p.stderr)
+                stderr)
         assert r["lost"] > 0, "tid %d: nothing lost with an 8 KiB buffer: %r" % (tid, r)
         assert st["count"] == r["events"], \
             "tid %d (thread %s): report has %d test:seq lines, summary says %d" % (
                 tid, st["thread"], st["count"], r["events"])
     assert total["events"] == sum(r["events"] for r in rows) and \
         total["lost"] == sum(r["lost"] for r in rows), \
-        "total row is not the sum of the rows:\n%s" % p.stderr
+        "total row is not the sum of the rows:\n%s" % stderr
     assert nlines == total["events"], "report printed %d lines, summary total is %d" % (
         nlines, total["events"])
     hdr = header_streams(out)
@@ -271,25 +312,31 @@ def _record_small(overwrite):
 
 def test_discard_exact():
     """8 KiB per thread, discard mode: recorded + lost is exactly what each
-    thread fired, what is recorded is in order, and report agrees."""
-    _record_small(overwrite=False)
+    thread fired, what is recorded is in order, and report agrees; also
+    with the recorder starved of CPU."""
+    for starved in (False, True):
+        _record_small(overwrite=False, starved=starved)
 
 
 def test_overwrite_newest():
     """8 KiB per thread, overwrite mode: recorded + lost is exact, and what
-    is kept is the newest events, contiguous up to the last one."""
-    out, n, streams, byrow = _record_small(overwrite=True)
-    for tid, st in streams.items():
-        cnt = byrow[tid]["events"]
-        # strictly increasing + first/last span == count => contiguous
-        assert st["last"] == n - 1 and st["first"] == n - cnt and \
-            st["last"] - st["first"] + 1 == st["count"], \
-            "tid %d (thread %s): kept seq %d..%d (%d events), want the newest " \
-            "%d..%d" % (tid, st["thread"], st["first"], st["last"], st["count"],
-                        n - cnt, n - 1)
-    total = sum(st["count"] for st in streams.values())
-    nbt = bt_count(out)
-    assert nbt == total, "babeltrace2 printed %d test:seq lines, report %d" % (nbt, total)
+    is kept is the newest events, contiguous up to the last one; also with
+    the recorder starved of CPU."""
+    for starved in (False, True):
+        mode = "starved recorder" if starved else "plain"
+        out, n, streams, byrow = _record_small(overwrite=True, starved=starved)
+        for tid, st in streams.items():
+            cnt = byrow[tid]["events"]
+            # strictly increasing + first/last span == count => contiguous
+            assert st["last"] == n - 1 and st["first"] == n - cnt and \
+                st["last"] - st["first"] + 1 == st["count"], \
+                "%s: tid %d (thread %s): kept seq %d..%d (%d events), want the " \
+                "newest %d..%d" % (mode, tid, st["thread"], st["first"], st["last"],
+                                   st["count"], n - cnt, n - 1)
+        total = sum(st["count"] for st in streams.values())
+        nbt = bt_count(out)
+        assert nbt == total, "%s: babeltrace2 printed %d test:seq lines, report %d" % (
+            mode, nbt, total)
 
 
 def test_program_sigkill():
@@ -364,17 +411,18 @@ def test_recorder_sigkill():
     untraced = time.monotonic() - start
     assert "emitted 0 %d" % n in p.stdout.splitlines(), "untraced run: %r" % p.stdout
 
-    out, ready, pout = (os.path.join(d, x) for x in ("trace", "ready", "prog.out"))
+    out, ready, pout, perr = (os.path.join(d, x)
+                              for x in ("trace", "ready", "prog.out", "prog.err"))
     # become the subreaper: the program, orphaned when the recorder dies, is
     # then our child and we can wait for it and read its exit status
     reaper = _set_subreaper(True)
     rec = pid = None
     status = None
     try:
-        with open(pout, "w") as fout:
+        # files, not pipes: nobody reads a pipe once the recorder is dead
+        with open(pout, "w") as fout, open(perr, "w") as ferr:
             rec = subprocess.Popen([tklib.TRACEKIT, "record", "-o", out, "--"]
-                                   + args + ["-r", ready],
-                                   stdout=fout, stderr=subprocess.PIPE)
+                                   + args + ["-r", ready], stdout=fout, stderr=ferr)
         pid = read_pid(ready)
         t0 = time.monotonic()
         time.sleep(0.3)
@@ -384,16 +432,17 @@ def test_recorder_sigkill():
         rec.wait(timeout=10)
         killed_at = time.monotonic() - t0
         end = t0 + 60
-        if reaper:
-            while time.monotonic() < end:
+        while time.monotonic() < end:
+            try:
                 wpid, st = os.waitpid(pid, os.WNOHANG)
-                if wpid == pid:
-                    status = st
+            except ChildProcessError:   # not reparented to us: watch /proc
+                wpid, st = 0, None
+                if not pid_alive(pid):
                     break
-                time.sleep(0.002)
-        else:
-            while pid_alive(pid) and time.monotonic() < end:
-                time.sleep(0.002)
+            if wpid == pid:
+                status = st
+                break
+            time.sleep(0.002)
         traced = time.monotonic() - t0
         assert time.monotonic() < end, "program still running 60 s after start"
         pid_done = pid
@@ -401,11 +450,10 @@ def test_recorder_sigkill():
     finally:
         if pid is not None:
             kill_pid(pid)
-            if reaper:
-                try:
-                    os.waitpid(pid, 0)
-                except ChildProcessError:
-                    pass
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
         stop_popen(rec)
         if reaper:
             _set_subreaper(False)
@@ -417,9 +465,11 @@ def test_recorder_sigkill():
                 else "exit %d" % os.WEXITSTATUS(status))
     with open(pout) as f:
         text = f.read()
+    with open(perr) as f:
+        errs = f.read()
     assert "emitted 0 %d" % n in text.splitlines(), \
-        "program did not finish normally (recorder killed %.2f s in); its output: %r" % (
-            killed_at, text)
+        "program did not finish normally (recorder killed %.2f s in); stdout %r, " \
+        "stderr %r" % (killed_at, text, errs[-2000:])
     limit = 1.5 * untraced + 0.3
     assert traced <= limit, \
         "program took %.2f s with its recorder killed %.2f s in, untraced %.2f s " \
@@ -427,23 +477,37 @@ def test_recorder_sigkill():
 
 
 def test_thread_exit_kept():
-    """Threads that exit long before the program keep their events."""
+    """Threads that exit long before the program keep their events: once
+    as is, once with the recorder starved of CPU so that the threads have
+    come and gone before it has looked at their buffers."""
     n, t = 50000, 8
-    out = os.path.join(tklib.tmpdir(), "trace")
-    p = tklib.record(out, [tklib.prog("basic"), "-n", str(n), "-t", str(t)],
-                     timeout=60)
-    rows, total = tklib.summary(p.stderr)
-    assert total is not None and total["events"] == n * t + 2 and total["lost"] == 0, \
-        "summary:\n%s" % p.stderr
-    streams, phases, nlines = scan_seq(out, contiguous_from=0)
-    assert phases == ["start", "end"], "test:phase events in report: %r" % phases
-    assert sorted(int(st["thread"]) for st in streams.values()) == list(range(t)), \
-        "threads in the trace: %r" % sorted(st["thread"] for st in streams.values())
-    for tid, st in streams.items():
-        assert st["count"] == n and st["last"] == n - 1, \
-            "tid %d (thread %s): %d events seq %d..%d, want %d" % (
-                tid, st["thread"], st["count"], st["first"], st["last"], n)
-    byrow = rows_by_tid(rows)
-    for tid in streams:
-        assert tid in byrow and byrow[tid]["events"] == n and byrow[tid]["lost"] == 0, \
-            "summary row of tid %d: %r" % (tid, byrow.get(tid))
+    args = [tklib.prog("basic"), "-n", str(n), "-t", str(t)]
+    for mode in ("plain", "starved recorder"):
+        out = os.path.join(tklib.tmpdir(), "trace")
+        if mode == "plain":
+            p = tklib.record(out, args, timeout=60)
+            rc, stdout, stderr = p.returncode, p.stdout, p.stderr
+        else:
+            rc, stdout, stderr = _record_starved(out, args)
+        assert rc == 0, "%s: record exited %d:\n%s" % (mode, rc, stderr)
+        emitted = sorted(l for l in stdout.splitlines() if l.startswith("emitted"))
+        assert emitted == sorted("emitted %d %d" % (i, n) for i in range(t)), \
+            "%s: program printed %r" % (mode, stdout)
+        rows, total = tklib.summary(stderr)
+        assert total is not None and total["events"] == n * t + 2 and \
+            total["lost"] == 0 and len(rows) == t + 1, \
+            "%s: want %d streams, %d events, 0 lost; summary:\n%s" % (
+                mode, t + 1, n * t + 2, stderr)
+        streams, phases, nlines = scan_seq(out, contiguous_from=0)
+        assert phases == ["start", "end"], "%s: test:phase events in report: %r" % (
+            mode, phases)
+        assert sorted(int(st["thread"]) for st in streams.values()) == list(range(t)), \
+            "%s: threads in the trace: %r" % (
+                mode, sorted(st["thread"] for st in streams.values()))
+        byrow = rows_by_tid(rows)
+        for tid, st in streams.items():
+            assert st["count"] == n and st["last"] == n - 1, \
+                "%s: tid %d (thread %s): %d events seq %d..%d, want %d" % (
+                    mode, tid, st["thread"], st["count"], st["first"], st["last"], n)
+            assert tid in byrow and byrow[tid]["events"] == n and byrow[tid]["lost"] == 0, \
+                "%s: summary row of tid %d: %r" % (mode, tid, byrow.get(tid))
