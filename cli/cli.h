@@ -27,6 +27,10 @@ int cmd_list(int argc, char **argv);
 void tk_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tk_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Report the option getopt_long() just refused (unknown, or missing its
+ * value), for command @cmd with short options @optstring. */
+void tk_option_error(const char *cmd, char *const *argv, const char *optstring);
+
 /* Exit status for bad usage (as getopt tools do) and for failures. */
 #define TK_EXIT_USAGE 2
 #define TK_EXIT_FAILURE 1

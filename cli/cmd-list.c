@@ -298,8 +298,7 @@ int cmd_list(int argc, char **argv)
 			printf("usage: tracekit list [-e] [--names] [PID | PROGRAM | LIBRARY]\n");
 			return 0;
 		default:
-			tk_error("unknown option '%s' (see 'tracekit list --help')",
-				 argv[optind - 1]);
+			tk_option_error("list", argv, "eh");
 			return TK_EXIT_USAGE;
 		}
 	}

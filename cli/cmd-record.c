@@ -167,14 +167,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		default:
-			if (optopt && strchr("oefbPS", optopt))
-				tk_error("option '-%c' needs a value", optopt);
-			else if (optopt)
-				tk_error("unknown option '-%c' (see 'tracekit record --help')",
-					 optopt);
-			else
-				tk_error("unknown option '%s' (see 'tracekit record --help')",
-					 argv[optind - 1]);
+			tk_option_error("record", argv, "+o:e:f:b:P:qh");
 			return -1;
 		}
 	}

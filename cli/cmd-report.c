@@ -108,14 +108,7 @@ static int parse_options(struct report *r, int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		default:
-			if (optopt && strchr("Fi", optopt))
-				tk_error("option '-%c' needs a value", optopt);
-			else if (optopt)
-				tk_error("unknown option '-%c' (see 'tracekit report --help')",
-					 optopt);
-			else
-				tk_error("unknown option '%s' (see 'tracekit report --help')",
-					 argv[optind - 1]);
+			tk_option_error("report", argv, "F:i:h");
 			return -1;
 		}
 	}
