@@ -62,8 +62,7 @@ TK_EXPORT void tk__mark_record(struct tk_event *ev,
 		return;
 	for (unsigned i = 0; i < n; i++)
 		size += value_size(&f[i], &values[i]);
-	tsc = tk__clock();
-	p = tk__reserve(size, tsc);
+	p = tk__reserve(size, &tsc);
 	if (!p)
 		return;
 	p = tk__put_header(p, ev->id, tsc);

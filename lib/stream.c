@@ -212,6 +212,9 @@ static struct tk_stream *stream_create(struct tk__thread *t, uint64_t gen)
 	streams = s;
 	pthread_mutex_unlock(&streams_lock);
 	t->stream = s;
+	__atomic_fetch_add(&h->lost_nested,
+			   __atomic_exchange_n(&t->lost_pending, 0, __ATOMIC_RELAXED),
+			   __ATOMIC_RELAXED);
 	pthread_setspecific(exit_key, s);
 	return s;
 
@@ -265,9 +268,12 @@ TK_EXPORT void tk__lost_nested(void)
 	struct tk_stream *s = tk__thread.stream;
 
 	/* Same thread as the interrupted writer: an atomic add is the only
-	 * safe way to count, and this is far from the fast path. */
+	 * safe way to count, and this is far from the fast path.  Without a
+	 * buffer yet (it is being created), the count waits in the thread. */
 	if (s)
 		__atomic_fetch_add(&s->hdr->lost_nested, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(&tk__thread.lost_pending, 1, __ATOMIC_RELAXED);
 }
 
 void tk_streams_session_changed(void)

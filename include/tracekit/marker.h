@@ -16,41 +16,47 @@
 #include "runtime.h"
 #include "stages/seq.h"
 
+/* The number of arguments after the format: __VA_ARGS__ is "fmt, args..."
+ * so that no marker needs an empty variadic list (ISO C and C++ modes
+ * keep the comma that GNU modes would drop). */
 #define TK__NARGS(...)                                                        \
-	TK__NARGS_I(0, ##__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, \
-		    5, 4, 3, 2, 1, 0)
-#define TK__NARGS_I(_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12,   \
+	TK__NARGS_I(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5,  \
+		    4, 3, 2, 1, 0, ~)
+#define TK__NARGS_I(_f, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12,   \
 		    _13, _14, _15, _16, N, ...)                              \
 	N
+#define TK__FIRST(...) TK__FIRST_I(__VA_ARGS__, ~)
+#define TK__FIRST_I(f, ...) f
 
-/* m(index, arg) for each argument. */
-#define TK__MAP(m, ...) TK__CAT(TK__MAP_, TK__NARGS(__VA_ARGS__))(m, ##__VA_ARGS__)
-#define TK__MAP_0(m)
-#define TK__MAP_1(m, a) m(0, a)
-#define TK__MAP_2(m, a, b) TK__MAP_1(m, a) m(1, b)
-#define TK__MAP_3(m, a, b, c) TK__MAP_2(m, a, b) m(2, c)
-#define TK__MAP_4(m, a, b, c, d) TK__MAP_3(m, a, b, c) m(3, d)
-#define TK__MAP_5(m, a, b, c, d, e) TK__MAP_4(m, a, b, c, d) m(4, e)
-#define TK__MAP_6(m, a, b, c, d, e, f) TK__MAP_5(m, a, b, c, d, e) m(5, f)
-#define TK__MAP_7(m, a, b, c, d, e, f, g) TK__MAP_6(m, a, b, c, d, e, f) m(6, g)
-#define TK__MAP_8(m, a, b, c, d, e, f, g, h)                                  \
-	TK__MAP_7(m, a, b, c, d, e, f, g) m(7, h)
-#define TK__MAP_9(m, a, b, c, d, e, f, g, h, i)                               \
-	TK__MAP_8(m, a, b, c, d, e, f, g, h) m(8, i)
-#define TK__MAP_10(m, a, b, c, d, e, f, g, h, i, j)                           \
-	TK__MAP_9(m, a, b, c, d, e, f, g, h, i) m(9, j)
-#define TK__MAP_11(m, a, b, c, d, e, f, g, h, i, j, k)                        \
-	TK__MAP_10(m, a, b, c, d, e, f, g, h, i, j) m(10, k)
-#define TK__MAP_12(m, a, b, c, d, e, f, g, h, i, j, k, l)                     \
-	TK__MAP_11(m, a, b, c, d, e, f, g, h, i, j, k) m(11, l)
-#define TK__MAP_13(m, a, b, c, d, e, f, g, h, i, j, k, l, n)                  \
-	TK__MAP_12(m, a, b, c, d, e, f, g, h, i, j, k, l) m(12, n)
-#define TK__MAP_14(m, a, b, c, d, e, f, g, h, i, j, k, l, n, o)               \
-	TK__MAP_13(m, a, b, c, d, e, f, g, h, i, j, k, l, n) m(13, o)
-#define TK__MAP_15(m, a, b, c, d, e, f, g, h, i, j, k, l, n, o, q)            \
-	TK__MAP_14(m, a, b, c, d, e, f, g, h, i, j, k, l, n, o) m(14, q)
-#define TK__MAP_16(m, a, b, c, d, e, f, g, h, i, j, k, l, n, o, q, r)         \
-	TK__MAP_15(m, a, b, c, d, e, f, g, h, i, j, k, l, n, o, q) m(15, r)
+/* m(index, arg) for each argument after the format. */
+#define TK__MAP(m, ...) TK__CAT(TK__MAP_, TK__NARGS(__VA_ARGS__))(m, __VA_ARGS__)
+#define TK__MAP_0(m, f)
+#define TK__MAP_1(m, f, a) m(0, a)
+#define TK__MAP_2(m, f, a, b) TK__MAP_1(m, f, a) m(1, b)
+#define TK__MAP_3(m, f, a, b, c) TK__MAP_2(m, f, a, b) m(2, c)
+#define TK__MAP_4(m, f, a, b, c, d) TK__MAP_3(m, f, a, b, c) m(3, d)
+#define TK__MAP_5(m, f, a, b, c, d, e) TK__MAP_4(m, f, a, b, c, d) m(4, e)
+#define TK__MAP_6(m, f, a, b, c, d, e, g) TK__MAP_5(m, f, a, b, c, d, e) m(5, g)
+#define TK__MAP_7(m, f, a, b, c, d, e, g, h)                                  \
+	TK__MAP_6(m, f, a, b, c, d, e, g) m(6, h)
+#define TK__MAP_8(m, f, a, b, c, d, e, g, h, i)                               \
+	TK__MAP_7(m, f, a, b, c, d, e, g, h) m(7, i)
+#define TK__MAP_9(m, f, a, b, c, d, e, g, h, i, j)                            \
+	TK__MAP_8(m, f, a, b, c, d, e, g, h, i) m(8, j)
+#define TK__MAP_10(m, f, a, b, c, d, e, g, h, i, j, k)                        \
+	TK__MAP_9(m, f, a, b, c, d, e, g, h, i, j) m(9, k)
+#define TK__MAP_11(m, f, a, b, c, d, e, g, h, i, j, k, l)                     \
+	TK__MAP_10(m, f, a, b, c, d, e, g, h, i, j, k) m(10, l)
+#define TK__MAP_12(m, f, a, b, c, d, e, g, h, i, j, k, l, n)                  \
+	TK__MAP_11(m, f, a, b, c, d, e, g, h, i, j, k, l) m(11, n)
+#define TK__MAP_13(m, f, a, b, c, d, e, g, h, i, j, k, l, n, o)               \
+	TK__MAP_12(m, f, a, b, c, d, e, g, h, i, j, k, l, n) m(12, o)
+#define TK__MAP_14(m, f, a, b, c, d, e, g, h, i, j, k, l, n, o, q)            \
+	TK__MAP_13(m, f, a, b, c, d, e, g, h, i, j, k, l, n, o) m(13, q)
+#define TK__MAP_15(m, f, a, b, c, d, e, g, h, i, j, k, l, n, o, q, r)         \
+	TK__MAP_14(m, f, a, b, c, d, e, g, h, i, j, k, l, n, o, q) m(14, r)
+#define TK__MAP_16(m, f, a, b, c, d, e, g, h, i, j, k, l, n, o, q, r, t)      \
+	TK__MAP_15(m, f, a, b, c, d, e, g, h, i, j, k, l, n, o, q, r) m(15, t)
 
 #ifdef __cplusplus
 #include <type_traits>
@@ -116,7 +122,7 @@ static inline void tk__mkv_p(struct tk_value *v, const void *x) { v->u = (uintpt
 #define TK__MK_FIELD(i, a) { "a" #i, TK__MK_KIND(a), TK__MK_SIZE(a), 0, 0 },
 #define TK__MK_SET(i, a) TK__MK_VALUE(&tk__mv[i], a);
 
-#define tk_mark(name, fmt, ...)                                               \
+#define tk_mark(name, ...)                                                    \
 	do {                                                                 \
 		static struct tk_event tk__mk_ev;                            \
 		enum { tk__mk_n = TK__NARGS(__VA_ARGS__) };                  \
@@ -125,7 +131,7 @@ static inline void tk__mkv_p(struct tk_value *v, const void *x) { v->u = (uintpt
 			struct tk_field_desc field[tk__mk_n];                \
 			char provider[1];                                    \
 			char evname[sizeof(#name)];                          \
-			char fmtstr[sizeof(fmt)];                            \
+			char fmtstr[sizeof(TK__FIRST(__VA_ARGS__))];        \
 			char args[1];                                        \
 		} __attribute__((aligned(8))) tk__mk_desc                    \
 			__attribute__((section("tk_meta"), used, aligned(8))) = { \
@@ -144,18 +150,19 @@ static inline void tk__mkv_p(struct tk_value *v, const void *x) { v->u = (uintpt
 				  (uint16_t)(sizeof(struct tk_desc_head) +   \
 					     tk__mk_n *                      \
 						     sizeof(struct tk_field_desc) + 1 + \
-					     sizeof(#name) + sizeof(fmt)),   \
+					     sizeof(#name) +                 \
+					     sizeof(TK__FIRST(__VA_ARGS__))),   \
 				  &tk__mk_ev },                              \
-				{ TK__MAP(TK__MK_FIELD, ##__VA_ARGS__) },    \
+				{ TK__MAP(TK__MK_FIELD, __VA_ARGS__) },    \
 				"",                                          \
 				#name,                                       \
-				fmt,                                         \
+				TK__FIRST(__VA_ARGS__),                      \
 				"",                                          \
 			};                                                   \
 		if (TK__UNLIKELY(__atomic_load_n(&tk__mk_ev.enabled,         \
 						 __ATOMIC_RELAXED))) {       \
 			struct tk_value tk__mv[tk__mk_n + 1];                \
-			TK__MAP(TK__MK_SET, ##__VA_ARGS__)                   \
+			TK__MAP(TK__MK_SET, __VA_ARGS__)                   \
 			tk__mark_record(&tk__mk_ev, tk__mv, tk__mk_n);       \
 		}                                                            \
 	} while (0)

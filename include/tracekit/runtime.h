@@ -63,7 +63,7 @@ struct tk__thread {
 	char *packet;     /* start of the current packet */
 	uint64_t events;  /* events in the current packet */
 	uint32_t busy;    /* inside the fast path (signal nesting guard) */
-	uint32_t state;   /* library's */
+	uint32_t lost_pending; /* nested losses before the buffer exists */
 	void *stream;     /* library's */
 };
 
@@ -114,9 +114,11 @@ static inline uint64_t tk__clock(void)
 #endif
 }
 
-/* Reserve @size bytes (header included) for an event stamped @tsc.
- * Returns where to write, or NULL when the event is lost (counted). */
-static inline char *tk__reserve(uint32_t size, uint64_t tsc)
+/* Reserve @size bytes (header included) and stamp the event in *tsc.
+ * Returns where to write, or NULL when the event is lost (counted).  The
+ * clock is read once the thread is marked busy, so that an event recorded
+ * by a signal handler can never come before an earlier timestamp. */
+static inline char *tk__reserve(uint32_t size, uint64_t *tsc)
 {
 	struct tk__thread *t = &tk__thread;
 	char *p;
@@ -127,10 +129,11 @@ static inline char *tk__reserve(uint32_t size, uint64_t tsc)
 	}
 	t->busy = 1;
 	TK__BARRIER();
+	*tsc = tk__clock();
 	p = t->pos;
 	if (TK__UNLIKELY((uintptr_t)p + size >
 			 (uintptr_t)__atomic_load_n(&t->end, __ATOMIC_RELAXED))) {
-		p = tk__reserve_slow(size, tsc);
+		p = tk__reserve_slow(size, *tsc);
 		if (!p) {
 			TK__BARRIER();
 			t->busy = 0;

@@ -98,7 +98,7 @@
 /* The out-of-line part of a call site: filter, record, probes. */
 #define TK__EVENT_EMIT(p, n, proto, args, fields)                            \
 	typedef void (*tk_probe_##p##_##n##_t)(void *data, proto);           \
-	static inline void tk__emit_##p##_##n(proto)                         \
+	__attribute__((unused)) static inline void tk__emit_##p##_##n(proto) \
 	{                                                                    \
 		struct tk_event *tk__ev = &TK__EV(p, n);                     \
 		if (TK__UNLIKELY(__atomic_load_n(&tk__ev->filter,            \
@@ -114,8 +114,8 @@
 					       __ATOMIC_RELAXED))) {         \
 			TK__SEQ_LOCALS(fields)                               \
 			uint32_t tk__size = 8 TK__SEQ_SIZE(fields);          \
-			uint64_t tk__tsc = tk__clock();                      \
-			char *tk__p = tk__reserve(tk__size, tk__tsc);        \
+			uint64_t tk__tsc;                                    \
+			char *tk__p = tk__reserve(tk__size, &tk__tsc);       \
 			if (TK__LIKELY(tk__p != NULL)) {                     \
 				tk__p = tk__put_header(tk__p, tk__ev->id,    \
 						       tk__tsc);             \
@@ -134,14 +134,14 @@
 			tk__probes_end();                                    \
 		}                                                            \
 	}                                                                    \
-	static inline int tk_probe_connect_##p##_##n(tk_probe_##p##_##n##_t fn, \
-						     void *data)             \
+	__attribute__((unused)) static inline int                            \
+	tk_probe_connect_##p##_##n(tk_probe_##p##_##n##_t fn, void *data)    \
 	{                                                                    \
 		return tk_probe_connect_raw(&TK__EV(p, n), (tk__probe_fn)fn, \
 					    data);                           \
 	}                                                                    \
-	static inline int tk_probe_disconnect_##p##_##n(                     \
-		tk_probe_##p##_##n##_t fn, void *data)                       \
+	__attribute__((unused)) static inline int                            \
+	tk_probe_disconnect_##p##_##n(tk_probe_##p##_##n##_t fn, void *data) \
 	{                                                                    \
 		return tk_probe_disconnect_raw(&TK__EV(p, n),                \
 					       (tk__probe_fn)fn, data);      \
