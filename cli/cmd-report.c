@@ -3,6 +3,7 @@
  * cmd-report.c - tracekit report: every event of a trace in time order.
  *
  *   tracekit report [DIR] [-F FILTER] [--events PATTERN]... [--ts mono|raw|real]
+ *                   [--no-header] [--count]
  *
  * One line per event, as trace-cmd prints them:
  *
@@ -35,6 +36,7 @@ struct report {
 	unsigned npatterns;
 	enum ts_mode ts;
 	bool no_header;
+	bool count_only;
 	struct tk_trace trace;
 	struct tk_stream_reader *readers;
 	unsigned nreaders;
@@ -45,6 +47,7 @@ struct report {
 		const struct tk_event_info *ev;
 		bool shown;
 		struct tk_filter *filter;
+		uint64_t count;
 	} *states;
 	unsigned nstates;
 	bool error;
@@ -60,7 +63,9 @@ static void usage(FILE *f)
 		"  --events PATTERN  only events matching PATTERN (repeatable)\n"
 		"  --ts MODE         timestamps: mono (default, seconds of CLOCK_MONOTONIC),\n"
 		"                    real (seconds since the epoch) or raw (clock ticks)\n"
-		"  --no-header       events only\n");
+		"  --no-header       events only\n"
+		"  --count           decode every event but print only how many there\n"
+		"                    are of each (checks the whole trace quickly)\n");
 }
 
 static int parse_options(struct report *r, int argc, char **argv)
@@ -70,6 +75,7 @@ static int parse_options(struct report *r, int argc, char **argv)
 		{ "events", required_argument, NULL, 'E' },
 		{ "ts", required_argument, NULL, 'T' },
 		{ "no-header", no_argument, NULL, 'H' },
+		{ "count", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -103,6 +109,9 @@ static int parse_options(struct report *r, int argc, char **argv)
 			break;
 		case 'H':
 			r->no_header = true;
+			break;
+		case 'C':
+			r->count_only = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -355,6 +364,20 @@ static void print_event(struct report *r, const struct tk_stream_reader *rd,
 	fwrite_unlocked(line, 1, n, stdout);
 }
 
+static void print_counts(const struct report *r)
+{
+	uint64_t total = 0;
+
+	for (unsigned i = 0; i < r->nstates; i++) {
+		if (!r->states[i].count)
+			continue;
+		printf("%12" PRIu64 " %s\n", r->states[i].count,
+		       r->states[i].ev->full_name);
+		total += r->states[i].count;
+	}
+	printf("%12" PRIu64 " total\n", total);
+}
+
 static int open_readers(struct report *r)
 {
 	const struct tk_trace *t = &r->trace;
@@ -400,7 +423,7 @@ int cmd_report(int argc, char **argv)
 	if (prepare_events(&r) < 0)
 		return TK_EXIT_USAGE;
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-	if (!r.no_header)
+	if (!r.no_header && !r.count_only)
 		print_header(&r);
 	if (open_readers(&r) < 0)
 		return TK_EXIT_FAILURE;
@@ -410,12 +433,18 @@ int cmd_report(int argc, char **argv)
 		struct event_state *st = state_of(rd->event);
 
 		if (st && st->shown &&
-		    (!st->filter || tk_filter_match(st->filter, rd->values)))
-			print_event(&r, rd, st);
+		    (!st->filter || tk_filter_match(st->filter, rd->values))) {
+			if (r.count_only)
+				st->count++;
+			else
+				print_event(&r, rd, st);
+		}
 		if (!reader_advance(&r, idx))
 			r.heap[0] = r.heap[--r.heap_len];
 		heap_down(&r, 0);
 	}
+	if (r.count_only)
+		print_counts(&r);
 	fflush(stdout);
 	for (unsigned i = 0; i < r.nreaders; i++)
 		tk_stream_close(&r.readers[i]);

@@ -899,3 +899,18 @@ def test_demo():
     assert marks == [("demo:start", "serving 50 requests with 3 workers"),
                      ("demo:stop", "served 50 requests")], marks
     assert lines[0]["event"] == "demo:start" and lines[-1]["event"] == "demo:stop"
+
+
+def test_report_count():
+    d = os.path.join(tklib.tmpdir(), "t")
+    record_basic(d, "-n", "1500", "-t", "3", "-k")
+    p = tk("report", "--count", d)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split("\n") == [
+        "           1 test:kinds",
+        "           2 test:phase",
+        "        4500 test:seq",
+        "        4503 total",
+        ""], p.stdout
+    p = tk("report", "--count", "--events", "test:seq", "-F", "seq < 10", d)
+    assert p.stdout.split("\n")[-2:] == ["          30 total", ""], p.stdout
