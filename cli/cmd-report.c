@@ -364,18 +364,37 @@ static void print_event(struct report *r, const struct tk_stream_reader *rd,
 	fwrite_unlocked(line, 1, n, stdout);
 }
 
+static int state_name_cmp(const void *a, const void *b)
+{
+	const struct event_state *x = *(struct event_state *const *)a;
+	const struct event_state *y = *(struct event_state *const *)b;
+
+	return strcmp(x->ev->full_name, y->ev->full_name);
+}
+
+/* Counts per event name (several processes may define one), by name. */
 static void print_counts(const struct report *r)
 {
+	struct event_state **sorted = calloc(r->nstates + 1, sizeof(*sorted));
 	uint64_t total = 0;
 
+	if (!sorted)
+		return;
+	for (unsigned i = 0; i < r->nstates; i++)
+		sorted[i] = &r->states[i];
+	qsort(sorted, r->nstates, sizeof(*sorted), state_name_cmp);
 	for (unsigned i = 0; i < r->nstates; i++) {
-		if (!r->states[i].count)
-			continue;
-		printf("%12" PRIu64 " %s\n", r->states[i].count,
-		       r->states[i].ev->full_name);
-		total += r->states[i].count;
+		uint64_t n = sorted[i]->count;
+
+		while (i + 1 < r->nstates &&
+		       !strcmp(sorted[i + 1]->ev->full_name, sorted[i]->ev->full_name))
+			n += sorted[++i]->count;
+		if (n)
+			printf("%12" PRIu64 " %s\n", n, sorted[i]->ev->full_name);
+		total += n;
 	}
 	printf("%12" PRIu64 " total\n", total);
+	free(sorted);
 }
 
 static int open_readers(struct report *r)
