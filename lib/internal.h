@@ -90,6 +90,16 @@ bool tk_session_child_pending(void);
 /* In a forked child (locks held by the fork handlers released). */
 void tk_session_after_fork_child(void);
 
+/* static-key.c */
+void tk_keys_module_register_locked(const char *module, const char *start,
+				    const char *stop);
+void tk_keys_module_unregister_locked(const char *module);
+/* Patch @ev's sites to its enabled state. */
+void tk_keys_update_locked(struct tk_event *ev);
+/* Whether sites are patched (else each tests its byte; *why says why). */
+bool tk_keys_active(const char **why);
+unsigned tk_keys_sites(void);
+
 /* clock.c */
 bool tk_clock_is_tsc(void);
 

@@ -33,6 +33,8 @@ struct reg_event {
 struct reg_module {
 	const char *start;
 	const char *stop;
+	const char *keys_start; /* its tk_keys section */
+	const char *keys_stop;
 	unsigned refs;
 	struct reg_module *next;
 };
@@ -143,13 +145,16 @@ void tk_registry_apply_locked(struct tk_event *ev)
 				record = false;
 		}
 	}
+	uint8_t was = ev->enabled, now;
+
 	tk_filter_replace(ev, record ? filter : NULL);
 	if (!record)
 		tk_filter_free(filter);
 	__atomic_store_n(&ev->record, record, __ATOMIC_RELAXED);
-	__atomic_store_n(&ev->enabled,
-			 record || __atomic_load_n(&ev->probes, __ATOMIC_RELAXED),
-			 __ATOMIC_RELEASE);
+	now = record || __atomic_load_n(&ev->probes, __ATOMIC_RELAXED);
+	__atomic_store_n(&ev->enabled, now, __ATOMIC_RELEASE);
+	if (now != was)
+		tk_keys_update_locked(ev);
 }
 
 void tk_registry_apply_all_locked(void)
@@ -240,7 +245,8 @@ static struct reg_module *find_module(const char *start)
 	return NULL;
 }
 
-TK_EXPORT void tk__module_register(const char *start, const char *stop)
+TK_EXPORT void tk__module_register(const char *start, const char *stop,
+				    const char *keys_start, const char *keys_stop)
 {
 	struct reg_module *mod;
 
@@ -258,6 +264,8 @@ TK_EXPORT void tk__module_register(const char *start, const char *stop)
 		goto out;
 	mod->start = start;
 	mod->stop = stop;
+	mod->keys_start = keys_start;
+	mod->keys_stop = keys_stop;
 	mod->refs = 1;
 	mod->next = reg_modules;
 	reg_modules = mod;
@@ -272,6 +280,7 @@ TK_EXPORT void tk__module_register(const char *start, const char *stop)
 		register_event(mod, d);
 		p += d->size;
 	}
+	tk_keys_module_register_locked(start, keys_start, keys_stop);
 out:
 	tk_registry_unlock();
 }
@@ -310,6 +319,7 @@ TK_EXPORT void tk__module_unregister(const char *start, const char *stop)
 		if (mod->start != start)
 			continue;
 		if (--mod->refs == 0) {
+			tk_keys_module_unregister_locked(mod->start);
 			unregister_events_of(mod);
 			*pp = mod->next;
 			free(mod);

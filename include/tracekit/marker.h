@@ -159,8 +159,7 @@ static inline void tk__mkv_p(struct tk_value *v, const void *x) { v->u = (uintpt
 				TK__FIRST(__VA_ARGS__),                      \
 				"",                                          \
 			};                                                   \
-		if (TK__UNLIKELY(__atomic_load_n(&tk__mk_ev.enabled,         \
-						 __ATOMIC_RELAXED))) {       \
+		if (TK__UNLIKELY(TK__SITE(&tk__mk_ev))) {                    \
 			struct tk_value tk__mv[tk__mk_n + 1];                \
 			TK__MAP(TK__MK_SET, __VA_ARGS__)                   \
 			tk__mark_record(&tk__mk_ev, tk__mv, tk__mk_n);       \

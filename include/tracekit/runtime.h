@@ -78,7 +78,8 @@ struct tk__probe_array *tk__probes_begin(struct tk_event *ev);
 void tk__probes_end(void);
 void tk__mark_record(struct tk_event *ev, const struct tk_value *values,
 		     unsigned n);
-void tk__module_register(const char *start, const char *stop);
+void tk__module_register(const char *start, const char *stop,
+			 const char *keys_start, const char *keys_stop);
 void tk__module_unregister(const char *start, const char *stop);
 
 typedef void (*tk__probe_fn)(void);
@@ -101,6 +102,43 @@ struct tk__probe_array {
  */
 int tk_probe_connect_raw(struct tk_event *ev, tk__probe_fn fn, void *data);
 int tk_probe_disconnect_raw(struct tk_event *ev, tk__probe_fn fn, void *data);
+
+/*
+ * TK__SITE(evp): true when the event is on.  On x86-64 it is a 5-byte
+ * instruction with an entry in the section "tk_keys" (site, where to go
+ * when on, the event; each relative to itself, see lib/static-key.c).  As
+ * compiled the instruction jumps to a test of the enabled byte; the
+ * runtime patches it into a NOP (event off) or a jump to the event's code
+ * (on), so that a disabled site costs a NOP.  Define TK_NO_STATIC_KEYS to
+ * build plain byte tests.
+ */
+#if defined(__x86_64__) && !defined(TK_NO_STATIC_KEYS)
+#define TK_HAVE_STATIC_KEYS 1
+#define TK__SITE(evp)                                                         \
+	__extension__({                                                      \
+		__label__ tk__site_test, tk__site_on;                        \
+		int tk__site_r = 0;                                          \
+		__asm__ goto("1:\n\t.byte 0xe9\n\t"                         \
+			     ".long %l[tk__site_test] - (1b + 5)\n\t"        \
+			     ".pushsection tk_keys, \"aw\"\n\t"              \
+			     ".balign 4\n\t"                                  \
+			     ".long 1b - ., %l[tk__site_on] - ., %c0 - .\n\t" \
+			     ".popsection"                                   \
+			     : : "i"(evp) : : tk__site_test, tk__site_on);   \
+		if (0) {                                                     \
+		tk__site_test:                                               \
+			tk__site_r = __atomic_load_n(&(evp)->enabled,        \
+						     __ATOMIC_RELAXED);      \
+		}                                                            \
+		if (0) {                                                     \
+		tk__site_on:                                                 \
+			tk__site_r = 1;                                      \
+		}                                                            \
+		tk__site_r;                                                  \
+	})
+#else
+#define TK__SITE(evp) __atomic_load_n(&(evp)->enabled, __ATOMIC_RELAXED)
+#endif
 
 static inline uint64_t tk__clock(void)
 {

@@ -152,12 +152,12 @@
 	TK__EVENT_DESC(provider, name, fields, print)                        \
 	TK__EVENT_EMIT(provider, name, TK_PROTO(proto), TK_ARGS(args), fields)
 
-/* Fire an event.  Costs a predicted-not-taken test of one byte while the
- * event is off; arguments are evaluated only when it is on. */
+/* Fire an event.  While the event is off this costs a 5-byte NOP where
+ * code can be patched (runtime.h, TK__SITE), else a predicted test of one
+ * byte; arguments are evaluated only when it is on. */
 #define tk_trace(provider, name, ...)                                         \
 	do {                                                                 \
-		if (TK__UNLIKELY(__atomic_load_n(                            \
-			    &TK__EV(provider, name).enabled, __ATOMIC_RELAXED))) \
+		if (TK__UNLIKELY(TK__SITE(&TK__EV(provider, name))))         \
 			tk__emit_##provider##_##name(__VA_ARGS__);           \
 	} while (0)
 
@@ -179,11 +179,14 @@
 TK__C_BEGIN
 extern const char __start_tk_meta[] __attribute__((weak, visibility("hidden")));
 extern const char __stop_tk_meta[] __attribute__((weak, visibility("hidden")));
+extern const char __start_tk_keys[] __attribute__((weak, visibility("hidden")));
+extern const char __stop_tk_keys[] __attribute__((weak, visibility("hidden")));
 TK__C_END
 
 __attribute__((constructor, unused)) static void tk__module_ctor(void)
 {
-	tk__module_register(__start_tk_meta, __stop_tk_meta);
+	tk__module_register(__start_tk_meta, __stop_tk_meta, __start_tk_keys,
+			    __stop_tk_keys);
 }
 
 __attribute__((destructor, unused)) static void tk__module_dtor(void)

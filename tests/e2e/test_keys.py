@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: MIT
+"""Static keys: call sites are patched to a NOP while their event is off and
+to a jump while it is on, safely while other threads run them."""
+from tklib import prog, run, Skip
+import platform
+
+
+def need_x86():
+    if platform.machine() != "x86_64":
+        raise Skip("static keys are patched on x86-64 only (%s here)" % platform.machine())
+
+
+def test_sites_patched_on_and_off():
+    need_x86()
+    out = run([prog("keys"), "bytes"]).stdout.splitlines()
+    # three sites: the spinning thread's and two in main
+    assert out == ["off: nop nop nop", "probe: on on on", "again: nop nop nop",
+                   "calls 1"], out
+
+
+def test_toggle_while_running():
+    need_x86()
+    out = run([prog("keys"), "stress", "100000"], timeout=240).stdout.splitlines()
+    calls = int(out[0].split()[1])
+    assert out[0].startswith("calls ") and calls > 0, out
+    # once disconnected for good, no thread may reach the probe again
+    assert out[1] == "after 0", out
+    assert out[2] == "end: nop nop nop", out
