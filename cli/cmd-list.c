@@ -125,7 +125,7 @@ static void print_event(const struct tk_event_info *ev, bool names_only)
 	printf("\"%s%s\n\n", ev->args[0] ? ", " : "", ev->args);
 }
 
-static int list_process(pid_t pid, struct event_list *l)
+static int list_process(pid_t pid, struct event_list *l, bool names_only)
 {
 	struct sockaddr_un sa;
 	char name[64], buf[TK_MSG_MAX];
@@ -164,6 +164,17 @@ static int list_process(pid_t pid, struct event_list *l)
 			break;
 		}
 		heard = true;
+		if (m->type == TK_MSG_HELLO && !names_only &&
+		    n >= (int)sizeof(struct tk_msg_hello)) {
+			const struct tk_msg_hello *h = (const void *)buf;
+
+			if (h->keys)
+				printf("# process %d: static keys, %u call sites patched\n",
+				       (int)pid, h->nsites);
+			else
+				printf("# process %d: call sites test a byte (no static keys: %.64s)\n",
+				       (int)pid, h->keys_why);
+		}
 		if (m->type == TK_MSG_EVENTS_DONE) {
 			close(fd);
 			return 0;
@@ -307,7 +318,7 @@ int cmd_list(int argc, char **argv)
 	what = argv[optind];
 	pid = strtol(what, &end, 10);
 	if (*what && !*end && pid > 0)
-		ret = list_process((pid_t)pid, &l);
+		ret = list_process((pid_t)pid, &l, names_only);
 	else
 		ret = list_file(what, &l);
 	if (ret < 0)

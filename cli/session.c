@@ -212,6 +212,10 @@ static void on_hello(struct rec_process *p, const struct tk_msg_hello *h)
 	p->comm[16] = '\0';
 	free(p->exe);
 	p->exe = strndup(h->exe, sizeof(h->exe));
+	p->keys = h->keys != 0;
+	p->nsites = h->nsites;
+	memcpy(p->keys_why, h->keys_why, sizeof(h->keys_why));
+	p->keys_why[sizeof(p->keys_why) - 1] = '\0';
 }
 
 static int on_event(struct rec_process *p, const struct tk_msg_event *m,
@@ -588,6 +592,18 @@ void session_print_summary(const struct rec_session *s, FILE *f,
 	fprintf(f, "%-24s %8s %12llu %12llu %12llu\n", "total", "",
 		(unsigned long long)events, (unsigned long long)lost,
 		(unsigned long long)bytes);
+	for (unsigned i = 0; i < s->nprocs; i++) {
+		const struct rec_process *p = s->procs[i];
+
+		if (!p->hello)
+			continue;
+		if (p->keys)
+			fprintf(f, "tracekit: %s-%u: call sites are static keys\n",
+				p->comm, p->pid);
+		else
+			fprintf(f, "tracekit: %s-%u: call sites test a byte (no static keys: %s)\n",
+				p->comm, p->pid, p->keys_why[0] ? p->keys_why : "?");
+	}
 	fprintf(f, "tracekit: %u stream%s of %u process%s recorded in '%s'\n",
 		used, used == 1 ? "" : "s", s->nprocs, s->nprocs == 1 ? "" : "es",
 		dir);

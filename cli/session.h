@@ -55,6 +55,9 @@ struct rec_process {
 	uint32_t pid, ppid, class_id;
 	char comm[17];
 	char *exe;
+	bool keys;       /* call sites patched */
+	uint32_t nsites;
+	char keys_why[65];
 	int fd; /* control socket, -1 once closed */
 	bool hello, announced, configured;
 	char *desc_blob;

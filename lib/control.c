@@ -107,6 +107,7 @@ static void read_comm(char *buf, size_t len)
 static int send_hello(int fd)
 {
 	struct tk_msg_hello h;
+	const char *why;
 	ssize_t n;
 
 	memset(&h, 0, sizeof(h));
@@ -120,6 +121,9 @@ static int send_hello(int fd)
 	n = readlink("/proc/self/exe", h.exe, sizeof(h.exe) - 1);
 	if (n < 0)
 		h.exe[0] = '\0';
+	h.keys = tk_keys_active(&why);
+	h.nsites = tk_keys_sites();
+	snprintf(h.keys_why, sizeof(h.keys_why), "%s", why ? why : "");
 	return tk_send_to(fd, &h, sizeof(h), -1);
 }
 
@@ -389,6 +393,7 @@ static void runtime_init(void)
 	const char *env = getenv(TK_SESSION_ENV);
 
 	tk_streams_init();
+	tk_keys_init();
 	if (env && env[0] && strlen(env) < sizeof(session_name)) {
 		strcpy(session_name, env);
 		session_join();

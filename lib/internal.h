@@ -91,6 +91,7 @@ bool tk_session_child_pending(void);
 void tk_session_after_fork_child(void);
 
 /* static-key.c */
+void tk_keys_init(void); /* find out once whether code can be patched */
 void tk_keys_module_register_locked(const char *module, const char *start,
 				    const char *stop);
 void tk_keys_module_unregister_locked(const char *module);

@@ -46,6 +46,9 @@ struct tk_msg_hello {
 	uint32_t clock; /* 1: TSC, 0: CLOCK_MONOTONIC */
 	char comm[16];
 	char exe[4096];
+	uint32_t keys;   /* 1: call sites patched (static keys), 0: byte tests */
+	uint32_t nsites; /* patched call sites */
+	char keys_why[64]; /* why not patched */
 };
 
 /* Followed by the descriptor (include/tracekit/desc.h), desc.size bytes. */

@@ -13,6 +13,7 @@
  * off and a jump to the event's code while it is on; the byte test is then
  * never executed.  Where patching is not possible the sites keep their
  * test: the "branch" mode, reported by `tracekit list PID` and `record`.
+ * TRACEKIT_STATIC_KEYS=0 in the environment asks for that mode.
  *
  * All under the registry lock.
  */
@@ -63,8 +64,16 @@ static int addr_cmp(const void *a, const void *b)
 
 static bool patching(void)
 {
-	if (mode < 0)
+	const char *env = getenv("TRACEKIT_STATIC_KEYS");
+
+	if (mode >= 0)
+		return mode == 1;
+	if (env && !strcmp(env, "0")) {
+		branch_why = "turned off by TRACEKIT_STATIC_KEYS=0";
+		mode = 0;
+	} else {
 		mode = tk_text_patch_init(&branch_why) == 0;
+	}
 	return mode == 1;
 }
 
@@ -171,6 +180,11 @@ void tk_keys_update_locked(struct tk_event *ev)
 		lo++;
 	if (lo > first)
 		patch_range(all + first, lo - first);
+}
+
+void tk_keys_init(void)
+{
+	patching();
 }
 
 bool tk_keys_active(const char **why)

@@ -26,3 +26,21 @@ def test_toggle_while_running():
     # once disconnected for good, no thread may reach the probe again
     assert out[1] == "after 0", out
     assert out[2] == "end: nop nop nop", out
+
+
+def test_branch_fallback():
+    out = run([prog("keys"), "bytes"], env={"TRACEKIT_STATIC_KEYS": "0"}).stdout.splitlines()
+    # as compiled: each site jumps to the test of the enabled byte, and the
+    # probe still sees exactly the one hit made while it was connected
+    assert out == ["off: test test test", "probe: test test test",
+                   "again: test test test", "calls 1"], out
+
+
+def test_mode_reported():
+    import os
+    from tklib import record, tmpdir
+    d = os.path.join(tmpdir(), "t")
+    p = record(d, [prog("basic"), "-n", "10"])
+    assert "tracekit: prog-basic-" in p.stderr and ": call sites are static keys" in p.stderr, p.stderr
+    p = record(d, [prog("basic"), "-n", "10"], env={"TRACEKIT_STATIC_KEYS": "0"})
+    assert ": call sites test a byte (no static keys: turned off by TRACEKIT_STATIC_KEYS=0)" in p.stderr, p.stderr
