@@ -185,24 +185,33 @@ static uint64_t whole_events(const struct rec_stream *st, const char *pkt,
 	struct tk_value vals[256];
 	uint64_t off = sizeof(struct tk_packet_header);
 
+	uint64_t last = ((const struct tk_packet_header *)pkt)->timestamp_begin;
+
 	*count = 0;
-	while (commit - off >= TK_EVENT_HEADER_SIZE) {
-		uint64_t h;
+	while (commit - off >= TK_EVENT_HEADER_MIN) {
 		const struct tk_event_info *ev = NULL;
+		unsigned hsize;
+		uint16_t id;
+		uint64_t ts;
 		long n;
 
-		memcpy(&h, pkt + off, 8);
+		hsize = tk_event_header_decode(pkt + off, commit - off, last, &id,
+					       &ts);
+		if (!hsize)
+			break;
 		for (unsigned i = 0; i < p->nevents; i++)
-			if (p->events[i].id == (h & 0xffff)) {
+			if (p->events[i].id == id) {
 				ev = &p->events[i];
 				break;
 			}
 		if (!ev || ev->nfields > 256)
 			break;
-		n = tk_record_decode(ev, pkt + off + 8, commit - off - 8, vals);
+		n = tk_record_decode(ev, pkt + off + hsize, commit - off - hsize,
+				     vals);
 		if (n < 0)
 			break;
-		off += 8 + (uint64_t)n;
+		off += hsize + (uint64_t)n;
+		last = ts;
 		(*count)++;
 	}
 	return off;

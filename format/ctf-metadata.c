@@ -59,7 +59,7 @@ static void put_header(FILE *f, const struct tk_trace *t)
 		c->freq, offset_s, offset_ticks);
 	fprintf(f,
 		"typealias integer { size = 64; align = 8; signed = false; map = clock.%s.value; } := uint64_clock_t;\n"
-		"typealias integer { size = 48; align = 8; signed = false; map = clock.%s.value; } := uint48_clock_t;\n\n",
+		"typealias integer { size = 32; align = 8; signed = false; map = clock.%s.value; } := uint32_clock_t;\n\n",
 		c->tsc ? "tsc" : "monotonic", c->tsc ? "tsc" : "monotonic");
 }
 
@@ -67,8 +67,12 @@ static void put_stream_class(FILE *f, uint32_t id)
 {
 	fprintf(f,
 		"stream {\n\tid = %u;\n"
-		"\tevent.header := struct {\n\t\tuint16_t id;\n"
-		"\t\tuint48_clock_t timestamp;\n\t};\n"
+		"\tevent.header := struct {\n"
+		"\t\tenum : uint16_t { compact = 0 ... 65534, extended = 65535 } id;\n"
+		"\t\tvariant <id> {\n"
+		"\t\t\tstruct { uint32_clock_t timestamp; } compact;\n"
+		"\t\t\tstruct { uint16_t id; uint64_clock_t timestamp; } extended;\n"
+		"\t\t} v;\n\t};\n"
 		"\tpacket.context := struct {\n"
 		"\t\tuint64_clock_t timestamp_begin;\n"
 		"\t\tuint64_clock_t timestamp_end;\n"

@@ -102,9 +102,10 @@ static int enter_packet(struct tk_stream_reader *r, char *err, size_t errlen)
 
 int tk_stream_next(struct tk_stream_reader *r, char *err, size_t errlen)
 {
-	const uint64_t mask = (1ull << TK_TS_BITS) - 1;
-	uint64_t h, low, ts;
 	const struct tk_event_info *ev;
+	unsigned hsize;
+	uint16_t id;
+	uint64_t ts;
 	long n;
 
 	while (r->pos >= r->content_end) {
@@ -119,16 +120,13 @@ int tk_stream_next(struct tk_stream_reader *r, char *err, size_t errlen)
 		if (ret)
 			return ret;
 	}
-	if (r->content_end - r->pos < TK_EVENT_HEADER_SIZE)
+	hsize = tk_event_header_decode(r->map + r->pos, r->content_end - r->pos,
+				       r->last_ts, &id, &ts);
+	if (!hsize)
 		return bad(r, r->pos, "truncated event header", err, errlen);
-	memcpy(&h, r->map + r->pos, 8);
-	ev = tk_process_event(r->process, (uint32_t)(h & 0xffff));
+	ev = tk_process_event(r->process, id);
 	if (!ev)
 		return bad(r, r->pos, "event of unknown id", err, errlen);
-	low = h >> 16;
-	ts = (r->last_ts & ~mask) | low;
-	if (ts < r->last_ts)
-		ts += mask + 1;
 	if (r->values_cap < ev->nfields) {
 		struct tk_value *v = realloc(r->values, ev->nfields * sizeof(*v));
 
@@ -137,8 +135,8 @@ int tk_stream_next(struct tk_stream_reader *r, char *err, size_t errlen)
 		r->values = v;
 		r->values_cap = ev->nfields;
 	}
-	r->payload = r->map + r->pos + 8;
-	n = tk_record_decode(ev, r->payload, r->content_end - r->pos - 8,
+	r->payload = r->map + r->pos + hsize;
+	n = tk_record_decode(ev, r->payload, r->content_end - r->pos - hsize,
 			     r->values);
 	if (n < 0)
 		return bad(r, r->pos, "malformed event record", err, errlen);
@@ -146,7 +144,7 @@ int tk_stream_next(struct tk_stream_reader *r, char *err, size_t errlen)
 	r->event = ev;
 	r->ts = ts;
 	r->last_ts = ts;
-	r->pos += 8 + (size_t)n;
+	r->pos += hsize + (size_t)n;
 	return 1;
 }
 

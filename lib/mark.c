@@ -48,8 +48,7 @@ TK_EXPORT void tk__mark_record(struct tk_event *ev,
 {
 	const struct tk_desc_head *d = ev->desc;
 	const struct tk_field_desc *f;
-	uint32_t size = 8;
-	uint64_t tsc;
+	uint32_t size = 0;
 	char *p;
 
 	if (!d || n != d->nfields)
@@ -62,10 +61,9 @@ TK_EXPORT void tk__mark_record(struct tk_event *ev,
 		return;
 	for (unsigned i = 0; i < n; i++)
 		size += value_size(&f[i], &values[i]);
-	p = tk__reserve(size, &tsc);
+	p = tk__reserve(size, ev->id);
 	if (!p)
 		return;
-	p = tk__put_header(p, ev->id, tsc);
 	for (unsigned i = 0; i < n; i++)
 		p = put_value(p, &f[i], &values[i]);
 	tk__commit(p);

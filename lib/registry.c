@@ -211,6 +211,8 @@ static void register_event(struct reg_module *mod,
 
 	if (!ev || ev->priv) /* already registered from another file */
 		return;
+	if (reg_next_id >= TK__ID_EXTENDED) /* ids are 16 bits, one is taken */
+		return;
 	full = desc_full_name(d);
 	if (!full)
 		return;

@@ -101,9 +101,47 @@ struct tk_packet_header {
 	uint32_t pad;
 };
 
-/* Each event: a 64-bit header (id in the low 16 bits, the low 48 bits of
- * the TSC above), then its fields packed. */
-#define TK_EVENT_HEADER_SIZE 8
-#define TK_TS_BITS 48
+/*
+ * Each event: a header, then its fields packed.  The header is
+ *
+ *   compact   u16 id, u32 low bits of the timestamp         (6 bytes)
+ *   extended  u16 0xffff, u16 id, u64 timestamp             (12 bytes)
+ *
+ * compact while less than 2^32 ticks have passed since the previous event
+ * of the stream (or the packet's timestamp_begin, for its first event); a
+ * reader carries the high bits over, adding 2^32 when the low bits go
+ * backwards, as CTF does for a clock field narrower than the clock.
+ */
+#define TK_ID_EXTENDED 0xffff
+#define TK_EVENT_HEADER_MIN 6
+
+/* Decode the header at p[0..avail) after an event stamped @last: returns
+ * the header's size, or 0 when it does not fit in avail. */
+static inline unsigned tk_event_header_decode(const char *p, size_t avail,
+					      uint64_t last, uint16_t *id,
+					      uint64_t *ts)
+{
+	uint16_t tag;
+	uint32_t lo;
+	uint64_t t;
+
+	if (avail < 6)
+		return 0;
+	__builtin_memcpy(&tag, p, 2);
+	if (tag != TK_ID_EXTENDED) {
+		__builtin_memcpy(&lo, p + 2, 4);
+		t = (last & ~(uint64_t)0xffffffff) | lo;
+		if (t < last)
+			t += (uint64_t)1 << 32;
+		*id = tag;
+		*ts = t;
+		return 6;
+	}
+	if (avail < 12)
+		return 0;
+	__builtin_memcpy(id, p + 2, 2);
+	__builtin_memcpy(ts, p + 4, 8);
+	return 12;
+}
 
 #endif /* TK_RINGBUF_LAYOUT_H */

@@ -112,6 +112,7 @@ static int packet_open(struct tk_stream *s, struct tk__thread *t,
 	ph->tid = h->tid;
 	__atomic_store_n(&sl->commit, sizeof(*ph), __ATOMIC_RELEASE);
 	t->packet = pkt;
+	t->last_tsc = tsc; /* the packet's timestamp_begin: readers start here */
 	t->pos = pkt + sizeof(*ph);
 	t->commit = &sl->commit;
 	t->events = 0;

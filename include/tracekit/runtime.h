@@ -12,7 +12,7 @@
  *                                   busy and counts its event as lost)
  *   p = pos; if p + size > end     -> tk__reserve_slow (library: first
  *                                   buffer, packet switch, lost counting)
- *   write header (id | tsc << 16) and the fields at p
+ *   write the header (id, time) and the fields at p
  *   pos = p + size; *commit = offset of pos   (one release store: the
  *                                   recorder may copy up to here)
  *   busy = 0
@@ -62,6 +62,7 @@ struct tk__thread {
 	uint64_t *commit; /* committed bytes of the current packet (shm) */
 	char *packet;     /* start of the current packet */
 	uint64_t events;  /* events in the current packet */
+	uint64_t last_tsc; /* time of the previous event (or packet start) */
 	uint32_t busy;    /* inside the fast path (signal nesting guard) */
 	uint32_t lost_pending; /* nested losses before the buffer exists */
 	void *stream;     /* library's */
@@ -152,13 +153,23 @@ static inline uint64_t tk__clock(void)
 #endif
 }
 
-/* Reserve @size bytes (header included) and stamp the event in *tsc.
- * Returns where to write, or NULL when the event is lost (counted).  The
- * clock is read once the thread is marked busy, so that an event recorded
- * by a signal handler can never come before an earlier timestamp. */
-static inline char *tk__reserve(uint32_t size, uint64_t *tsc)
+/* Event header (lib/ringbuf-layout.h): u16 id + low 32 bits of the TSC
+ * while less than 2^32 ticks passed since the thread's previous event,
+ * else u16 0xffff + u16 id + u64 TSC. */
+#define TK__ID_EXTENDED 0xffff
+#define TK__HEADER_COMPACT 6
+#define TK__HEADER_EXTENDED 12
+
+/* Reserve room for an event of @payload bytes, write its header with @id
+ * and the time, and return where its fields go; NULL when the event is
+ * lost (counted).  The clock is read once the thread is marked busy, so
+ * that an event recorded by a signal handler can never come before an
+ * earlier timestamp. */
+static inline char *tk__reserve(uint32_t payload, uint16_t id)
 {
 	struct tk__thread *t = &tk__thread;
+	uint32_t hsize = TK__HEADER_COMPACT, lo;
+	uint64_t tsc;
 	char *p;
 
 	if (TK__UNLIKELY(t->busy)) {
@@ -167,17 +178,34 @@ static inline char *tk__reserve(uint32_t size, uint64_t *tsc)
 	}
 	t->busy = 1;
 	TK__BARRIER();
-	*tsc = tk__clock();
+	tsc = tk__clock();
+	if (TK__UNLIKELY((tsc - t->last_tsc) >> 32))
+		hsize = TK__HEADER_EXTENDED;
 	p = t->pos;
-	if (TK__UNLIKELY((uintptr_t)p + size >
+	if (TK__UNLIKELY((uintptr_t)p + payload + hsize >
 			 (uintptr_t)__atomic_load_n(&t->end, __ATOMIC_RELAXED))) {
-		p = tk__reserve_slow(size, *tsc);
+		/* a new packet starts at this event's time: compact */
+		hsize = TK__HEADER_COMPACT;
+		p = tk__reserve_slow(payload + hsize, tsc);
 		if (!p) {
 			TK__BARRIER();
 			t->busy = 0;
+			return NULL;
 		}
 	}
-	return p;
+	t->last_tsc = tsc;
+	lo = (uint32_t)tsc;
+	if (TK__LIKELY(hsize == TK__HEADER_COMPACT)) {
+		memcpy(p, &id, 2);
+		memcpy(p + 2, &lo, 4);
+	} else {
+		const uint16_t ext = TK__ID_EXTENDED;
+
+		memcpy(p, &ext, 2);
+		memcpy(p + 2, &id, 2);
+		memcpy(p + 4, &tsc, 8);
+	}
+	return p + hsize;
 }
 
 /* Publish the event that ends at @end (reserved by tk__reserve). */
@@ -191,14 +219,6 @@ static inline void tk__commit(char *end)
 			 __ATOMIC_RELEASE);
 	TK__BARRIER();
 	t->busy = 0;
-}
-
-static inline char *tk__put_header(char *p, uint16_t id, uint64_t tsc)
-{
-	uint64_t h = (uint64_t)id | (tsc << 16);
-
-	memcpy(p, &h, 8);
-	return p + 8;
 }
 
 static inline const char *tk__str_or_null(const char *s)

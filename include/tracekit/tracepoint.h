@@ -113,12 +113,9 @@
 		if (TK__LIKELY(__atomic_load_n(&tk__ev->record,              \
 					       __ATOMIC_RELAXED))) {         \
 			TK__SEQ_LOCALS(fields)                               \
-			uint32_t tk__size = 8 TK__SEQ_SIZE(fields);          \
-			uint64_t tk__tsc;                                    \
-			char *tk__p = tk__reserve(tk__size, &tk__tsc);       \
+			uint32_t tk__size = 0 TK__SEQ_SIZE(fields);          \
+			char *tk__p = tk__reserve(tk__size, tk__ev->id);     \
 			if (TK__LIKELY(tk__p != NULL)) {                     \
-				tk__p = tk__put_header(tk__p, tk__ev->id,    \
-						       tk__tsc);             \
 				TK__SEQ_WRITE(fields)                        \
 				tk__commit(tk__p);                           \
 			}                                                    \

@@ -135,12 +135,13 @@ def run_as(prefix, *args, **kw):
 
 
 def find_event(data, thread, seq):
-    """Offset of the 8-byte header of test:seq (thread, seq) in a stream
-    file's bytes (payload: u32 thread, u64 seq, msg string, packed)."""
+    """Offset of the compact 6-byte header (u16 id, u32 time) of test:seq
+    (thread, seq) in a stream file's bytes (payload: u32 thread, u64 seq,
+    msg string, packed)."""
     payload = struct.pack("<IQ", thread, seq) + MSGS[seq % 10].encode() + b"\0"
     at = data.find(payload)
-    assert at >= 8, "event thread=%d seq=%d not found in the stream" % (thread, seq)
-    return at - 8
+    assert at >= 6, "event thread=%d seq=%d not found in the stream" % (thread, seq)
+    return at - 6
 
 
 def stream_of_thread0(outdir):
@@ -380,11 +381,11 @@ def test_error_report_corrupt_stream():
     bpath = os.path.join(bad, rel)
     at = find_event(data, 0, 400)
     def event_id(off):
-        return struct.unpack_from("<Q", data, off)[0] & 0xffff
-    assert event_id(at) == event_id(find_event(data, 0, 399)) != 0xffff
-    with open(bpath, "r+b") as f:  # event id 0xffff in the header of seq 400
+        return struct.unpack_from("<H", data, off)[0]
+    assert event_id(at) == event_id(find_event(data, 0, 399)) < 0xfffe
+    with open(bpath, "r+b") as f:  # event id 0xfffe in the header of seq 400
         f.seek(at)
-        f.write(b"\xff\xff")
+        f.write(b"\xfe\xff")
     p = tk("report", bad, "--no-header")
     one_error(p, exact="tracekit: '%s' offset %d: event of unknown id" % (bpath, at))
     ev = [tklib.LINE_RE.match(l) for l in p.stdout.splitlines()]
