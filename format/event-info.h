@@ -26,7 +26,7 @@ struct tk_event_info {
 	char *args;
 	unsigned nfields;
 	struct tk_field_desc *fields;
-	uint32_t min_size; /* payload bytes with every variable part empty */
+	uint64_t min_size; /* payload bytes with every variable part empty */
 	struct tk_print *print; /* prepared by the reader, may be NULL */
 	bool print_failed;
 	void *user; /* for the reader's own per-event state */

@@ -184,7 +184,8 @@ static int parse_descs(struct tk_trace_process *p, const char *path, char *err,
 		p->events[p->nevents++].id = id;
 		off += (size + 7) & ~7u;
 	}
-	qsort(p->events, p->nevents, sizeof(*p->events), event_cmp);
+	if (p->nevents > 1)
+		qsort(p->events, p->nevents, sizeof(*p->events), event_cmp);
 	return 0;
 bad:
 	snprintf(err, errlen, "'%s' is truncated", path);

@@ -76,29 +76,7 @@ static void check_values(const struct tk_event_info *ev, const char *p,
 	}
 }
 
-/* Decode the copy of @src[0..avail) held in a block of exactly that size. */
-static long decode_copy(const struct tk_event_info *ev, const uint8_t *src,
-			size_t avail, struct tk_value *values)
-{
-	char *buf = malloc(avail ? avail : 1);
-	long n;
-
-	if (!buf)
-		return -2;
-	if (avail)
-		memcpy(buf, src, avail);
-	n = tk_record_decode(ev, buf, avail, values);
-	check(n >= -1 && (n < 0 || (size_t)n <= avail));
-	if (n >= 0) {
-		check((size_t)n >= ev->min_size);
-		check_values(ev, buf, n, values);
-	}
-	free(buf);
-	return n;
-}
-
-static void print_values(const struct tk_event_info *ev,
-			 const struct tk_print *pr,
+static void print_values(const struct tk_print *pr,
 			 const struct tk_value *values)
 {
 	size_t n, m;
@@ -116,7 +94,35 @@ static void print_values(const struct tk_event_info *ev,
 	m = n < sizeof(small) - 1 ? n : sizeof(small) - 1;
 	check(memcmp(small, full, m) == 0 && small[m] == '\0');
 	free(full);
-	(void)ev;
+}
+
+/*
+ * Decode the copy of @src[0..avail) held in a block of exactly that size,
+ * and print the values with @pr, if any, while the block is there.
+ */
+static long decode_copy(const struct tk_event_info *ev,
+			const struct tk_print *pr, const uint8_t *src,
+			size_t avail, struct tk_value *values)
+{
+	char *buf = malloc(avail); /* ASan: even 0 bytes are a block */
+	long n;
+
+	if (!buf && !avail)
+		buf = malloc(1);
+	if (!buf)
+		return -2;
+	if (avail)
+		memcpy(buf, src, avail);
+	n = tk_record_decode(ev, buf, avail, values);
+	check(n >= -1 && (n < 0 || (size_t)n <= avail));
+	if (n >= 0) {
+		check((size_t)n >= ev->min_size);
+		check_values(ev, buf, n, values);
+		if (pr)
+			print_values(pr, values);
+	}
+	free(buf);
+	return n;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -214,15 +220,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rest = size - used;
 	off = 0;
 	for (i = 0; i < MAX_RECORDS && off <= rest; i++) {
-		n = decode_copy(&ev, data + used + off, rest - off, values);
+		n = decode_copy(&ev, pr, data + used + off, rest - off, values);
 		if (n < 0)
 			break;
-		if (pr)
-			print_values(&ev, pr, values);
 		/* Exactly its bytes suffice; one fewer does not. */
-		check(decode_copy(&ev, data + used + off, (size_t)n, values) == n);
+		check(decode_copy(&ev, pr, data + used + off, (size_t)n, values) == n);
 		if (n > 0)
-			check(decode_copy(&ev, data + used + off, (size_t)n - 1,
+			check(decode_copy(&ev, pr, data + used + off, (size_t)n - 1,
 					  values) < 0);
 		if (n == 0)
 			break; /* no fields: every record is empty */
@@ -230,12 +234,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	/* Other slices: the whole input, and from a few offsets. */
-	decode_copy(&ev, data, size, values);
-	decode_copy(&ev, data + 1, size - 1, values);
-	decode_copy(&ev, data + size / 2, size - size / 2, values);
-	decode_copy(&ev, data + used, rest / 2, values);
+	decode_copy(&ev, pr, data, size, values);
+	decode_copy(&ev, pr, data + 1, size - 1, values);
+	decode_copy(&ev, pr, data + size / 2, size - size / 2, values);
+	decode_copy(&ev, pr, data + used, rest / 2, values);
 	if (rest >= 8)
-		decode_copy(&ev, data + used + 8, rest - 8, values);
+		decode_copy(&ev, pr, data + used + 8, rest - 8, values);
 
 	/* min_size zeros are a record of every variable part empty;
 	 * min_size 0xff bytes are one only if nothing is variable. */
@@ -247,15 +251,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    ev.fields[i].kind == TK_KIND_BYTES)
 				variable = true;
 		memset(pattern, 0, ev.min_size);
-		n = decode_copy(&ev, pattern, ev.min_size, values);
+		n = decode_copy(&ev, pr, pattern, ev.min_size, values);
 		check(n == (long)ev.min_size);
-		if (pr)
-			print_values(&ev, pr, values);
 		memset(pattern, 0xff, ev.min_size);
-		n = decode_copy(&ev, pattern, ev.min_size, values);
+		n = decode_copy(&ev, pr, pattern, ev.min_size, values);
 		check(variable ? n < 0 : n == (long)ev.min_size);
-		if (pr && n >= 0)
-			print_values(&ev, pr, values);
 		free(pattern);
 	}
 	free(values);

@@ -3,8 +3,8 @@
  * fuzz-trace.c - libFuzzer entry for reading a trace directory.
  *
  * The input is split into the three files of a small trace, written into a
- * private directory (made once per process under $TMPDIR or /tmp, reused,
- * removed at exit):
+ * private directory (made once per process under $TMPDIR, else /dev/shm or
+ * /tmp; reused; removed at exit):
  *
  *   byte 0        flags: bit 0 clear: the manifest is the fixed one below
  *                 (a clock, process 1 of class 1 with events/1.desc, its
@@ -81,8 +81,9 @@ static void make_dir(void)
 	const char *tmp = getenv("TMPDIR");
 	char p[4200];
 
+	/* Files rewritten on every input: tmpfs is ten times faster. */
 	if (!tmp || !*tmp)
-		tmp = "/tmp";
+		tmp = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
 	if ((size_t)snprintf(dir, sizeof(dir), "%s/fuzz-trace.XXXXXX", tmp) >=
 	    sizeof(dir) - 64 || !mkdtemp(dir))
 		abort();
@@ -159,8 +160,9 @@ static void print_event(struct tk_stream_reader *r, char *err, size_t errlen)
 		}
 	}
 	if (ev->print) {
+		/* The text may hold NULs (%c of 0): only its end is known. */
 		n = tk_print_format(ev->print, r->values, fields, sizeof(fields));
-		check(strlen(fields) == (n < sizeof(fields) ? n : sizeof(fields) - 1));
+		check(fields[n < sizeof(fields) ? n : sizeof(fields) - 1] == '\0');
 	}
 }
 
