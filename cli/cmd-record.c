@@ -32,7 +32,11 @@
 #include "protocol.h"
 #include "session.h"
 
-#define POLL_MS 2
+/* The recorder looks for full sub-buffers every IDLE_POLL_US, and every
+ * BUSY_POLL_US while the last look found some: writers never wake it (no
+ * system call on their side), so it keeps up by looking more often. */
+#define IDLE_POLL_US 2000
+#define BUSY_POLL_US 50
 #define DEFAULT_BUFFER_KB 2048
 #define DEFAULT_SUBBUFS 8
 
@@ -456,7 +460,8 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 {
 	for (;;) {
 		struct signalfd_siginfo si;
-		int ret = session_poll(s, POLL_MS, sigfd);
+		int ret = session_poll(s, s->drained ? BUSY_POLL_US : IDLE_POLL_US,
+				       sigfd);
 
 		if (ret < 0)
 			return ret;

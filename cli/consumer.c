@@ -217,13 +217,15 @@ static uint64_t whole_events(const struct rec_stream *st, const char *pkt,
 	return off;
 }
 
-static void drain_stream(struct rec_session *s, struct rec_stream *st)
+static unsigned drain_stream(struct rec_session *s, struct rec_stream *st)
 {
+	unsigned n = 0;
+
 	struct tk_rb_header *h = st->hdr;
 	uint64_t produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
 
 	if (h->mode != TK_RB_DISCARD || st->done)
-		return;
+		return 0;
 	while (st->consumed < produced && !s->failed) {
 		uint32_t slot = (uint32_t)(st->consumed % h->nsub);
 		const char *pkt = st->base + (size_t)slot * h->subbuf_size;
@@ -235,18 +237,23 @@ static void drain_stream(struct rec_session *s, struct rec_stream *st)
 			memcpy(&ph, pkt, sizeof(ph));
 			fix_header(st, &ph, commit);
 			if (write_packet(s, st, &ph, pkt, commit) < 0)
-				return;
+				return n;
 			st->events += h->slot[slot].events;
 		}
 		st->consumed++;
+		n++;
 		__atomic_store_n(&h->consumed, st->consumed, __ATOMIC_RELEASE);
 	}
+	return n;
 }
 
-void consumer_drain(struct rec_session *s)
+unsigned consumer_drain(struct rec_session *s)
 {
+	unsigned n = 0;
+
 	for (unsigned i = 0; i < s->nstreams; i++)
-		drain_stream(s, s->streams[i]);
+		n += drain_stream(s, s->streams[i]);
+	return n;
 }
 
 /* Copy packet @seq out of the ring and write it, if it is still there. */

@@ -426,7 +426,7 @@ static void accept_process(struct rec_session *s)
 		close(fd);
 }
 
-int session_poll(struct rec_session *s, int timeout_ms, int extra_fd)
+int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 {
 	struct pollfd *pfd = calloc(s->nprocs + 2, sizeof(*pfd));
 	unsigned n = 0;
@@ -438,7 +438,9 @@ int session_poll(struct rec_session *s, int timeout_ms, int extra_fd)
 	pfd[n++] = (struct pollfd){ extra_fd, POLLIN, 0 };
 	for (unsigned i = 0; i < s->nprocs; i++)
 		pfd[n++] = (struct pollfd){ s->procs[i]->fd, POLLIN, 0 };
-	if (poll(pfd, n, timeout_ms) > 0) {
+	struct timespec ts = { timeout_us / 1000000, timeout_us % 1000000 * 1000 };
+
+	if (ppoll(pfd, n, &ts, NULL) > 0) {
 		if (pfd[1].revents)
 			extra_ready = 1;
 		for (unsigned i = 0; i < s->nprocs; i++) {
@@ -460,7 +462,7 @@ int session_poll(struct rec_session *s, int timeout_ms, int extra_fd)
 			accept_process(s);
 	}
 	free(pfd);
-	consumer_drain(s);
+	s->drained = consumer_drain(s);
 	if (s->failed)
 		return -EINVAL;
 	return extra_ready;

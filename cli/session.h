@@ -79,6 +79,7 @@ struct rec_session {
 	uint32_t next_class;
 	uint64_t next_instance;
 	char host[65];
+	unsigned drained; /* packets written by the last session_poll */
 	char error[512]; /* first fatal error, for the tool to print */
 	bool failed;
 };
@@ -87,10 +88,10 @@ struct rec_session {
 int session_init(struct rec_session *s, const struct rec_options *opt);
 /* Connect to process @pid's control socket (record -P). */
 int session_attach(struct rec_session *s, pid_t pid);
-/* Wait up to @timeout_ms for control traffic and handle it; also drains
- * the buffers.  @extra_fd (or -1) is polled too; returns 1 if it is
+/* Wait up to @timeout_us for control traffic and handle it; also drains
+ * the buffers (s->drained: packets written).  @extra_fd (or -1) is polled too; returns 1 if it is
  * readable, 0 otherwise, < 0 on a fatal error (s->error set). */
-int session_poll(struct rec_session *s, int timeout_ms, int extra_fd);
+int session_poll(struct rec_session *s, int timeout_us, int extra_fd);
 /* Whether any process said HELLO. */
 bool session_heard_from(const struct rec_session *s);
 /* Number of processes still connected. */
@@ -110,8 +111,9 @@ bool session_rule_matches_any(const struct rec_session *s, const char *pattern);
 /* consumer.c */
 int consumer_add_stream(struct rec_session *s, struct rec_process *p, int fd,
 			uint32_t tid, const char *comm);
-/* Write every packet the writers have closed (discard mode). */
-void consumer_drain(struct rec_session *s);
+/* Write every packet the writers have closed (discard mode); returns how
+ * many. */
+unsigned consumer_drain(struct rec_session *s);
 /* Write what is left, open packets included (at stop or process death). */
 void consumer_flush_all(struct rec_session *s);
 void consumer_stream_stats(const struct rec_stream *st,
