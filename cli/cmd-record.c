@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -36,6 +37,7 @@
  * BUSY_POLL_US while the last look found some: writers never wake it (no
  * system call on their side), so it keeps up by looking more often. */
 #define IDLE_POLL_US 2000
+#define RECORDER_NICE -5
 #define BUSY_POLL_US 50
 #define DEFAULT_BUFFER_KB 2048
 #define DEFAULT_SUBBUFS 8
@@ -527,6 +529,11 @@ int cmd_record(int argc, char **argv)
 		if (child < 0)
 			goto fail;
 	}
+	/* Ahead of the writers when CPUs are scarce, where we may (the
+	 * command, already started, keeps its own priority). */
+	if (setpriority(PRIO_PROCESS, 0, RECORDER_NICE) < 0 && !r.opt.quiet &&
+	    getuid() == 0)
+		tk_warn("cannot raise the recorder's priority: %s", strerror(errno));
 	ret = record_loop(&r, &s, sigfd, child);
 	if (ret == 0 && r.opt.attach_pid && !session_heard_from(&s)) {
 		snprintf(s.error, sizeof(s.error),
