@@ -147,11 +147,7 @@ static int session_open(int fd)
 
 static void free_rules(void)
 {
-	for (unsigned i = 0; i < tk_config.nrules; i++) {
-		free(tk_config.rules[i].pattern);
-		free(tk_config.rules[i].filter);
-	}
-	free(tk_config.rules);
+	tk_rules_free(tk_config.rules, tk_config.nrules);
 	tk_config.rules = NULL;
 	tk_config.nrules = 0;
 }
@@ -172,61 +168,21 @@ static void session_close(void)
 	tk_registry_unlock();
 }
 
-/* Parse "pattern\0filter\0" x nrules after the config header. */
-static int parse_rules(const struct tk_msg_config *m, size_t len,
-		       struct tk_rule **out)
+static int apply_config(const void *msg, size_t len)
 {
-	const char *p = (const char *)(m + 1), *end = (const char *)m + len;
-	struct tk_rule *rules;
+	struct tk_config_msg c;
+	int err = tk_config_msg_parse(msg, len, &c);
 
-	if (m->nrules > 4096)
-		return -EINVAL;
-	rules = calloc(m->nrules ? m->nrules : 1, sizeof(*rules));
-	if (!rules)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < m->nrules; i++) {
-		const char *pat = p, *flt;
-
-		p = memchr(p, '\0', (size_t)(end - p));
-		if (!p)
-			goto bad;
-		flt = ++p;
-		p = memchr(p, '\0', (size_t)(end - p));
-		if (!p)
-			goto bad;
-		p++;
-		rules[i].pattern = strdup(pat);
-		rules[i].filter = strdup(flt);
-	}
-	*out = rules;
-	return 0;
-bad:
-	for (uint32_t i = 0; i < m->nrules; i++) {
-		free(rules[i].pattern);
-		free(rules[i].filter);
-	}
-	free(rules);
-	return -EINVAL;
-}
-
-static int apply_config(const struct tk_msg_config *m, size_t len)
-{
-	struct tk_rule *rules;
-	int err;
-
-	if (len < sizeof(*m))
-		return -EINVAL;
-	err = parse_rules(m, len, &rules);
 	if (err)
 		return err;
 	tk_registry_lock();
 	free_rules();
-	tk_config.rules = rules;
-	tk_config.nrules = m->nrules;
-	tk_config.mode = m->mode;
-	tk_config.subbuf_size = m->subbuf_size;
-	tk_config.nsub = m->nsub;
-	tk_config.flags = m->flags;
+	tk_config.rules = c.rules;
+	tk_config.nrules = c.nrules;
+	tk_config.mode = c.mode;
+	tk_config.subbuf_size = c.subbuf_size;
+	tk_config.nsub = c.nsub;
+	tk_config.flags = c.flags;
 	tk_config.active = true;
 	tk_config_publish_locked();
 	tk_streams_session_changed();
@@ -249,8 +205,7 @@ static int session_receive(int fd)
 		return -EPROTO;
 	switch (m->type) {
 	case TK_MSG_CONFIG:
-		return apply_config((const struct tk_msg_config *)buf,
-				    (size_t)n);
+		return apply_config(buf, (size_t)n);
 	case TK_MSG_STOP:
 		return -ECANCELED;
 	default:

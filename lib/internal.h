@@ -23,11 +23,7 @@
 
 #define TK_EXPORT __attribute__((visibility("default")))
 
-/* One rule of the session: record events matching pattern, with filter. */
-struct tk_rule {
-	char *pattern;
-	char *filter; /* NULL or "" for none */
-};
+#include "config.h"
 
 /* What the recorder asked for (CONFIG), under the registry lock. */
 struct tk_session_config {
