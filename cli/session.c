@@ -76,7 +76,7 @@ int session_init(struct rec_session *s, const struct rec_options *opt)
 	s->dir = strdup(opt->outdir);
 	if (!s->dir)
 		return -ENOMEM;
-	s->clock.tsc = true;
+	s->clock.tsc = TK_CLOCK_TSC; /* what tk__clock() reads (runtime.h) */
 	clock_sample(&s->clock.tsc_start, &s->clock.mono_start,
 		     &s->clock.real_start);
 	if (opt->attach_pid)

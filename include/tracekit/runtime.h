@@ -141,9 +141,16 @@ int tk_probe_disconnect_raw(struct tk_event *ev, tk__probe_fn fn, void *data);
 #define TK__SITE(evp) __atomic_load_n(&(evp)->enabled, __ATOMIC_RELAXED)
 #endif
 
+/* The event clock: the TSC on x86, else CLOCK_MONOTONIC in ns. */
+#if defined(__x86_64__) || defined(__i386__)
+#define TK_CLOCK_TSC 1
+#else
+#define TK_CLOCK_TSC 0
+#endif
+
 static inline uint64_t tk__clock(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if TK_CLOCK_TSC
 	uint32_t lo, hi;
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
