@@ -80,6 +80,11 @@ int consumer_add_stream(struct rec_session *s, struct rec_process *p, int fd,
 	snprintf(st->comm, sizeof(st->comm), "%s", comm);
 	st->hdr = map;
 	st->map_size = (size_t)sb.st_size;
+	/* The program may scribble over its header later: keep the geometry
+	 * that was checked, never read it again. */
+	st->nsub = st->hdr->nsub;
+	st->subbuf_size = st->hdr->subbuf_size;
+	st->mode = st->hdr->mode;
 	st->base = (char *)map + st->hdr->header_size;
 	st->out_fd = -1;
 	st->instance = s->next_instance++;
@@ -224,16 +229,16 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st)
 	struct tk_rb_header *h = st->hdr;
 	uint64_t produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
 
-	if (h->mode != TK_RB_DISCARD || st->done)
+	if (st->mode != TK_RB_DISCARD || st->done)
 		return 0;
 	while (st->consumed < produced && !s->failed) {
-		uint32_t slot = (uint32_t)(st->consumed % h->nsub);
-		const char *pkt = st->base + (size_t)slot * h->subbuf_size;
+		uint32_t slot = (uint32_t)(st->consumed % st->nsub);
+		const char *pkt = st->base + (size_t)slot * st->subbuf_size;
 		uint64_t commit = __atomic_load_n(&h->slot[slot].commit,
 						  __ATOMIC_ACQUIRE);
 		struct tk_packet_header ph;
 
-		if (commit >= sizeof(ph) && commit <= h->subbuf_size) {
+		if (commit >= sizeof(ph) && commit <= st->subbuf_size) {
 			memcpy(&ph, pkt, sizeof(ph));
 			fix_header(st, &ph, commit);
 			if (write_packet(s, st, &ph, pkt, commit) < 0)
@@ -261,7 +266,7 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 		       uint64_t seq, bool open, char *copy)
 {
 	struct tk_rb_header *h = st->hdr;
-	uint32_t slot = (uint32_t)(seq % h->nsub);
+	uint32_t slot = (uint32_t)(seq % st->nsub);
 	struct tk_rb_slot *sl = &h->slot[slot];
 	uint64_t commit, count, end;
 	struct tk_packet_header ph;
@@ -269,9 +274,9 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 	if (__atomic_load_n(&sl->seq, __ATOMIC_ACQUIRE) != seq)
 		return;
 	commit = __atomic_load_n(&sl->commit, __ATOMIC_ACQUIRE);
-	if (commit < sizeof(ph) || commit > h->subbuf_size)
+	if (commit < sizeof(ph) || commit > st->subbuf_size)
 		return;
-	memcpy(copy, st->base + (size_t)slot * h->subbuf_size, commit);
+	memcpy(copy, st->base + (size_t)slot * st->subbuf_size, commit);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&sl->seq, __ATOMIC_RELAXED) != seq)
 		return; /* overwritten while we copied */
@@ -300,16 +305,16 @@ static void flush_stream(struct rec_session *s, struct rec_stream *st)
 	if (st->done)
 		return;
 	drain_stream(s, st);
-	copy = malloc(h->subbuf_size);
+	copy = malloc(st->subbuf_size);
 	if (!copy)
 		return;
 	produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
 	/* The ring holds packets produced - nsub .. produced: the oldest is
 	 * gone if the writer has opened `produced` (write_copy checks). */
 	first = st->consumed;
-	if (h->mode == TK_RB_OVERWRITE && produced > h->nsub &&
-	    produced - h->nsub > first)
-		first = produced - h->nsub;
+	if (st->mode == TK_RB_OVERWRITE && produced > st->nsub &&
+	    produced - st->nsub > first)
+		first = produced - st->nsub;
 	for (uint64_t seq = first; seq <= produced && !s->failed; seq++)
 		write_copy(s, st, seq, seq == produced, copy);
 	free(copy);

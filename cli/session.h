@@ -43,6 +43,7 @@ struct rec_stream {
 	struct tk_rb_header *hdr;
 	size_t map_size;
 	char *base;
+	uint32_t nsub, subbuf_size, mode; /* checked once, at hand-over */
 	uint64_t consumed;
 	int out_fd;
 	char *file;

@@ -106,8 +106,10 @@ int tk_probe_disconnect_raw(struct tk_event *ev, tk__probe_fn fn, void *data);
 
 /*
  * TK__SITE(evp): true when the event is on.  On x86-64 it is a 5-byte
- * instruction with an entry in the section "tk_keys" (site, where to go
- * when on, the event; each relative to itself, see lib/static-key.c).  As
+ * instruction at an even address (so that its first two bytes can be
+ * replaced by one atomic store) with an entry in the section "tk_keys"
+ * (site, where to go when on, the event; each relative to itself, see
+ * lib/static-key.c).  As
  * compiled the instruction jumps to a test of the enabled byte; the
  * runtime patches it into a NOP (event off) or a jump to the event's code
  * (on), so that a disabled site costs a NOP.  Define TK_NO_STATIC_KEYS to
@@ -119,7 +121,7 @@ int tk_probe_disconnect_raw(struct tk_event *ev, tk__probe_fn fn, void *data);
 	__extension__({                                                      \
 		__label__ tk__site_test, tk__site_on;                        \
 		int tk__site_r = 0;                                          \
-		__asm__ goto("1:\n\t.byte 0xe9\n\t"                         \
+		__asm__ goto(".balign 2, 0x90\n1:\n\t.byte 0xe9\n\t"       \
 			     ".long %l[tk__site_test] - (1b + 5)\n\t"        \
 			     ".pushsection tk_keys, \"aw\"\n\t"              \
 			     ".balign 4\n\t"                                  \
