@@ -25,6 +25,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/membarrier.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -137,16 +139,22 @@ void tk_text_site_insn(uint8_t *site, uint8_t *target, bool on,
 int tk_text_patch(const struct tk_site_patch *p, unsigned n)
 {
 	bool *todo = calloc(n ? n : 1, sizeof(*todo));
+	sigset_t all, old;
 	int err;
 
 	if (!todo)
 		return -ENOMEM;
+	/* A signal handler on this thread that fired a site mid-patch would
+	 * spin on it forever: no handlers until the batch is done. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (unsigned i = 0; i < n; i++)
 		todo[i] = memcmp(p[i].addr, p[i].insn, TK_SITE_BYTES) != 0 &&
 			  ((uintptr_t)p[i].addr & 1) == 0;
 	err = protect(p, n, true);
 	if (err) {
 		protect(p, n, false);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		free(todo);
 		return err;
 	}
@@ -165,6 +173,7 @@ int tk_text_patch(const struct tk_site_patch *p, unsigned n)
 			store2(p[i].addr, p[i].insn);
 	serialize();
 	protect(p, n, false);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	free(todo);
 	return 0;
 }
