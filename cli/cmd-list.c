@@ -55,6 +55,20 @@ static int list_add(struct event_list *l, const void *desc, size_t len,
 	return 0;
 }
 
+/* Take @ev into the list, numbered in the order found. */
+static int list_append(struct event_list *l, struct tk_event_info *ev)
+{
+	struct tk_event_info *grown;
+
+	grown = realloc(l->events, (l->count + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	l->events = grown;
+	ev->id = l->count;
+	l->events[l->count++] = *ev;
+	return 0;
+}
+
 static const char *type_name(const struct tk_field_desc *f, char *buf,
 			     size_t len)
 {
@@ -206,17 +220,11 @@ static int list_file(const char *path, struct event_list *l)
 	}
 	for (unsigned i = 0; i < m.count; i++) {
 		const char *p = m.module[i].meta, *end = p + m.module[i].size;
-		uint32_t id = 0;
+		struct tk_event_info ev;
 
-		while (p && end - p >= (long)sizeof(struct tk_desc_head)) {
-			size_t used;
-
-			if (list_add(l, p, (size_t)(end - p), id++, &used)) {
-				p += 8;
-				continue;
-			}
-			p += used;
-		}
+		while (tk_meta_next(&p, end, &ev) == 0)
+			if (list_append(l, &ev) < 0)
+				tk_event_info_free(&ev);
 	}
 	tk_elf_modules_free(&m);
 	return 0;

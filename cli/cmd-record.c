@@ -228,18 +228,9 @@ static void collect_events(const struct tk_elf_modules *m,
 	*count = 0;
 	for (unsigned i = 0; i < m->count; i++) {
 		const char *p = m->module[i].meta, *end = p + m->module[i].size;
+		struct tk_event_info ev, *grown;
 
-		while (p && end - p >= (long)sizeof(struct tk_desc_head)) {
-			struct tk_event_info ev, *grown;
-			char why[160];
-			size_t used;
-
-			if (tk_event_info_parse(p, (size_t)(end - p), &ev, &used, why,
-						sizeof(why))) {
-				p += 8;
-				continue;
-			}
-			p += used;
+		while (tk_meta_next(&p, end, &ev) == 0) {
 			grown = realloc(*events, (*count + 1) * sizeof(**events));
 			if (!grown) {
 				tk_event_info_free(&ev);
@@ -413,6 +404,16 @@ static int commit_output(struct record *r)
 	return 0;
 }
 
+/* The recording failed: a complete trace that was at the output stays as
+ * it was, what this run got stays beside it. */
+static int keep_old_trace(const struct record *r)
+{
+	if (r->replace)
+		tk_error("'%s' is kept as it was; this recording is in '%s'",
+			 r->final_dir, r->work_dir);
+	return TK_EXIT_FAILURE;
+}
+
 static pid_t start_command(struct record *r, struct rec_session *s,
 			   const sigset_t *oldmask)
 {
@@ -552,12 +553,14 @@ int cmd_record(int argc, char **argv)
 	if (session_finish(&s) < 0) {
 		tk_error("%s", s.error);
 		session_free(&s);
-		return TK_EXIT_FAILURE;
+		return keep_old_trace(&r);
 	}
 	if (!r.opt.quiet)
 		session_print_summary(&s, stderr, r.final_dir);
 	ret = s.failed ? TK_EXIT_FAILURE : 0;
 	session_free(&s);
+	if (ret)
+		return keep_old_trace(&r);
 	if (commit_output(&r) < 0)
 		return TK_EXIT_FAILURE;
 	return ret;

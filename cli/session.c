@@ -159,16 +159,6 @@ static void process_close(struct rec_process *p)
 	p->fd = -1;
 }
 
-bool session_rule_matches_any(const struct rec_session *s, const char *pattern)
-{
-	for (unsigned i = 0; i < s->nprocs; i++)
-		for (unsigned j = 0; j < s->procs[i]->nevents; j++)
-			if (tk_pattern_match(pattern,
-					     s->procs[i]->events[j].full_name))
-				return true;
-	return false;
-}
-
 static int send_config(struct rec_session *s, struct rec_process *p)
 {
 	const struct rec_options *o = s->opt;
@@ -428,17 +418,24 @@ static void accept_process(struct rec_session *s)
 
 int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 {
-	struct pollfd *pfd = calloc(s->nprocs + 2, sizeof(*pfd));
+	struct timespec ts = { timeout_us / 1000000, timeout_us % 1000000 * 1000 };
+	struct pollfd *pfd;
 	unsigned n = 0;
 	int extra_ready = 0;
 
-	if (!pfd)
-		return -ENOMEM;
+	/* polled every 50 us while busy: grown, never allocated per call */
+	if (s->npollfd < s->nprocs + 2) {
+		pfd = realloc(s->pollfd, (s->nprocs + 2) * sizeof(*pfd));
+		if (!pfd)
+			return -ENOMEM;
+		s->pollfd = pfd;
+		s->npollfd = s->nprocs + 2;
+	}
+	pfd = s->pollfd;
 	pfd[n++] = (struct pollfd){ s->listen_fd, POLLIN, 0 };
 	pfd[n++] = (struct pollfd){ extra_fd, POLLIN, 0 };
 	for (unsigned i = 0; i < s->nprocs; i++)
 		pfd[n++] = (struct pollfd){ s->procs[i]->fd, POLLIN, 0 };
-	struct timespec ts = { timeout_us / 1000000, timeout_us % 1000000 * 1000 };
 
 	if (ppoll(pfd, n, &ts, NULL) > 0) {
 		if (pfd[1].revents)
@@ -461,7 +458,6 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 		if (pfd[0].revents & POLLIN)
 			accept_process(s);
 	}
-	free(pfd);
 	s->drained = consumer_drain(s);
 	if (s->failed)
 		return -EINVAL;
@@ -636,6 +632,7 @@ void session_free(struct rec_session *s)
 	}
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
+	free(s->pollfd);
 	free(s->streams);
 	free(s->procs);
 	free(s->dir);

@@ -10,6 +10,7 @@
 #define TK_SESSION_H
 
 #include <stdbool.h>
+#include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "event-info.h"
@@ -81,6 +82,8 @@ struct rec_session {
 	uint64_t next_instance;
 	char host[65];
 	unsigned drained; /* packets written by the last session_poll */
+	struct pollfd *pollfd; /* session_poll's, grown with the processes */
+	unsigned npollfd;
 	char error[512]; /* first fatal error, for the tool to print */
 	bool failed;
 };
@@ -106,8 +109,6 @@ void session_print_summary(const struct rec_session *s, FILE *f,
 			   const char *dir);
 void session_free(struct rec_session *s);
 
-/* The events of all processes, for checking patterns. */
-bool session_rule_matches_any(const struct rec_session *s, const char *pattern);
 
 /* consumer.c */
 int consumer_add_stream(struct rec_session *s, struct rec_process *p, int fd,

@@ -142,6 +142,22 @@ int tk_event_info_parse(const void *buf, size_t len, struct tk_event_info *out,
 	return 0;
 }
 
+int tk_meta_next(const char **p, const char *end, struct tk_event_info *ev)
+{
+	char why[160];
+	size_t used;
+
+	while (*p && end - *p >= (long)sizeof(struct tk_desc_head)) {
+		if (tk_event_info_parse(*p, (size_t)(end - *p), ev, &used, why,
+					sizeof(why)) == 0) {
+			*p += used;
+			return 0;
+		}
+		*p += 8;
+	}
+	return -ENOENT;
+}
+
 void tk_event_info_free(struct tk_event_info *ev)
 {
 	if (!ev)

@@ -41,6 +41,12 @@ int tk_event_info_parse(const void *buf, size_t len, struct tk_event_info *out,
 			size_t *used, char *err, size_t errlen);
 void tk_event_info_free(struct tk_event_info *ev);
 
+/* Walk a tk_meta section read from a file: parse the next descriptor at
+ * *p before @end into *ev, skipping the linker's zero padding and bytes
+ * that do not parse, and advance *p past it.  Returns 0, or -ENOENT when
+ * none is left. */
+int tk_meta_next(const char **p, const char *end, struct tk_event_info *ev);
+
 /* Split a marker name at its first underscore: "app_tick" -> app, tick. */
 void tk_marker_split(const char *name, char *provider, size_t plen,
 		     const char **event);

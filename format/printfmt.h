@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 #include "tracekit/desc.h"
-#include "../lib/value.h"
+#include "tracekit/value.h"
 
 struct tk_print;
 

@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "tracekit/desc.h"
-#include "value.h"
+#include "tracekit/value.h"
 
 struct tk_filter;
 

@@ -45,8 +45,6 @@ void tk_registry_apply_all_locked(void);
 void tk_registry_apply_locked(struct tk_event *ev);
 /* Send an EVENT message for every registered event, then EVENTS_DONE. */
 int tk_registry_announce_locked(int fd);
-/* "provider:name" of an event. */
-const char *tk_event_full_name(const struct tk_event *ev);
 extern struct tk_session_config tk_config; /* under the registry lock */
 
 /* The buffer geometry of the session, readable without the lock (a thread

@@ -79,13 +79,6 @@ struct tk_geometry tk_config_geometry(void)
 	return out;
 }
 
-const char *tk_event_full_name(const struct tk_event *ev)
-{
-	const struct reg_event *re = ev->priv;
-
-	return re ? re->full_name : "?";
-}
-
 static const char *desc_str(const struct tk_desc_head *d, uint16_t off)
 {
 	return (const char *)d + off;

@@ -55,13 +55,6 @@ static int site_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static int addr_cmp(const void *a, const void *b)
-{
-	uint8_t *x = *(uint8_t *const *)a, *y = *(uint8_t *const *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static bool patching(void)
 {
 	const char *env = getenv("TRACEKIT_STATIC_KEYS");
@@ -75,20 +68,6 @@ static bool patching(void)
 		mode = tk_text_patch_init(&branch_why) == 0;
 	}
 	return mode == 1;
-}
-
-/* Give the trap handler the new set of site addresses. */
-static void publish_sites(void)
-{
-	uint8_t **addrs = malloc((nall + 1) * sizeof(*addrs));
-
-	if (!addrs)
-		return;
-	for (unsigned i = 0; i < nall; i++)
-		addrs[i] = all[i].addr;
-	qsort(addrs, nall, sizeof(*addrs), addr_cmp);
-	tk_text_set_sites(addrs, nall);
-	free(addrs);
 }
 
 static int patch_range(const struct site *s, unsigned n)
@@ -137,12 +116,10 @@ void tk_keys_module_register_locked(const char *module, const char *start,
 		mine[n].module = module;
 		n++;
 	}
-	/* The trap handler must know the sites before any int3 lands; a
-	 * failed patch leaves them as compiled, which is correct. */
+	/* A failed patch leaves the sites as compiled, which is correct. */
 	memcpy(all + nall, mine, n * sizeof(*mine));
 	nall += n;
 	qsort(all, nall, sizeof(*all), site_cmp);
-	publish_sites();
 	if (patch_range(mine, n) != 0)
 		tk_keys_module_unregister_locked(module);
 	free(mine);
@@ -156,7 +133,6 @@ void tk_keys_module_unregister_locked(const char *module)
 		if (all[i].module != module)
 			all[j++] = all[i];
 	nall = j;
-	publish_sites();
 }
 
 void tk_keys_update_locked(struct tk_event *ev)

@@ -33,8 +33,4 @@ void tk_text_site_insn(uint8_t *site, uint8_t *target, bool on,
  * bytes already are the wanted ones are skipped.  Returns 0 or -errno. */
 int tk_text_patch(const struct tk_site_patch *p, unsigned n);
 
-/* Tell the trap handler which addresses are sites (sorted, immutable
- * array; the previous one stays valid: it is not freed). */
-void tk_text_set_sites(uint8_t *const *sorted, unsigned n);
-
 #endif /* TK_TEXT_PATCH_H */

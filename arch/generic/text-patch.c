@@ -27,9 +27,3 @@ int tk_text_patch(const struct tk_site_patch *p, unsigned n)
 	(void)n;
 	return -ENOTSUP;
 }
-
-void tk_text_set_sites(uint8_t *const *sorted, unsigned n)
-{
-	(void)sorted;
-	(void)n;
-}

@@ -177,10 +177,3 @@ int tk_text_patch(const struct tk_site_patch *p, unsigned n)
 	free(todo);
 	return 0;
 }
-
-void tk_text_set_sites(uint8_t *const *sorted, unsigned n)
-{
-	/* Nothing traps: the sites need not be known. */
-	(void)sorted;
-	(void)n;
-}
