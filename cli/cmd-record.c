@@ -67,6 +67,17 @@ static void usage(FILE *f)
 		"  -P PID         attach to a running instrumented process\n"
 		"  --no-follow    do not record children forked by the program\n"
 		"  --force        record even if an -e names no event of the program\n"
+		"  -p TRACER      a tracer: function or function_graph traces the\n"
+		"                 program's functions when it is built for it, else\n"
+		"                 the kernel's; user:TRACER or kernel:TRACER chooses;\n"
+		"                 any other name is a kernel tracer (see list -t)\n"
+		"  -l GLOB        function tracers: only functions matching GLOB\n"
+		"  -n GLOB        function tracers: not functions matching GLOB\n"
+		"  -g FUNC        function_graph: only FUNC and what it calls\n"
+		"  --max-graph-depth N   function_graph: at most N levels deep\n"
+		"  --func-stack   user call stack with each function event\n"
+		"  --stack        kernel stack trace with each kernel event\n"
+		"  -F             kernel events only of the command and its children\n"
 		"  -q             no summary\n",
 		DEFAULT_BUFFER_KB, DEFAULT_SUBBUFS);
 }
@@ -81,6 +92,50 @@ static int add_rule(struct rec_options *o, const char *pattern)
 	r[o->nrules].pattern = strdup(pattern);
 	r[o->nrules].filter = NULL;
 	o->nrules++;
+	return 0;
+}
+
+static void list_add(struct rec_list *l, const char *value)
+{
+	const char **grown = realloc(l->item, (l->count + 1) * sizeof(*grown));
+
+	if (!grown)
+		return;
+	l->item = grown;
+	l->item[l->count++] = value;
+}
+
+/* -p NAME, user:NAME or kernel:NAME. */
+static int add_tracer(struct rec_options *o, const char *arg)
+{
+	const char **slot;
+	const char *name = arg;
+
+	if (!strncmp(arg, "user:", 5)) {
+		name = arg + 5;
+		if (strcmp(name, "function") && strcmp(name, "function_graph")) {
+			tk_error("-p '%s': user code has the tracers function and function_graph",
+				 arg);
+			return -1;
+		}
+		slot = &o->user_tracer;
+	} else if (!strncmp(arg, "kernel:", 7)) {
+		name = arg + 7;
+		slot = &o->kernel_tracer;
+	} else if (!strcmp(arg, "function") || !strcmp(arg, "function_graph")) {
+		slot = &o->bare_tracer;
+	} else {
+		slot = &o->kernel_tracer;
+	}
+	if (!*name) {
+		tk_error("-p '%s': no tracer named", arg);
+		return -1;
+	}
+	if (*slot && strcmp(*slot, name)) {
+		tk_error("-p '%s': a tracer ('%s') is already chosen there", arg, *slot);
+		return -1;
+	}
+	*slot = name;
 	return 0;
 }
 
@@ -101,8 +156,11 @@ static int parse_options(struct record *r, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "overwrite", no_argument, NULL, 'O' },
 		{ "no-follow", no_argument, NULL, 'N' },
-		{ "force", no_argument, NULL, 'F' },
+		{ "force", no_argument, NULL, 'R' },
 		{ "subbufs", required_argument, NULL, 'S' },
+		{ "max-graph-depth", required_argument, NULL, 'D' },
+		{ "func-stack", no_argument, NULL, 'K' },
+		{ "stack", no_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_options *o = &r->opt;
@@ -114,7 +172,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 	o->nsub = DEFAULT_SUBBUFS;
 	o->follow_fork = true;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:e:f:b:P:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:e:f:b:P:p:l:n:g:Fqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->outdir = optarg;
@@ -141,6 +199,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 				return -1;
 			}
 			o->buffer_kb = (uint32_t)v;
+			o->kernel_buffer_kb = (uint32_t)v;
 			break;
 		case 'S':
 			if (!parse_uint(optarg, TK_RB_MAX_SUBBUF, &v) || v < 2) {
@@ -163,8 +222,37 @@ static int parse_options(struct record *r, int argc, char **argv)
 		case 'N':
 			o->follow_fork = false;
 			break;
-		case 'F':
+		case 'R':
 			r->force = true;
+			break;
+		case 'p':
+			if (add_tracer(o, optarg) < 0)
+				return -1;
+			break;
+		case 'l':
+			list_add(&o->func_filter, optarg);
+			break;
+		case 'n':
+			list_add(&o->func_notrace, optarg);
+			break;
+		case 'g':
+			list_add(&o->graph_funcs, optarg);
+			break;
+		case 'D':
+			if (!parse_uint(optarg, 1u << 16, &v) || v == 0) {
+				tk_error("--max-graph-depth '%s': must be a number from 1", optarg);
+				return -1;
+			}
+			o->max_graph_depth = (unsigned)v;
+			break;
+		case 'K':
+			o->func_stack = true;
+			break;
+		case 'T':
+			o->kernel_stack = true;
+			break;
+		case 'F':
+			o->only_command = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -173,7 +261,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		default:
-			tk_option_error("record", argv, "+o:e:f:b:P:qh");
+			tk_option_error("record", argv, "+o:e:f:b:P:p:l:n:g:Fqh");
 			return -1;
 		}
 	}
@@ -196,6 +284,13 @@ static int parse_options(struct record *r, int argc, char **argv)
 	}
 	if (o->nrules == 0)
 		add_rule(o, "all");
+	/* Parsed for the tracers being built; refused until they exist. */
+	if (o->user_tracer || o->kernel_tracer || o->bare_tracer ||
+	    o->func_filter.count || o->func_notrace.count || o->graph_funcs.count ||
+	    o->max_graph_depth || o->func_stack || o->kernel_stack || o->only_command) {
+		tk_error("tracers, -l/-n/-g, --stack and -F are not available yet");
+		return -1;
+	}
 	return 0;
 }
 

@@ -22,6 +22,12 @@ struct rec_rule {
 	char *filter; /* NULL: none */
 };
 
+/* A growable list of option values (-l, -n, -g ...). */
+struct rec_list {
+	const char **item;
+	unsigned count;
+};
+
 struct rec_options {
 	const char *outdir;
 	struct rec_rule *rules;
@@ -33,6 +39,21 @@ struct rec_options {
 	bool quiet;
 	pid_t attach_pid; /* -P */
 	char **argv;      /* -- CMD ARGS */
+
+	/* Tracers (-p).  A bare "function" or "function_graph" is for the
+	 * program's own code when it is built with patchable function
+	 * entries, else for the kernel; "user:NAME" and "kernel:NAME" choose. */
+	const char *user_tracer;   /* function, function_graph or NULL */
+	const char *kernel_tracer; /* any of available_tracers, or NULL */
+	const char *bare_tracer;   /* -p function[_graph] before the choice */
+	struct rec_list func_filter;  /* -l GLOB: trace only these functions */
+	struct rec_list func_notrace; /* -n GLOB: never these */
+	struct rec_list graph_funcs;  /* -g FUNC: only FUNC and its callees */
+	unsigned max_graph_depth;     /* --max-graph-depth, 0: no limit */
+	bool func_stack;              /* --func-stack: user call stacks */
+	bool kernel_stack;            /* --stack: kernel stack per event */
+	bool only_command;            /* -F: kernel events of CMD and children */
+	uint32_t kernel_buffer_kb;    /* -b applies per CPU too */
 };
 
 struct rec_process;
