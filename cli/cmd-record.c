@@ -31,6 +31,7 @@
 #include "filter.h"
 #include "pattern.h"
 #include "protocol.h"
+#include "record-functrace.h"
 #include "session.h"
 
 /* The recorder looks for full sub-buffers every IDLE_POLL_US, and every
@@ -284,11 +285,17 @@ static int parse_options(struct record *r, int argc, char **argv)
 	}
 	if (o->nrules == 0)
 		add_rule(o, "all");
-	/* Parsed for the tracers being built; refused until they exist. */
-	if (o->user_tracer || o->kernel_tracer || o->bare_tracer ||
-	    o->func_filter.count || o->func_notrace.count || o->graph_funcs.count ||
-	    o->max_graph_depth || o->func_stack || o->kernel_stack || o->only_command) {
-		tk_error("tracers, -l/-n/-g, --stack and -F are not available yet");
+	return 0;
+}
+
+/* Parsed for the kernel tracers being built; refused until they exist. */
+static int refuse_kernel_options(const struct rec_options *o)
+{
+	if (o->kernel_tracer || o->kernel_stack || o->only_command ||
+	    (!o->user_tracer && (o->func_filter.count || o->func_notrace.count ||
+				 o->graph_funcs.count || o->max_graph_depth ||
+				 o->func_stack))) {
+		tk_error("kernel tracers, --stack and -F are not available yet");
 		return -1;
 	}
 	return 0;
@@ -401,7 +408,7 @@ static int precheck_program(struct record *r)
 			ret = -ENOENT;
 		}
 	}
-	if (!ret && !links && !r->opt.quiet)
+	if (!ret && !links && !r->opt.quiet && !r->opt.user_tracer)
 		tk_warn("'%s' defines no tracekit events (not linked with libtracekit)",
 			r->opt.argv[0]);
 	for (unsigned i = 0; i < count; i++)
@@ -524,6 +531,7 @@ static pid_t start_command(struct record *r, struct rec_session *s,
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, oldmask, NULL);
 		setenv(TK_SESSION_ENV, s->sock_name, 1);
+		functrace_child_env(&r->opt);
 		execv(r->program, r->opt.argv);
 		child_errno = errno;
 		if (write(pipefd[1], &child_errno, sizeof(child_errno)) < 0)
@@ -600,9 +608,12 @@ int cmd_record(int argc, char **argv)
 							     : "command not found");
 			return TK_EXIT_FAILURE;
 		}
-		if (precheck_program(&r) < 0)
-			return TK_EXIT_FAILURE;
 	}
+	if (functrace_record_check(&r.opt, r.program) < 0 ||
+	    refuse_kernel_options(&r.opt) < 0)
+		return TK_EXIT_FAILURE;
+	if (r.program && precheck_program(&r) < 0)
+		return TK_EXIT_FAILURE;
 	if (prepare_output(&r) < 0)
 		return TK_EXIT_FAILURE;
 	sigemptyset(&mask);
@@ -645,13 +656,17 @@ int cmd_record(int argc, char **argv)
 	}
 	if (s.failed)
 		tk_error("%s", s.error);
+	if (functrace_save_symbols(&r.opt, r.opt.outdir) < 0)
+		s.failed = true;
 	if (session_finish(&s) < 0) {
 		tk_error("%s", s.error);
 		session_free(&s);
 		return keep_old_trace(&r);
 	}
-	if (!r.opt.quiet)
+	if (!r.opt.quiet) {
 		session_print_summary(&s, stderr, r.final_dir);
+		functrace_print_summary(&r.opt, stderr);
+	}
 	ret = s.failed ? TK_EXIT_FAILURE : 0;
 	session_free(&s);
 	if (ret)

@@ -24,6 +24,7 @@
 #include "filter.h"
 #include "pattern.h"
 #include "printfmt.h"
+#include "report-graph.h"
 #include "stream-read.h"
 #include "trace.h"
 
@@ -37,6 +38,8 @@ struct report {
 	enum ts_mode ts;
 	bool no_header;
 	bool count_only;
+	bool profile;
+	struct ftrace_view *ftrace; /* function tracer events (report-graph.c) */
 	struct tk_trace trace;
 	struct tk_stream_reader *readers;
 	unsigned nreaders;
@@ -65,7 +68,9 @@ static void usage(FILE *f)
 		"                    real (seconds since the epoch) or raw (clock ticks)\n"
 		"  --no-header       events only\n"
 		"  --count           decode every event but print only how many there\n"
-		"                    are of each (checks the whole trace quickly)\n");
+		"                    are of each (checks the whole trace quickly)\n"
+		"  --profile         function tracer: per function, calls, total, self,\n"
+		"                    average and maximum time, sorted by total\n");
 }
 
 static int parse_options(struct report *r, int argc, char **argv)
@@ -76,6 +81,7 @@ static int parse_options(struct report *r, int argc, char **argv)
 		{ "ts", required_argument, NULL, 'T' },
 		{ "no-header", no_argument, NULL, 'H' },
 		{ "count", no_argument, NULL, 'C' },
+		{ "profile", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -112,6 +118,9 @@ static int parse_options(struct report *r, int argc, char **argv)
 			break;
 		case 'C':
 			r->count_only = true;
+			break;
+		case 'P':
+			r->profile = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -324,16 +333,13 @@ static void prepare_print(struct tk_event_info *ev)
 	}
 }
 
-/* One line as trace-cmd prints it: "%16s [%03u] %s: %s: %s\n". */
-static void print_event(struct report *r, const struct tk_stream_reader *rd,
-			struct event_state *st)
+/* The start of a line: "%16s [%03u] %s: " (comm-tid, cpu, time). */
+static size_t format_prefix(const struct report *r,
+			    const struct tk_stream_reader *rd, char *line)
 {
-	struct tk_event_info *ev = (struct tk_event_info *)st->ev;
-	char line[8192], who[48];
+	char who[48];
 	size_t n = 0, w, len;
 
-	if (!ev->print && !ev->print_failed)
-		prepare_print(ev);
 	len = strlen(rd->stream->comm);
 	memcpy(who, rd->stream->comm, len);
 	who[len++] = '-';
@@ -350,6 +356,20 @@ static void print_event(struct report *r, const struct tk_stream_reader *rd,
 	n += format_time(r, rd->ts, line + n);
 	line[n++] = ':';
 	line[n++] = ' ';
+	return n;
+}
+
+/* One line as trace-cmd prints it: "%16s [%03u] %s: %s: %s\n". */
+static void print_event(struct report *r, const struct tk_stream_reader *rd,
+			struct event_state *st)
+{
+	struct tk_event_info *ev = (struct tk_event_info *)st->ev;
+	char line[8192];
+	size_t n, len;
+
+	if (!ev->print && !ev->print_failed)
+		prepare_print(ev);
+	n = format_prefix(r, rd, line);
 	len = strlen(ev->full_name);
 	memcpy(line + n, ev->full_name, len);
 	n += len;
@@ -362,6 +382,13 @@ static void print_event(struct report *r, const struct tk_stream_reader *rd,
 	}
 	line[n++] = '\n';
 	fwrite_unlocked(line, 1, n, stdout);
+}
+
+static void show_ftrace(struct report *r, struct tk_stream_reader *rd)
+{
+	char prefix[128];
+
+	ftrace_view_event(r->ftrace, rd, prefix, format_prefix(r, rd, prefix));
 }
 
 static int state_name_cmp(const void *a, const void *b)
@@ -442,8 +469,9 @@ int cmd_report(int argc, char **argv)
 	if (prepare_events(&r) < 0)
 		return TK_EXIT_USAGE;
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-	if (!r.no_header && !r.count_only)
+	if (!r.no_header && !r.count_only && !r.profile)
 		print_header(&r);
+	r.ftrace = ftrace_view_open(&r.trace, r.profile);
 	if (open_readers(&r) < 0)
 		return TK_EXIT_FAILURE;
 	while (r.heap_len) {
@@ -455,7 +483,9 @@ int cmd_report(int argc, char **argv)
 		    (!st->filter || tk_filter_match(st->filter, rd->values))) {
 			if (r.count_only)
 				st->count++;
-			else
+			else if (r.ftrace && ftrace_view_owns(st->ev))
+				show_ftrace(&r, rd);
+			else if (!r.profile)
 				print_event(&r, rd, st);
 		}
 		if (!reader_advance(&r, idx))
@@ -464,6 +494,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (r.count_only)
 		print_counts(&r);
+	ftrace_view_close(r.ftrace);
 	fflush(stdout);
 	for (unsigned i = 0; i < r.nreaders; i++)
 		tk_stream_close(&r.readers[i]);
