@@ -609,7 +609,7 @@ int cmd_record(int argc, char **argv)
 			return TK_EXIT_FAILURE;
 		}
 	}
-	if (functrace_record_check(&r.opt, r.program) < 0 ||
+	if (functrace_record_check(&r.opt, r.program, r.force) < 0 ||
 	    refuse_kernel_options(&r.opt) < 0)
 		return TK_EXIT_FAILURE;
 	if (r.program && precheck_program(&r) < 0)

@@ -160,7 +160,8 @@ static char *find_runtime(void)
 	return out;
 }
 
-int functrace_record_check(struct rec_options *o, const char *program)
+int functrace_record_check(struct rec_options *o, const char *program,
+			   bool force)
 {
 	struct traceable t;
 	char exe[64];
@@ -200,13 +201,14 @@ int functrace_record_check(struct rec_options *o, const char *program)
 			goto fail;
 		}
 	}
-	for (unsigned k = 0; known && k < 2; k++) {
+	for (unsigned k = 0; known && !force && k < 2; k++) {
 		const struct rec_list *l = k ? &o->graph_funcs : &o->func_filter;
 
 		for (unsigned i = 0; i < l->count; i++) {
 			if (glob_matches(&t, l->item[i]))
 				continue;
-			tk_error("%s '%s' matches no function of '%s' that can be traced",
+			tk_error("%s '%s' matches no function of '%s' that can be traced "
+				 "(--force records anyway)",
 				 k ? "-g" : "-l", l->item[i],
 				 o->argv ? o->argv[0] : program);
 			goto fail;

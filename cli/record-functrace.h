@@ -21,8 +21,10 @@ bool functrace_program_is_patchable(const char *program);
 
 /* Decide where a bare -p function[_graph] goes, check the user tracer's
  * options against @program (NULL: not known), print one line and return
- * < 0 when they cannot work. */
-int functrace_record_check(struct rec_options *o, const char *program);
+ * < 0 when they cannot work.  @force: -l/-g may name functions of objects
+ * loaded later (dlopen). */
+int functrace_record_check(struct rec_options *o, const char *program,
+			   bool force);
 
 /* In the command's child, before exec: LD_PRELOAD libtracekit if the
  * program does not carry it, and say that a function tracer is wanted. */

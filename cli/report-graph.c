@@ -122,6 +122,23 @@ static const char *name_of(struct ftrace_view *v, uint32_t pid, uint64_t addr,
 	return name;
 }
 
+/* The function a return address (call site) is in: the call before it
+ * may be the last instruction of its function (a call that the compiler
+ * knows does not return). */
+static const char *caller_of(struct ftrace_view *v, uint32_t pid, uint64_t ret,
+			     uint64_t *off)
+{
+	const char *name = name_of(v, pid, ret - 1, off);
+
+	if (name == v->num) {
+		snprintf(v->num, sizeof(v->num), "0x%" PRIx64, ret);
+		*off = 0;
+		return v->num;
+	}
+	(*off)++;
+	return name;
+}
+
 static uint64_t ticks_to_ns(const struct ftrace_view *v, uint64_t d)
 {
 	const struct tk_trace_clock *c = &v->t->clock;
@@ -284,7 +301,7 @@ static void show_function(struct ftrace_view *v, const struct tk_stream_reader *
 	if (n < 0 || (size_t)n >= sizeof(line))
 		n = (int)sizeof(line) - 1;
 	n += snprintf(line + n, sizeof(line) - (size_t)n, "%s",
-		      name_of(v, pid, rd->values[1].u, &off));
+		      caller_of(v, pid, rd->values[1].u, &off));
 	if (n < 0 || (size_t)n >= sizeof(line))
 		n = (int)sizeof(line) - 1;
 	emit(prefix, plen, "function:             ", line, (size_t)n);
@@ -302,7 +319,7 @@ static void show_stack(struct ftrace_view *v, const struct tk_stream_reader *rd,
 		const char *name;
 
 		memcpy(&a, b->str + i, 8);
-		name = name_of(v, rd->stream->pid, a, &off);
+		name = caller_of(v, rd->stream->pid, a, &off);
 		printf(" => %s+0x%" PRIx64 "\n", name, off);
 	}
 }

@@ -9,7 +9,8 @@
  *     [rsp]      the function's entry + 5 (where it goes on)
  *     [rsp + 8]  the return address into the caller (the call site)
  *
- * tk__ft_tramp saves every register a function receives arguments in
+ * tk__ft_tramp aligns the stack, saves every register a function receives
+ * arguments in
  * (rdi rsi rdx rcx r8 r9, rax for varargs, r10 for the static chain,
  * xmm0-7), calls tk__ft_enter(entry, &return_slot, root) and goes on into
  * the function.  function_graph may have replaced the return address with
@@ -27,10 +28,16 @@
 	.p2align 4
 \name:
 	.cfi_startproc
-	/* rsp is 16-aligned here (the caller's call, then ours), and
-	 * stays so below: 0xc0 bytes of saved registers */
+	/* Compilers do not always keep the stack 16-aligned at calls to
+	 * functions they know need less: align it ourselves for the C
+	 * code, keeping the old rsp in rbp. */
+	push %rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset rbp, 0
+	mov %rsp, %rbp
+	.cfi_def_cfa_register rbp
+	and $-16, %rsp
 	sub $0xc0, %rsp
-	.cfi_adjust_cfa_offset 0xc0
 	mov %rdi, 0x00(%rsp)
 	mov %rsi, 0x08(%rsp)
 	mov %rdx, 0x10(%rsp)
@@ -39,17 +46,17 @@
 	mov %r9, 0x28(%rsp)
 	mov %rax, 0x30(%rsp)
 	mov %r10, 0x38(%rsp)
-	movdqu %xmm0, 0x40(%rsp)
-	movdqu %xmm1, 0x50(%rsp)
-	movdqu %xmm2, 0x60(%rsp)
-	movdqu %xmm3, 0x70(%rsp)
-	movdqu %xmm4, 0x80(%rsp)
-	movdqu %xmm5, 0x90(%rsp)
-	movdqu %xmm6, 0xa0(%rsp)
-	movdqu %xmm7, 0xb0(%rsp)
-	mov 0xc0(%rsp), %rdi
+	movaps %xmm0, 0x40(%rsp)
+	movaps %xmm1, 0x50(%rsp)
+	movaps %xmm2, 0x60(%rsp)
+	movaps %xmm3, 0x70(%rsp)
+	movaps %xmm4, 0x80(%rsp)
+	movaps %xmm5, 0x90(%rsp)
+	movaps %xmm6, 0xa0(%rsp)
+	movaps %xmm7, 0xb0(%rsp)
+	mov 8(%rbp), %rdi
 	sub $5, %rdi
-	lea 0xc8(%rsp), %rsi
+	lea 16(%rbp), %rsi
 	mov $\root, %edx
 	call tk__ft_enter
 	mov 0x00(%rsp), %rdi
@@ -60,16 +67,19 @@
 	mov 0x28(%rsp), %r9
 	mov 0x30(%rsp), %rax
 	mov 0x38(%rsp), %r10
-	movdqu 0x40(%rsp), %xmm0
-	movdqu 0x50(%rsp), %xmm1
-	movdqu 0x60(%rsp), %xmm2
-	movdqu 0x70(%rsp), %xmm3
-	movdqu 0x80(%rsp), %xmm4
-	movdqu 0x90(%rsp), %xmm5
-	movdqu 0xa0(%rsp), %xmm6
-	movdqu 0xb0(%rsp), %xmm7
-	add $0xc0, %rsp
-	.cfi_adjust_cfa_offset -0xc0
+	movaps 0x40(%rsp), %xmm0
+	movaps 0x50(%rsp), %xmm1
+	movaps 0x60(%rsp), %xmm2
+	movaps 0x70(%rsp), %xmm3
+	movaps 0x80(%rsp), %xmm4
+	movaps 0x90(%rsp), %xmm5
+	movaps 0xa0(%rsp), %xmm6
+	movaps 0xb0(%rsp), %xmm7
+	mov %rbp, %rsp
+	.cfi_def_cfa_register rsp
+	pop %rbp
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore rbp
 	ret
 	.cfi_endproc
 	.size \name, . - \name
@@ -79,7 +89,7 @@
 	FT_TRAMP tk__ft_tramp_root, 1
 
 /* Reached by the traced function's ret: rsp is just above the slot that
- * held the return address, 16-aligned. */
+ * held the return address. */
 	.globl tk__ft_return
 	.hidden tk__ft_return
 	.type tk__ft_return, @function
@@ -87,21 +97,29 @@
 tk__ft_return:
 	.cfi_startproc
 	.cfi_undefined rip
+	push %rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset rbp, 0
+	mov %rsp, %rbp
+	.cfi_def_cfa_register rbp
+	and $-16, %rsp
 	sub $0x30, %rsp
-	.cfi_adjust_cfa_offset 0x30
 	mov %rax, 0x00(%rsp)
 	mov %rdx, 0x08(%rsp)
-	movdqu %xmm0, 0x10(%rsp)
-	movdqu %xmm1, 0x20(%rsp)
-	lea 0x30(%rsp), %rdi
+	movaps %xmm0, 0x10(%rsp)
+	movaps %xmm1, 0x20(%rsp)
+	lea 8(%rbp), %rdi
 	call tk__ft_exit
 	mov %rax, %r11
 	mov 0x00(%rsp), %rax
 	mov 0x08(%rsp), %rdx
-	movdqu 0x10(%rsp), %xmm0
-	movdqu 0x20(%rsp), %xmm1
-	add $0x30, %rsp
-	.cfi_adjust_cfa_offset -0x30
+	movaps 0x10(%rsp), %xmm0
+	movaps 0x20(%rsp), %xmm1
+	mov %rbp, %rsp
+	.cfi_def_cfa_register rsp
+	pop %rbp
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore rbp
 	jmp *%r11
 	.cfi_endproc
 	.size tk__ft_return, . - tk__ft_return

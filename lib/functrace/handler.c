@@ -96,15 +96,15 @@ static void put_graph(uint16_t id, uintptr_t func, uint32_t depth)
 	}
 }
 
-/* The call stack: the call site of the function just entered, then the
- * return address of each open frame, innermost first. */
+/* The call stack: the call site of the function just entered (its frame
+ * is on top), then the return address of each open frame below,
+ * innermost first. */
 static void put_stack(const struct ft_thread *t, uintptr_t site)
 {
-	uint32_t n = 1, len;
+	uint32_t below = t->top ? t->top - 1 : 0, n, len;
 	char *p;
 
-	for (uint32_t i = t->top; i > 0 && n < FT_STACK_MAX; i--)
-		n++;
+	n = 1 + (below < FT_STACK_MAX - 1 ? below : FT_STACK_MAX - 1);
 	len = n * 8;
 	p = tk__reserve(4 + len, tk_ft.id_stack);
 	if (!p)
@@ -112,7 +112,7 @@ static void put_stack(const struct ft_thread *t, uintptr_t site)
 	memcpy(p, &len, 4);
 	memcpy(p + 4, &site, 8);
 	for (uint32_t i = 1; i < n; i++)
-		memcpy(p + 4 + 8 * i, &t->f[t->top - i].ret, 8);
+		memcpy(p + 4 + 8 * i, &t->f[below - i].ret, 8);
 	tk__commit(p + 4 + len);
 }
 
