@@ -22,6 +22,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import subprocess
 import time
 
@@ -363,3 +364,107 @@ def wait_gone(pid, timeout=10):
             return True
         time.sleep(0.01)
     return False
+
+
+# ---------------------------------------------------------------- reading
+
+# A line of `tracekit report` for user or kernel events:
+#   COMM-TID [CPU] LAT TS: EVENT: TEXT
+# LAT (trace-cmd's latency columns: irqs-off, need-resched, hard/softirq,
+# preempt depth...) is on kernel lines only and never starts with a digit;
+# EVENT is "provider:event" for user events and "event" or "system:event"
+# for kernel events.
+KLINE_RE = re.compile(
+    r"^\s*(?P<comm>.*?)-(?P<tid>\d+)\s+\[(?P<cpu>\d+)\]\s+"
+    r"(?:(?P<lat>[^\s\d]\S{2,6})\s+)?"
+    r"(?P<ts>\d+(?:\.\d+)?):\s+(?P<event>[^\s:]+(?::[^\s:]+)?):(?:\s+(?P<text>.*))?$")
+
+
+def parse_report(text):
+    """Event lines of report output, parsed: dicts comm, tid, cpu, lat
+    (None on user lines), ts (int when raw ticks, else float), event (as
+    printed), name (event without its system), text.  Lines starting with
+    '#' are skipped; lines starting with '=>' (stack entries) are attached
+    to the previous event as 'stack'.  Any other line fails the test."""
+    out = []
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        if line.strip().startswith("=>") and out:
+            out[-1].setdefault("stack", []).append(line.strip()[2:].strip())
+            continue
+        m = KLINE_RE.match(line)
+        assert m, "unparsable report line: %r" % line
+        ts = m.group("ts")
+        out.append(dict(comm=m.group("comm"), tid=int(m.group("tid")),
+                        cpu=int(m.group("cpu")), lat=m.group("lat"),
+                        ts=int(ts) if "." not in ts else float(ts),
+                        event=m.group("event"), name=m.group("event").split(":")[-1],
+                        text=(m.group("text") or "").rstrip()))
+    return out
+
+
+def report(outdir, *opts):
+    """`tracekit report DIR --no-header --ts raw OPTS`, parsed."""
+    p = tklib.tracekit("report", outdir, "--no-header", "--ts", "raw", *opts, timeout=300)
+    return parse_report(p.stdout)
+
+
+SCHED_SWITCH_RE = (
+    # the kernel's own print format
+    re.compile(r"prev_comm=(?P<pc>.*) prev_pid=(?P<pp>\d+) prev_prio=\d+ "
+               r"prev_state=(?P<ps>\S+) ==> next_comm=(?P<nc>.*) next_pid=(?P<np>\d+) "
+               r"next_prio=\d+$"),
+    # trace-cmd's sched_switch plugin
+    re.compile(r"(?P<pc>.*):(?P<pp>\d+) \[\d+\] (?P<ps>\S+) ==> (?P<nc>.*):(?P<np>\d+) \[\d+\]$"),
+)
+
+
+def sched_switch(text):
+    """(prev_pid, prev_state, next_pid) of a sched_switch line's text."""
+    for r in SCHED_SWITCH_RE:
+        m = r.match(text)
+        if m:
+            return int(m.group("pp")), m.group("ps"), int(m.group("np"))
+    raise AssertionError("unparsable sched_switch text: %r" % text)
+
+
+def probe_refused(path):
+    """What this kernel refuses, as {feature: reason}, probed in a scratch
+    instance (removed again) under tracefs PATH; the caller holds lock().
+    Features: 'function' (current_tracer function), 'ftrace_filter'
+    (set_ftrace_filter), 'stacktrace' (options/stacktrace)."""
+    inst = os.path.join(path, "instances", "tkprobe-%d" % os.getpid())
+    refused = {}
+    try:
+        os.mkdir(inst)
+    except OSError as e:
+        return {f: "cannot create an instance: %s" % e.strerror
+                for f in ("function", "ftrace_filter", "stacktrace")}
+    try:
+        tracers = _read(os.path.join(inst, "available_tracers")).split()
+        if "function" not in tracers:
+            refused["function"] = "the function tracer is not in this kernel's instances"
+        else:
+            try:
+                with open(os.path.join(inst, "current_tracer"), "w") as f:
+                    f.write("function")
+            except OSError as e:
+                refused["function"] = ("the kernel refuses current_tracer=function: %s"
+                                       % e.strerror)
+        try:
+            with open(os.path.join(inst, "set_ftrace_filter"), "r"):
+                pass
+        except OSError as e:
+            refused["ftrace_filter"] = "the kernel refuses set_ftrace_filter: %s" % e.strerror
+        try:
+            with open(os.path.join(inst, "options", "stacktrace"), "w") as f:
+                f.write("1")
+        except OSError as e:
+            refused["stacktrace"] = "the kernel refuses options/stacktrace: %s" % e.strerror
+    finally:
+        for f, v in (("current_tracer", "nop"), ("options/stacktrace", "0")):
+            with contextlib.suppress(OSError), open(os.path.join(inst, f), "w") as fh:
+                fh.write(v)
+        os.rmdir(inst)
+    return refused
