@@ -20,58 +20,27 @@
  * syscall(2), so that no C library can answer it from a cache.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <tracekit/tracekit.h>
+#include "counter.h"
 
-TK_EVENT(kb, begin,
-	TK_PROTO(uint64_t n),
-	TK_ARGS(n),
-	TK_FIELDS(tk_field_int(uint64_t, n, n)),
-	TK_PRINT("n=%lu", n))
+/* kb:NAME with one integer field. */
+#define KB_EVENT(name, type, field, fmt)                                      \
+	TK_EVENT(kb, name,                                                    \
+		TK_PROTO(type field),                                         \
+		TK_ARGS(field),                                               \
+		TK_FIELDS(tk_field_int(type, field, field)),                  \
+		TK_PRINT(#field "=" fmt, field))
 
-TK_EVENT(kb, end,
-	TK_PROTO(uint64_t n),
-	TK_ARGS(n),
-	TK_FIELDS(tk_field_int(uint64_t, n, n)),
-	TK_PRINT("n=%lu", n))
-
-TK_EVENT(kb, sleep,
-	TK_PROTO(uint32_t ms),
-	TK_ARGS(ms),
-	TK_FIELDS(tk_field_int(uint32_t, ms, ms)),
-	TK_PRINT("ms=%u", ms))
-
-TK_EVENT(kb, woke,
-	TK_PROTO(uint32_t ms),
-	TK_ARGS(ms),
-	TK_FIELDS(tk_field_int(uint32_t, ms, ms)),
-	TK_PRINT("ms=%u", ms))
-
-TK_EVENT(kb, tick,
-	TK_PROTO(uint64_t seq),
-	TK_ARGS(seq),
-	TK_FIELDS(tk_field_int(uint64_t, seq, seq)),
-	TK_PRINT("seq=%lu", seq))
-
-static volatile uint64_t *map_counter(const char *path)
-{
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	void *p;
-
-	if (fd < 0 || ftruncate(fd, 8) < 0)
-		exit(3);
-	p = mmap(NULL, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		exit(3);
-	return p;
-}
+KB_EVENT(begin, uint64_t, n, "%lu")
+KB_EVENT(end, uint64_t, n, "%lu")
+KB_EVENT(sleep, uint32_t, ms, "%u")
+KB_EVENT(woke, uint32_t, ms, "%u")
+KB_EVENT(tick, uint64_t, seq, "%lu")
 
 int main(int argc, char **argv)
 {
