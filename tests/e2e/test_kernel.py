@@ -21,6 +21,7 @@ import tklib
 KSYS = tklib.prog("ksys")
 GETPPID = ("-e", "syscalls:sys_enter_getppid", "-e", "syscalls:sys_exit_getppid")
 one_error = test_cli.one_error
+stop = test_cli.stop
 
 
 # ---------------------------------------------------------------- helpers
@@ -47,14 +48,6 @@ def start_noise():
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     tklib.wait_for_file(ready)
     return p
-
-
-def stop(proc):
-    tklib.kill_quietly(proc)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def kernel_lines(events):
@@ -266,20 +259,23 @@ def signal_run(target, sig):
     return rec, stdout, stderr, out, pid, before, read_counter(cnt)
 
 
-def test_recorder_sigint():
+def recorder_signal(sig):
+    """SIG to the recorder: it ends with status 0, the trace holds every
+    tick and getppid the program committed before."""
     with kernlib.guard():
-        rec, out, err, d, pid, before, end = signal_run("recorder", signal.SIGINT)
-    assert rec.returncode == 0, "record exited %d after SIGINT: %s" % (rec.returncode, err)
+        rec, out, err, d, pid, before, end = signal_run("recorder", sig)
+    assert rec.returncode == 0, "record exited %d after %s: %s" % (
+        rec.returncode, sig.name, err)
     assert before > 100, "the program committed only %d ticks in 0.3 s" % before
     check_ticks(kernlib.report(d), pid, before, end)
+
+
+def test_recorder_sigint():
+    recorder_signal(signal.SIGINT)
 
 
 def test_recorder_sigterm():
-    with kernlib.guard():
-        rec, out, err, d, pid, before, end = signal_run("recorder", signal.SIGTERM)
-    assert rec.returncode == 0, "record exited %d after SIGTERM: %s" % (rec.returncode, err)
-    assert before > 100, "the program committed only %d ticks in 0.3 s" % before
-    check_ticks(kernlib.report(d), pid, before, end)
+    recorder_signal(signal.SIGTERM)
 
 
 def test_program_sigkill():
