@@ -166,7 +166,8 @@ def snapshot(path):
 
     Keys: top-level settings by file name, "options/NAME", "events/enable",
     "events/SYS/enable", "events/SYS/filter", "events/SYS/EV/enable|filter|
-    trigger", "instances" (sorted names, space-separated),
+    trigger", "instances" (sorted names, space-separated), "top_buffer"
+    (entries and overruns of the top-level buffer, per CPU),
     "ftrace_enabled" (/proc/sys/kernel/ftrace_enabled) and "mounted"
     (tracefs mount points)."""
     s = {}
@@ -190,9 +191,25 @@ def snapshot(path):
             for f in ("enable", "filter", "trigger"):
                 s["events/%s/%s/%s" % (system, event, f)] = _read(os.path.join(edir, f))
     s["instances"] = " ".join(_listdir(os.path.join(path, "instances")))
+    s["top_buffer"] = _top_buffer(path, s)
     s["ftrace_enabled"] = _read("/proc/sys/kernel/ftrace_enabled")
     s["mounted"] = " ".join(sorted(mounts()))
     return s
+
+
+def _top_buffer(path, s):
+    """What the top-level ring buffer holds (entries and overruns per CPU),
+    so that events written there show; only while nothing at the top level
+    is enabled (else it moves by itself)."""
+    if s.get("set_event", "").strip() or s.get("current_tracer", "").strip() != "nop":
+        return "n/a: the top level is tracing"
+    out = []
+    for cpu in _listdir(os.path.join(path, "per_cpu")):
+        stats = _read(os.path.join(path, "per_cpu", cpu, "stats"))
+        for line in stats.splitlines():
+            if line.startswith(("entries:", "overrun:")):
+                out.append("%s %s" % (cpu, line))
+    return "\n".join(out)
 
 
 def diff(before, after):

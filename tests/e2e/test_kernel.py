@@ -31,12 +31,12 @@ def tk(*args, **kw):
     return tklib.tracekit(*args, **kw)
 
 
-def child_pid(stdout):
-    """The pid prog-ksys printed ("pid N")."""
+def child_pid(stdout, what="pid"):
+    """The pid (or ppid) prog-ksys printed ("pid N", "ppid N")."""
     for line in stdout.splitlines():
-        if line.startswith("pid "):
+        if line.startswith(what + " "):
             return int(line.split()[1])
-    raise AssertionError("prog-ksys printed no pid: %r" % stdout)
+    raise AssertionError("prog-ksys printed no %s: %r" % (what, stdout))
 
 
 def start_noise():
@@ -62,13 +62,13 @@ def check_kernel_line(e):
 
 def record_getppid(outdir, n, *opts):
     """record kb:* and getppid's two events around prog-ksys -n N -s 50;
-    returns (CompletedProcess, child pid, parsed report)."""
+    returns (CompletedProcess, child pid)."""
     p = tklib.record(outdir, [KSYS, "-n", str(n), "-s", "50"], "-e", "kb:*", *GETPPID, *opts,
                      timeout=60)
     return p, child_pid(p.stdout)
 
 
-def check_getppid_window(events, pid, n):
+def check_getppid_window(events, pid, n, ppid):
     """Exactly N sys_enter_getppid and N sys_exit_getppid of PID, all
     strictly between its kb:begin and kb:end, alternating enter/exit."""
     mine = [e for e in events if e["tid"] == pid]
@@ -89,6 +89,11 @@ def check_getppid_window(events, pid, n):
         "and kb:end (%d), first: %r" % (len(outside), pid, b, e_, outside[0])
     for e in enter + exit_:
         check_kernel_line(e)
+    # the kernel's print formats: "" and "0x%lx", ret (getppid's value)
+    assert all(e["text"] == "" for e in enter), \
+        "sys_enter_getppid text: %r" % {e["text"] for e in enter}
+    assert all(e["text"] == "0x%x" % ppid for e in exit_), \
+        "sys_exit_getppid text %r, getppid() returned %d" % ({e["text"] for e in exit_}, ppid)
     # in report order (merged by time): begin, (enter, exit) x N, end
     seq = [e["name"] for e in mine if e["name"] in ("begin", "end", "sys_enter_getppid",
                                                     "sys_exit_getppid")]
@@ -97,7 +102,6 @@ def check_getppid_window(events, pid, n):
         pid, next(i for i, (x, y) in enumerate(zip(seq + [None], want)) if x != y), len(want))
     ts = [e["ts"] for e in events]
     assert ts == sorted(ts), "report is not sorted by timestamp"
-    return exit_
 
 
 # ---------------------------------------------------------------- 1. getppid
@@ -116,11 +120,7 @@ def test_getppid_exact_with_F():
     finally:
         stop(noise)
     events = kernlib.report(d)
-    exits = check_getppid_window(events, pid, N)
-    # sys_exit_getppid returns the parent: the recorder (the shell-less child
-    # of tracekit record), printed as the kernel's format "0x%lx"
-    rets = {e["text"] for e in exits}
-    assert len(rets) == 1, "getppid returned several values: %r" % rets
+    check_getppid_window(events, pid, N, child_pid(p.stdout, "ppid"))
     others = [e for e in kernel_lines(events) if e["tid"] != pid]
     assert not others, "-F: %d kernel events of other pids, first: %r (noise pid %d)" % (
         len(others), others[0], noise.pid)
@@ -138,7 +138,7 @@ def test_getppid_without_F():
     finally:
         stop(noise)
     events = kernlib.report(d)
-    check_getppid_window(events, pid, N)
+    check_getppid_window(events, pid, N, child_pid(p.stdout, "ppid"))
     theirs = [e for e in events if e["tid"] == noise.pid]
     assert len([e for e in theirs if e["name"] == "sys_enter_getppid"]) >= 10, \
         "without -F, only %d events of the other process %d (it calls getppid every " \
@@ -362,7 +362,7 @@ def test_mounts_and_unmounts_tracefs():
     with kernlib.guard(mounted=False):
         d = os.path.join(tklib.tmpdir(), "t")
         p, pid = record_getppid(d, 10, "-F")
-    check_getppid_window(kernlib.report(d), pid, 10)
+    check_getppid_window(kernlib.report(d), pid, 10, child_pid(p.stdout, "ppid"))
 
 
 # ---------------------------------------------------------------- 5. refused features

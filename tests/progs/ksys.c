@@ -16,7 +16,7 @@
  *             readable after the program is killed
  *   -r FILE   write "ready PID" to FILE before -f's loop starts
  *
- * Prints "pid PID" first (stdout, flushed).  getppid() is made with
+ * Prints "pid PID" and "ppid PPID" first (stdout, flushed).  getppid() is made with
  * syscall(2), so that no C library can answer it from a cache.
  */
 #define _GNU_SOURCE
@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 		default: return 2;
 		}
 	}
-	printf("pid %d\n", (int)getpid());
+	printf("pid %d\nppid %d\n", (int)getpid(), (int)getppid());
 	fflush(stdout);
 	if (n) {
 		tk_trace(kb, begin, n);
