@@ -220,7 +220,8 @@ int tk_elf_symbols_read(const char *path, struct tk_symtab *out,
 		goto nomem;
 	if (symtab && read_symtab(e, symtab, &sh_symtab, out, &cyg) < 0)
 		goto nomem;
-	qsort(out->sym, out->count, sizeof(*out->sym), sym_cmp);
+	if (out->count)
+		qsort(out->sym, out->count, sizeof(*out->sym), sym_cmp);
 	if (ft) {
 		ft->entries = nentries;
 		ft->cyg = cyg;
@@ -420,7 +421,8 @@ static int load_symfile(const char *path, struct tk_symtab *t)
 	}
 	free(line);
 	fclose(f);
-	qsort(t->sym, t->count, sizeof(*t->sym), sym_cmp);
+	if (t->count)
+		qsort(t->sym, t->count, sizeof(*t->sym), sym_cmp);
 	return 0;
 }
 
@@ -496,7 +498,8 @@ int tk_symbols_load(const char *dir, struct tk_symbols **out, char *err,
 	}
 	free(line);
 	fclose(f);
-	qsort(s->map, s->nmaps, sizeof(*s->map), map_cmp);
+	if (s->nmaps)
+		qsort(s->map, s->nmaps, sizeof(*s->map), map_cmp);
 	return 0;
 }
 

@@ -237,8 +237,10 @@ int tk_ft_elf_read(const char *path, uintptr_t bias, struct ft_elf_info *out)
 		tk_ft_elf_free(out);
 		return err;
 	}
-	qsort(out->entries, out->nentries, sizeof(*out->entries), addr_cmp);
-	qsort(out->funcs, out->nfuncs, sizeof(*out->funcs), func_cmp);
+	if (out->nentries)
+		qsort(out->entries, out->nentries, sizeof(*out->entries), addr_cmp);
+	if (out->nfuncs)
+		qsort(out->funcs, out->nfuncs, sizeof(*out->funcs), func_cmp);
 	return 0;
 }
 
