@@ -3,10 +3,9 @@
  * record-functrace.c - tracekit record and the function tracer for user
  * code (docs/functrace.md).
  *
- * Before the program runs: a bare -p function[_graph] goes to user code
- * when the program is built for it (patchable entries, or
- * -finstrument-functions), else to the kernel; -l and -g globs must name
- * functions that can be traced.  The program need not link libtracekit:
+ * Before the program runs (after record-kernel.c sent a bare -p
+ * function[_graph] to user code if functrace_program_is_patchable): -l and
+ * -g globs must name functions that can be traced.  The program need not link libtracekit:
  * the runtime is preloaded (LD_PRELOAD), found next to this binary (build
  * tree or install tree) or named by TRACEKIT_LIBRARY.
  *
@@ -172,18 +171,6 @@ int functrace_record_check(struct rec_options *o, const char *program,
 		program = exe;
 	}
 	known = program && traceable_read(program, &t) == 0;
-	if (o->bare_tracer) {
-		const char **slot = known && t.patchable ? &o->user_tracer
-							  : &o->kernel_tracer;
-
-		if (*slot && strcmp(*slot, o->bare_tracer)) {
-			tk_error("-p '%s': a tracer ('%s') is already chosen there",
-				 o->bare_tracer, *slot);
-			goto fail;
-		}
-		*slot = o->bare_tracer;
-		o->bare_tracer = NULL;
-	}
 	if (!o->user_tracer) {
 		if (known)
 			traceable_free(&t);

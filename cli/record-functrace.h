@@ -5,6 +5,9 @@
  * --func-stack): checks before the program runs, the runtime's options in
  * the CONFIG, LD_PRELOAD of libtracekit, the objects the processes report
  * and their symbols saved into the trace.
+ * A bare "-p function" or "-p function_graph" traces the program's own
+ * code when it was built with patchable function entries (or
+ * -finstrument-functions), else the kernel's functions.
  */
 #ifndef TK_RECORD_FUNCTRACE_H
 #define TK_RECORD_FUNCTRACE_H
@@ -19,9 +22,8 @@
  * tracer: patchable entries or -finstrument-functions. */
 bool functrace_program_is_patchable(const char *program);
 
-/* Decide where a bare -p function[_graph] goes, check the user tracer's
- * options against @program (NULL: not known), print one line and return
- * < 0 when they cannot work.  @force: -l/-g may name functions of objects
+/* Check the user tracer's options against @program (NULL: not known),
+ * print one line and return < 0 when they cannot work.  @force: -l/-g may name functions of objects
  * loaded later (dlopen). */
 int functrace_record_check(struct rec_options *o, const char *program,
 			   bool force);

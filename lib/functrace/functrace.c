@@ -9,8 +9,10 @@
  *
  * A program that does not link libtracekit gets it from LD_PRELOAD
  * (tracekit record does that) with TK_FUNCTRACE_ENV set: the constructor
- * below then starts the runtime, which joins the session and patches
- * before main() runs.
+ * below then reads the loaded objects (so that gcc's single-byte NOPs are
+ * converted while only one thread runs, for a later record -P too) and
+ * starts the runtime, which joins the session and patches before main()
+ * runs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,9 +26,11 @@
 #include "internal.h"
 #include "functrace.h"
 #include "tracekit/functrace.h"
+#include "text-patch.h"
 
 static struct ft_options *current; /* under the functrace lock */
 static bool active;                 /* current != NULL, read without it */
+bool tk_ft_can_patch;
 static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
 
 void tk_ft_warn(const char *fmt, ...)
@@ -161,7 +165,11 @@ static int start_locked(void)
 
 static void handler_init(void)
 {
+	const char *why;
+
 	tk_ft_handler_init();
+	/* the static keys' protocol, ready whether or not they use it */
+	tk_ft_can_patch = tk_text_patch_init(&why) == 0;
 }
 
 void tk_functrace_session(char *const *opts, unsigned n)
@@ -235,6 +243,12 @@ TK_EXPORT int tk_functrace_disable(void)
 __attribute__((constructor)) static void functrace_ctor(void)
 {
 	pthread_once(&handler_once, handler_init);
-	if (getenv(TK_FUNCTRACE_ENV))
-		tk_runtime_init();
+	if (!getenv(TK_FUNCTRACE_ENV))
+		return;
+	/* Before main, one thread: the single-byte NOPs of the objects
+	 * loaded now become patchable later too (record -P). */
+	tk_ft_lock();
+	tk_ft_modules_scan(single_threaded());
+	tk_ft_unlock();
+	tk_runtime_init();
 }

@@ -56,6 +56,8 @@ struct ft_options {
 void tk_functrace_session(char *const *opts, unsigned n);
 /* After dlopen: patch the new objects as the session asks. */
 void tk_ft_loaded(void);
+/* Code can be patched here (text-patch.h ready). */
+extern bool tk_ft_can_patch;
 /* A session asks for a function tracer (read without the lock). */
 bool tk_ft_active(void);
 /* A message for the recorder's terminal ("process N: ..."). */

@@ -233,7 +233,7 @@ static struct ft_module *module_new(const struct found *f, bool quiet)
 		tk_ft_elf_free(&m->elf);
 		return m;
 	}
-	if (!m->elf.nentries || !tk_ft_arch_supported())
+	if (!m->elf.nentries || !tk_ft_arch_supported() || !tk_ft_can_patch)
 		return m;
 	m->sites = calloc(m->elf.nentries, sizeof(*m->sites));
 	if (!m->sites)

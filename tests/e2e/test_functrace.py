@@ -8,6 +8,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 
 from tklib import BUILD, TRACEKIT, Skip, prog, record, run, summary, tmpdir, tracekit
 
@@ -199,29 +200,43 @@ def test_func_stack():
 
 
 def check_bytes(variant, expect):
+    """Attach (record -P) to the program started with the runtime
+    preloaded, stop recording with SIGINT (the program is not signalled)."""
     path = prog(variant)
     if not os.path.exists(path):
         raise Skip("%s was not built" % variant)
     d = os.path.join(tmpdir(), "t")
-    p = subprocess.Popen([TRACEKIT, "record", "-q", "-o", d, "-p", "function", "-l", "leaf",
-                          "--", path, "bytes"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    env = dict(os.environ, LD_PRELOAD=os.path.join(BUILD, "lib", "libtracekit.so.0"),
+               TRACEKIT_FUNCTRACE="1")
+    app = subprocess.Popen([path, "bytes"], stdout=subprocess.PIPE, text=True, env=env)
+    rec = None
     try:
-        first = p.stdout.readline()
-        assert first == "patched\n", (first, p.stderr.read())
-        p.send_signal(signal.SIGINT)
-        rest = p.stdout.read()
-        p.wait(timeout=30)
+        # the runtime's control socket appears once it runs
+        for _ in range(500):
+            if ("@tracekit-%d" % app.pid) in open("/proc/net/unix").read():
+                break
+            time.sleep(0.01)
+        rec = subprocess.Popen([TRACEKIT, "record", "-q", "-o", d, "-p", "function", "-l",
+                                "leaf", "-P", str(app.pid)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        first = app.stdout.readline()
+        assert first == "patched\n", first
+        rec.send_signal(signal.SIGINT)
+        assert rec.wait(timeout=30) == 0, rec.stderr.read()
+        rest = app.stdout.read()
+        assert app.wait(timeout=30) == 0
     finally:
-        if p.poll() is None:
-            p.kill()
+        for p in (app, rec):
+            if p and p.poll() is None:
+                p.kill()
     assert rest == "restored %s\nleaf 42\n" % expect, rest
-    assert p.returncode == 0
+    assert [l["text"] for l in report(d)][:1] == ["leaf <-main"]
 
 
 def test_code_bytes_restored():
     """Recording stops: each patched entry is a NOP again and the program
-    runs on (gcc's single-byte NOPs became one NOP at start-up)."""
+    runs on (gcc's single-byte NOPs became one NOP at start-up, which
+    lets record -P patch them later)."""
     check_bytes("functree", "0f 1f 44 00 00")
     check_bytes("functree-mcount", "0f 1f 44 00 00")
     check_bytes("functree-clang", "0f 1f 44 00 08")
