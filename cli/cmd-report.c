@@ -10,7 +10,9 @@
  *       worker-4242  [001]  5123.456789: app:request: id=1 path=/index
  *
  * after a header with the clock, the processes and each stream's counts of
- * recorded and lost events.  Streams are merged by timestamp with a heap.
+ * recorded and lost events.  Sources (user streams, then the kernel's
+ * CPUs: report-kernel.c) are merged by timestamp with a heap.  Each event
+ * is printed by its source's printer; report.h shows the line layout.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,10 +26,9 @@
 #include "filter.h"
 #include "pattern.h"
 #include "printfmt.h"
+#include "report.h"
 #include "stream-read.h"
 #include "trace.h"
-
-enum ts_mode { TS_MONO, TS_RAW, TS_REAL };
 
 struct report {
 	const char *dir;
@@ -37,10 +38,13 @@ struct report {
 	enum ts_mode ts;
 	bool no_header;
 	bool count_only;
+	bool tep_only;
 	struct tk_trace trace;
+	struct report_kernel *kernel; /* NULL when the trace has none */
+	unsigned nsources;           /* nreaders, then the kernel's CPUs */
 	struct tk_stream_reader *readers;
 	unsigned nreaders;
-	unsigned *heap; /* reader indexes, min-heap on current ts */
+	unsigned *heap; /* source indexes, min-heap on current ts */
 	unsigned heap_len;
 	/* per event: 1 print it, 0 skip it; and its compiled filter */
 	struct event_state {
@@ -65,7 +69,9 @@ static void usage(FILE *f)
 		"                    real (seconds since the epoch) or raw (clock ticks)\n"
 		"  --no-header       events only\n"
 		"  --count           decode every event but print only how many there\n"
-		"                    are of each (checks the whole trace quickly)\n");
+		"                    are of each (checks the whole trace quickly)\n"
+		"  --tep-print       kernel events' field text all from libtraceevent\n"
+		"                    (slower; to check the fast printer against it)\n");
 }
 
 static int parse_options(struct report *r, int argc, char **argv)
@@ -76,6 +82,7 @@ static int parse_options(struct report *r, int argc, char **argv)
 		{ "ts", required_argument, NULL, 'T' },
 		{ "no-header", no_argument, NULL, 'H' },
 		{ "count", no_argument, NULL, 'C' },
+		{ "tep-print", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -113,6 +120,9 @@ static int parse_options(struct report *r, int argc, char **argv)
 		case 'C':
 			r->count_only = true;
 			break;
+		case 'P':
+			r->tep_only = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -143,11 +153,11 @@ static bool pattern_selected(const struct report *r, const char *name)
 /* Decide for each event whether it is shown and with which filter.  A
  * filter that compiles for no event at all is an error, reported with the
  * first event's reason. */
-static int prepare_events(struct report *r)
+static int prepare_events(struct report *r, const struct report_filter_result *kf)
 {
 	struct tk_trace *t = &r->trace;
 	struct tk_filter_error first = { 0, "" };
-	bool any_compiled = false;
+	bool any_compiled = kf->any_compiled;
 	const char *first_event = NULL;
 
 	for (unsigned i = 0; i < t->nprocesses; i++)
@@ -178,6 +188,11 @@ static int prepare_events(struct report *r)
 			}
 		}
 	}
+	if (!first_event && kf->first_event) {
+		first_event = kf->first_event;
+		first.column = kf->column;
+		snprintf(first.message, sizeof(first.message), "%s", kf->message);
+	}
 	if (r->filter && !any_compiled && first_event) {
 		tk_error("bad filter '%s' at column %d: %s", r->filter, first.column,
 			 first.message);
@@ -199,13 +214,19 @@ static void heap_swap(struct report *r, unsigned a, unsigned b)
 	r->heap[b] = t;
 }
 
+static uint64_t source_ts(const struct report *r, unsigned src)
+{
+	if (src < r->nreaders)
+		return r->readers[src].ts;
+	return report_kernel_ts(r->kernel, src - r->nreaders);
+}
+
 static bool heap_less(const struct report *r, unsigned a, unsigned b)
 {
-	const struct tk_stream_reader *x = &r->readers[r->heap[a]];
-	const struct tk_stream_reader *y = &r->readers[r->heap[b]];
+	uint64_t x = source_ts(r, r->heap[a]), y = source_ts(r, r->heap[b]);
 
-	if (x->ts != y->ts)
-		return x->ts < y->ts;
+	if (x != y)
+		return x < y;
 	return r->heap[a] < r->heap[b];
 }
 
@@ -233,11 +254,15 @@ static void heap_up(struct report *r, unsigned i)
 	}
 }
 
-/* Move reader @idx to its next event; false at its end (or error). */
+/* Move source @idx to its next event; false at its end (or error). */
 static bool reader_advance(struct report *r, unsigned idx)
 {
 	char err[512];
-	int ret = tk_stream_next(&r->readers[idx], err, sizeof(err));
+	int ret;
+
+	if (idx >= r->nreaders)
+		return report_kernel_next(r->kernel, idx - r->nreaders);
+	ret = tk_stream_next(&r->readers[idx], err, sizeof(err));
 
 	if (ret < 0) {
 		tk_error("%s", err);
@@ -246,9 +271,7 @@ static bool reader_advance(struct report *r, unsigned idx)
 	return ret > 0;
 }
 
-/* Decimal digits of v, right-aligned in buf[0..width) padded with @pad;
- * returns the number of chars written (more than width if needed). */
-static size_t put_uint(char *buf, uint64_t v, unsigned width, char pad)
+size_t report_put_uint(char *buf, uint64_t v, unsigned width, char pad)
 {
 	char tmp[24];
 	size_t n = 0, out = 0;
@@ -264,18 +287,41 @@ static size_t put_uint(char *buf, uint64_t v, unsigned width, char pad)
 	return out;
 }
 
-static size_t format_time(const struct report *r, uint64_t ts, char *buf)
+size_t report_put_time(const struct tk_trace_clock *c, enum ts_mode mode,
+		       uint64_t ts, char *buf)
 {
 	uint64_t ns;
 	size_t n;
 
-	if (r->ts == TS_RAW)
-		return put_uint(buf, ts, 0, ' ');
-	ns = r->ts == TS_REAL ? tk_clock_to_real(&r->trace.clock, ts)
-			      : tk_clock_to_mono(&r->trace.clock, ts);
-	n = put_uint(buf, ns / 1000000000u, 0, ' ');
+	if (mode == TS_RAW)
+		return report_put_uint(buf, ts, 0, ' ');
+	ns = mode == TS_REAL ? tk_clock_to_real(c, ts) : tk_clock_to_mono(c, ts);
+	n = report_put_uint(buf, ns / 1000000000u, 0, ' ');
 	buf[n++] = '.';
-	return n + put_uint(buf + n, ns % 1000000000u / 1000u, 6, '0');
+	return n + report_put_uint(buf + n, ns % 1000000000u / 1000u, 6, '0');
+}
+
+size_t report_put_prefix(char *buf, const char *comm, size_t comm_len,
+			 uint32_t tid, uint32_t cpu)
+{
+	char who[64];
+	size_t len, n = 0;
+
+	if (comm_len > 40)
+		comm_len = 40;
+	memcpy(who, comm, comm_len);
+	len = comm_len;
+	who[len++] = '-';
+	len += report_put_uint(who + len, tid, 0, ' ');
+	while (n + len < 16)
+		buf[n++] = ' ';
+	memcpy(buf + n, who, len);
+	n += len;
+	memcpy(buf + n, " [", 2);
+	n += 2;
+	n += report_put_uint(buf + n, cpu, 3, '0');
+	memcpy(buf + n, "] ", 2);
+	return n + 2;
 }
 
 static void print_header(const struct report *r)
@@ -308,6 +354,8 @@ static void print_header(const struct report *r)
 			       s->lost_overwritten);
 		printf("\n");
 	}
+	if (r->kernel)
+		report_kernel_header(r->kernel);
 	printf("#\n");
 }
 
@@ -329,25 +377,19 @@ static void print_event(struct report *r, const struct tk_stream_reader *rd,
 			struct event_state *st)
 {
 	struct tk_event_info *ev = (struct tk_event_info *)st->ev;
-	char line[8192], who[48];
-	size_t n = 0, w, len;
+	char line[8192];
+	size_t n, len;
 
 	if (!ev->print && !ev->print_failed)
 		prepare_print(ev);
-	len = strlen(rd->stream->comm);
-	memcpy(who, rd->stream->comm, len);
-	who[len++] = '-';
-	len += put_uint(who + len, rd->stream->tid, 0, ' ');
-	for (w = len; w < 16; w++)
-		line[n++] = ' ';
-	memcpy(line + n, who, len);
-	n += len;
-	memcpy(line + n, " [", 2);
-	n += 2;
-	n += put_uint(line + n, rd->cpu, 3, '0');
-	memcpy(line + n, "] ", 2);
-	n += 2;
-	n += format_time(r, rd->ts, line + n);
+	n = report_put_prefix(line, rd->stream->comm, strlen(rd->stream->comm),
+			      rd->stream->tid, rd->cpu);
+	if (r->kernel) {
+		/* blank latency columns: aligned with the kernel's lines */
+		memset(line + n, ' ', 6);
+		n += 6;
+	}
+	n += report_put_time(&r->trace.clock, r->ts, rd->ts, line + n);
 	line[n++] = ':';
 	line[n++] = ' ';
 	len = strlen(ev->full_name);
@@ -364,45 +406,55 @@ static void print_event(struct report *r, const struct tk_stream_reader *rd,
 	fwrite_unlocked(line, 1, n, stdout);
 }
 
-static int state_name_cmp(const void *a, const void *b)
+static int count_name_cmp(const void *a, const void *b)
 {
-	const struct event_state *x = *(struct event_state *const *)a;
-	const struct event_state *y = *(struct event_state *const *)b;
-
-	return strcmp(x->ev->full_name, y->ev->full_name);
+	return strcmp(((const struct report_count *)a)->name,
+		      ((const struct report_count *)b)->name);
 }
 
-/* Counts per event name (several processes may define one), by name. */
+/* Counts per event name (several processes may define one), by name;
+ * then the kernel's lost events, if any. */
 static void print_counts(const struct report *r)
 {
-	struct event_state **sorted = calloc(r->nstates + 1, sizeof(*sorted));
+	struct report_count *c = calloc(r->nstates + 1, sizeof(*c));
+	unsigned n = r->nstates;
 	uint64_t total = 0;
 
-	if (!sorted)
+	if (!c)
 		return;
-	for (unsigned i = 0; i < r->nstates; i++)
-		sorted[i] = &r->states[i];
-	qsort(sorted, r->nstates, sizeof(*sorted), state_name_cmp);
 	for (unsigned i = 0; i < r->nstates; i++) {
-		uint64_t n = sorted[i]->count;
+		c[i].name = r->states[i].ev->full_name;
+		c[i].count = r->states[i].count;
+	}
+	if (r->kernel && report_kernel_counts(r->kernel, &c, &n) < 0) {
+		free(c);
+		return;
+	}
+	qsort(c, n, sizeof(*c), count_name_cmp);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t sum = c[i].count;
 
-		while (i + 1 < r->nstates &&
-		       !strcmp(sorted[i + 1]->ev->full_name, sorted[i]->ev->full_name))
-			n += sorted[++i]->count;
-		if (n)
-			printf("%12" PRIu64 " %s\n", n, sorted[i]->ev->full_name);
-		total += n;
+		while (i + 1 < n && !strcmp(c[i + 1].name, c[i].name))
+			sum += c[++i].count;
+		if (sum)
+			printf("%12" PRIu64 " %s\n", sum, c[i].name);
+		total += sum;
 	}
 	printf("%12" PRIu64 " total\n", total);
-	free(sorted);
+	if (r->kernel && report_kernel_lost(r->kernel))
+		printf("%12" PRIu64 " kernel events lost\n",
+		       report_kernel_lost(r->kernel));
+	free(c);
 }
 
 static int open_readers(struct report *r)
 {
 	const struct tk_trace *t = &r->trace;
 
+	unsigned ncpus = r->kernel ? report_kernel_ncpus(r->kernel) : 0;
+
 	r->readers = calloc(t->nstreams + 1, sizeof(*r->readers));
-	r->heap = calloc(t->nstreams + 1, sizeof(*r->heap));
+	r->heap = calloc(t->nstreams + ncpus + 1, sizeof(*r->heap));
 	if (!r->readers || !r->heap)
 		return -ENOMEM;
 	for (unsigned i = 0; i < t->nstreams; i++) {
@@ -417,7 +469,8 @@ static int open_readers(struct report *r)
 		}
 		r->nreaders++;
 	}
-	for (unsigned i = 0; i < r->nreaders; i++) {
+	r->nsources = r->nreaders + ncpus;
+	for (unsigned i = 0; i < r->nsources; i++) {
 		if (!reader_advance(r, i))
 			continue;
 		r->heap[r->heap_len++] = i;
@@ -430,16 +483,31 @@ int cmd_report(int argc, char **argv)
 {
 	static char outbuf[1 << 20];
 	struct report r;
+	struct report_kernel_opts ko;
+	struct report_filter_result kf;
 	char err[512];
 
 	memset(&r, 0, sizeof(r));
+	memset(&ko, 0, sizeof(ko));
+	memset(&kf, 0, sizeof(kf));
 	if (parse_options(&r, argc, argv) < 0)
 		return TK_EXIT_USAGE;
 	if (tk_trace_read_index(r.dir, &r.trace, err, sizeof(err)) < 0) {
 		tk_error("%s", err);
 		return TK_EXIT_FAILURE;
 	}
-	if (prepare_events(&r) < 0)
+	ko.filter = r.filter;
+	ko.patterns = r.patterns;
+	ko.npatterns = r.npatterns;
+	ko.ts = r.ts;
+	ko.count_only = r.count_only;
+	ko.tep_only = r.tep_only;
+	ko.clock = &r.trace.clock;
+	if (report_kernel_open(r.dir, &ko, &kf, &r.kernel) < 0) {
+		tk_trace_free(&r.trace);
+		return TK_EXIT_FAILURE;
+	}
+	if (prepare_events(&r, &kf) < 0)
 		return TK_EXIT_USAGE;
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	if (!r.no_header && !r.count_only)
@@ -449,8 +517,13 @@ int cmd_report(int argc, char **argv)
 	while (r.heap_len) {
 		unsigned idx = r.heap[0];
 		struct tk_stream_reader *rd = &r.readers[idx];
-		struct event_state *st = state_of(rd->event);
+		struct event_state *st;
 
+		if (idx >= r.nreaders) {
+			report_kernel_emit(r.kernel, idx - r.nreaders);
+			goto next;
+		}
+		st = state_of(rd->event);
 		if (st && st->shown &&
 		    (!st->filter || tk_filter_match(st->filter, rd->values))) {
 			if (r.count_only)
@@ -458,6 +531,7 @@ int cmd_report(int argc, char **argv)
 			else
 				print_event(&r, rd, st);
 		}
+next:
 		if (!reader_advance(&r, idx))
 			r.heap[0] = r.heap[--r.heap_len];
 		heap_down(&r, 0);
@@ -473,6 +547,9 @@ int cmd_report(int argc, char **argv)
 	free(r.readers);
 	free(r.heap);
 	free(r.patterns);
+	if (r.kernel && report_kernel_failed(r.kernel))
+		r.error = true;
+	report_kernel_close(r.kernel);
 	tk_trace_free(&r.trace);
 	return r.error ? TK_EXIT_FAILURE : 0;
 }
