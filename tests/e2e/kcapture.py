@@ -79,7 +79,7 @@ def _stats(text):
 
 
 def capture(outdir, events, run, buffer_kb=2048, stack=False):
-    """Record kernel EVENTS ("sys:evt") into OUTDIR while run() runs.
+    """Record kernel EVENTS ("sys:evt", or "sys" for all of a system) into OUTDIR while run() runs.
     OUTDIR must hold a tracekit trace (manifest) already, or None to make
     a kernel-only one.  Returns run()'s result."""
     name = "tk-kcapture-%d" % os.getpid()
@@ -119,7 +119,8 @@ def _save(outdir, fs, inst, events, buffer_kb, stack):
             fmt = os.path.join(sdir, evt, "format")
             if not os.path.exists(fmt):
                 continue
-            if sysname != "ftrace" and "%s:%s" % (sysname, evt) not in events:
+            if (sysname != "ftrace" and sysname not in events
+                    and "%s:%s" % (sysname, evt) not in events):
                 continue
             os.makedirs(os.path.join(kdir, "formats", sysname), exist_ok=True)
             with open(fmt, "rb") as src:
