@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "counter.h"
 #include "test-events.h"
 
 static uint64_t per_thread = 1000, pace_ns;
@@ -61,20 +62,6 @@ static void *fire(void *arg)
 	}
 	printf("emitted %u %llu\n", thread, (unsigned long long)i);
 	return NULL;
-}
-
-static volatile uint64_t *map_counter(const char *path)
-{
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	void *p;
-
-	if (fd < 0 || ftruncate(fd, 8) < 0)
-		exit(3);
-	p = mmap(NULL, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		exit(3);
-	return p;
 }
 
 static void on_usr1(int sig)
