@@ -35,6 +35,7 @@
 #include "cli.h"
 #include "elf-events.h"
 #include "event-info.h"
+#include "counters.h"
 #include "kernel.h"
 #include "pattern.h"
 #include "protocol.h"
@@ -333,33 +334,25 @@ static bool tracefs_up(struct tk_tracefs *fs)
 /* The kernel's events matching @glob, as "system:event". */
 static int kernel_event_names(const char *glob, struct names *l)
 {
-	char **systems = tracefs_event_systems(NULL);
-	int ret = 0;
+	unsigned n;
+	char **found = tk_kernel_event_names(glob, &n);
 
-	if (!systems) {
+	if (!found) {
 		tk_error("cannot list the kernel's events in '%s/events': %s",
-			 tracefs_tracing_dir(), strerror(errno ? errno : ENOENT));
+			 tracefs_tracing_dir(), strerror(errno));
 		return -1;
 	}
-	for (char **sys = systems; *sys && !ret; sys++) {
-		char **events = tracefs_system_events(NULL, *sys);
-
-		for (char **ev = events; ev && *ev && !ret; ev++) {
-			char *name;
-
-			if (asprintf(&name, "%s:%s", *sys, *ev) < 0)
-				ret = -1;
-			else if (glob && !tk_pattern_match(glob, name))
-				free(name);
-			else if (names_add(l, name) < 0)
-				ret = -1;
+	for (unsigned i = 0; i < n; i++) {
+		if (names_add(l, found[i]) < 0) {
+			while (++i < n) /* names_add freed found[i] */
+				free(found[i]);
+			free(found);
+			tk_error("out of memory listing the kernel's events");
+			return -1;
 		}
-		tracefs_list_free(events);
 	}
-	tracefs_list_free(systems);
-	if (ret)
-		tk_error("out of memory listing the kernel's events");
-	return ret;
+	free(found);
+	return 0;
 }
 
 /* The kernel's tracers, on one line as available_tracers has them. */
