@@ -100,8 +100,10 @@ struct tk_kprint *tk_kprint_prepare(struct tep_handle *tep,
 	}
 	if (tep_only)
 		p->how = PRINT_TEP;
-	else if (is_stack(p))
+	else if (is_stack(p)) {
 		p->how = PRINT_STACK;
+		p->min_size = p->stack_caller_off; /* callers: as many as fit */
+	}
 	else if (!ev->handler && (p->prog = tk_kprog_compile(tep, ev)))
 		p->how = PRINT_FAST;
 	return p;

@@ -366,7 +366,8 @@ int tk_kernel_open(const char *dir, struct tk_kernel *k, char *err,
 	if (ret || tep_parse_header_page(k->tep, buf, size, (int)k->long_size) < 0) {
 		snprintf(err, errlen, "cannot %s '%s'%s%s", ret ? "read" : "parse",
 			 path, ret ? ": " : "", ret ? strerror(-ret) : "");
-		ret = ret ? ret : -EINVAL;
+		/* -ENOENT means "no kernel part" to the caller */
+		ret = ret && ret != -ENOENT ? ret : -EINVAL;
 		goto out;
 	}
 	ret = parse_formats(k, kdir, err, errlen);

@@ -6,41 +6,14 @@ read into DIR/kernel/cpuN.raw and the files needed to decode them copied
 beside, in the layout of docs/format.md ("Kernel events"), with the
 manifest's `kernel` and `kcpu` records appended.
 
-Everything happens under the machine-wide tracefs lock; the instance is
-removed and tracefs unmounted (if we mounted it) on every path.
+The caller holds the machine-wide tracefs lock with tracefs mounted
+(kernlib.guard()) and passes its path; the instance is removed on every
+path.
 """
 import contextlib
-import errno
-import fcntl
 import os
 import shutil
-
-LOCK = "/tmp/tracekit-tracefs.lock"
-TRACEFS = "/sys/kernel/tracing"
-
-
-@contextlib.contextmanager
-def tracefs_locked():
-    """Hold the tracefs lock, with tracefs mounted; yields its path."""
-    with open(LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        mounted = False
-        if not _mounted():
-            r = os.system("mount -t tracefs nodev %s" % TRACEFS)
-            if r != 0:
-                raise OSError(errno.EPERM, "cannot mount tracefs")
-            mounted = True
-        try:
-            yield TRACEFS
-        finally:
-            if mounted:
-                os.system("umount %s" % TRACEFS)
-
-
-def _mounted():
-    with open("/proc/mounts") as f:
-        return any(line.split()[2] == "tracefs" for line in f)
-
+import time
 
 def _write(path, text):
     with open(path, "w") as f:
@@ -78,31 +51,29 @@ def _stats(text):
     return out
 
 
-def capture(outdir, events, run, buffer_kb=2048, stack=False):
+def capture(fs, outdir, events, run, buffer_kb=2048, stack=False):
     """Record kernel EVENTS ("sys:evt", or "sys" for all of a system) into OUTDIR while run() runs.
     OUTDIR must hold a tracekit trace (manifest) already, or None to make
     a kernel-only one.  Returns run()'s result."""
-    name = "tk-kcapture-%d" % os.getpid()
-    with tracefs_locked() as fs:
-        inst = os.path.join(fs, "instances", name)
-        os.mkdir(inst)
-        try:
-            _write(os.path.join(inst, "trace_clock"), "x86-tsc")
-            _write(os.path.join(inst, "buffer_size_kb"), str(buffer_kb))
-            if stack:
-                _write(os.path.join(inst, "options", "stacktrace"), "1")
-            for ev in events:
-                _write(os.path.join(inst, "events", *ev.split(":"), "enable"), "1")
-            result = run()
+    inst = os.path.join(fs, "instances", "tk-kcapture-%d" % os.getpid())
+    os.mkdir(inst)
+    try:
+        _write(os.path.join(inst, "trace_clock"), "x86-tsc")
+        _write(os.path.join(inst, "buffer_size_kb"), str(buffer_kb))
+        if stack:
+            _write(os.path.join(inst, "options", "stacktrace"), "1")
+        for ev in events:
+            _write(os.path.join(inst, "events", *ev.split(":"), "enable"), "1")
+        result = run()
+        _write(os.path.join(inst, "tracing_on"), "0")
+        _save(outdir, fs, inst, events, buffer_kb, stack)
+    finally:
+        with contextlib.suppress(OSError):
             _write(os.path.join(inst, "tracing_on"), "0")
-            _save(outdir, fs, inst, events, buffer_kb, stack)
-        finally:
-            with contextlib.suppress(OSError):
-                _write(os.path.join(inst, "tracing_on"), "0")
-                _write(os.path.join(inst, "events", "enable"), "0")
-                if stack:
-                    _write(os.path.join(inst, "options", "stacktrace"), "0")
-            os.rmdir(inst)
+            _write(os.path.join(inst, "events", "enable"), "0")
+            if stack:
+                _write(os.path.join(inst, "options", "stacktrace"), "0")
+        os.rmdir(inst)
     return result
 
 
@@ -151,7 +122,6 @@ def _save(outdir, fs, inst, events, buffer_kb, stack):
                           st.get("overrun", 0), st.get("dropped events", 0)))
     manifest = os.path.join(outdir, "tracekit.manifest")
     if not os.path.exists(manifest):
-        import time
         mono = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
         real = time.time_ns()
         # a kernel-only fixture: a clock line good enough for display
