@@ -273,18 +273,31 @@ static bool reader_advance(struct report *r, unsigned idx)
 
 size_t report_put_uint(char *buf, uint64_t v, unsigned width, char pad)
 {
+	static const char pairs[] =
+		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+		"8081828384858687888990919293949596979899";
 	char tmp[24];
-	size_t n = 0, out = 0;
+	size_t n = sizeof(tmp), out = 0, len;
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n + out < width)
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+
+		v /= 100;
+		n -= 2;
+		memcpy(tmp + n, pairs + 2 * r, 2);
+	}
+	if (v >= 10) {
+		n -= 2;
+		memcpy(tmp + n, pairs + 2 * v, 2);
+	} else {
+		tmp[--n] = (char)('0' + v);
+	}
+	len = sizeof(tmp) - n;
+	while (len + out < width)
 		buf[out++] = pad;
-	while (n)
-		buf[out++] = tmp[--n];
-	return out;
+	memcpy(buf + out, tmp + n, len);
+	return out + len;
 }
 
 size_t report_put_time(const struct tk_trace_clock *c, enum ts_mode mode,
@@ -295,8 +308,18 @@ size_t report_put_time(const struct tk_trace_clock *c, enum ts_mode mode,
 
 	if (mode == TS_RAW)
 		return report_put_uint(buf, ts, 0, ' ');
+	static uint64_t last_secs = ~0ull;
+	static char secs_text[24];
+	static size_t secs_len;
+
 	ns = mode == TS_REAL ? tk_clock_to_real(c, ts) : tk_clock_to_mono(c, ts);
-	n = report_put_uint(buf, ns / 1000000000u, 0, ' ');
+	/* the seconds change seldom from one line to the next */
+	if (ns / 1000000000u != last_secs) {
+		last_secs = ns / 1000000000u;
+		secs_len = report_put_uint(secs_text, last_secs, 0, ' ');
+	}
+	memcpy(buf, secs_text, secs_len);
+	n = secs_len;
 	buf[n++] = '.';
 	return n + report_put_uint(buf + n, ns % 1000000000u / 1000u, 6, '0');
 }
@@ -317,9 +340,15 @@ size_t report_put_prefix(char *buf, const char *comm, size_t comm_len,
 		buf[n++] = ' ';
 	memcpy(buf + n, who, len);
 	n += len;
-	memcpy(buf + n, " [", 2);
-	n += 2;
-	n += report_put_uint(buf + n, cpu, 3, '0');
+	return n + report_put_prefix_cpu(buf + n, cpu);
+}
+
+size_t report_put_prefix_cpu(char *buf, uint32_t cpu)
+{
+	size_t n;
+
+	memcpy(buf, " [", 2);
+	n = 2 + report_put_uint(buf + 2, cpu, 3, '0');
 	memcpy(buf + n, "] ", 2);
 	return n + 2;
 }

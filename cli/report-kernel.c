@@ -38,10 +38,12 @@ struct kevent {
 	uint64_t count;
 };
 
+/* A pid's "COMM-PID" column, made once. */
 struct comm_slot {
 	int pid;
+	bool set;
 	unsigned len;
-	const char *comm;
+	char who[64];
 };
 
 struct report_kernel {
@@ -307,17 +309,24 @@ uint64_t report_kernel_ts(const struct report_kernel *rk, unsigned i)
 	return rk->k.cpus[i].ts;
 }
 
-static const char *comm_of(struct report_kernel *rk, int pid, unsigned *len)
+/* The line's start up to the latency columns: who and CPU. */
+static size_t put_who(struct report_kernel *rk, char *line, int pid, unsigned cpu)
 {
 	struct comm_slot *s = &rk->comms[(unsigned)pid & (COMM_CACHE - 1)];
 
-	if (!s->comm || s->pid != pid) {
+	if (!s->set || s->pid != pid) {
+		const char *comm = tep_data_comm_from_pid(rk->k.tep, pid);
+		char cpu_part[16];
+
 		s->pid = pid;
-		s->comm = tep_data_comm_from_pid(rk->k.tep, pid);
-		s->len = (unsigned)strlen(s->comm);
+		s->set = true;
+		/* keep the who part, without " [000] " */
+		s->len = (unsigned)(report_put_prefix(s->who, comm, strlen(comm),
+						      (uint32_t)pid, 0) -
+				    report_put_prefix_cpu(cpu_part, 0));
 	}
-	*len = s->len;
-	return s->comm;
+	memcpy(line, s->who, s->len);
+	return s->len + report_put_prefix_cpu(line + s->len, cpu);
 }
 
 /* irqs-off, need-resched, hardirq/softirq, preempt depth, migrate-disable
@@ -350,8 +359,6 @@ void report_kernel_emit(struct report_kernel *rk, unsigned i)
 	struct kevent *e = id >= 0 && (unsigned)id < rk->nids && rk->events[id].ev
 				   ? &rk->events[id] : &rk->unknown;
 	char line[16384];
-	const char *comm;
-	unsigned comm_len;
 	size_t n, room;
 	int pid;
 
@@ -373,8 +380,7 @@ void report_kernel_emit(struct report_kernel *rk, unsigned i)
 		return;
 	}
 	pid = tk_kernel_pid(&rk->k, c->data);
-	comm = comm_of(rk, pid, &comm_len);
-	n = report_put_prefix(line, comm, comm_len, (uint32_t)pid, c->cpu);
+	n = put_who(rk, line, pid, c->cpu);
 	put_latency(line + n, tk_kernel_flags(&rk->k, c->data),
 		    tk_kernel_preempt(&rk->k, c->data));
 	n += 5;
@@ -388,6 +394,8 @@ void report_kernel_emit(struct report_kernel *rk, unsigned i)
 	line[n++] = ' ';
 	room = sizeof(line) - n - 1;
 	if (e->print) {
+		if (!rk->k.symbols_loaded && tk_kprint_needs_symbols(e->print))
+			tk_kernel_load_symbols(&rk->k);
 		n += tk_kprint_format(e->print, &rk->seq, c->data, c->data_size,
 				      c->cpu, c->ts, line + n, room);
 	} else {

@@ -30,6 +30,9 @@ size_t report_put_uint(char *buf, uint64_t v, unsigned width, char pad);
 size_t report_put_prefix(char *buf, const char *comm, size_t comm_len,
 			 uint32_t tid, uint32_t cpu);
 
+/* Its " [CPU] " part alone. */
+size_t report_put_prefix_cpu(char *buf, uint32_t cpu);
+
 /* The timestamp as --ts asks: seconds.microseconds or raw ticks. */
 size_t report_put_time(const struct tk_trace_clock *c, enum ts_mode mode,
 		       uint64_t ts, char *buf);

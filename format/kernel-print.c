@@ -109,6 +109,11 @@ struct tk_kprint *tk_kprint_prepare(struct tep_handle *tep,
 	return p;
 }
 
+bool tk_kprint_needs_symbols(const struct tk_kprint *p)
+{
+	return p->how != PRINT_FAST;
+}
+
 bool tk_kprint_is_slow(const struct tk_kprint *p)
 {
 	return p->how == PRINT_TEP;

@@ -49,6 +49,10 @@ size_t tk_kprint_format(const struct tk_kprint *p, struct trace_seq *seq,
  * (for tests and profiling). */
 bool tk_kprint_is_slow(const struct tk_kprint *p);
 
+/* True when printing the event may need kernel symbols (stack traces,
+ * %p conversions, plugins): load them first (tk_kernel_load_symbols). */
+bool tk_kprint_needs_symbols(const struct tk_kprint *p);
+
 void tk_kprint_free(struct tk_kprint *p);
 
 #endif /* TK_KERNEL_PRINT_H */

@@ -199,14 +199,14 @@ static int parse_formats(struct tk_kernel *k, const char *kdir, char *err,
 	return parsed;
 }
 
-/* Optional text files that name functions, pids and printk strings. */
+/* Optional text files that name pids and printk strings (kallsyms, the
+ * biggest, is read when first needed: tk_kernel_load_symbols). */
 static void parse_extras(struct tk_kernel *k, const char *kdir)
 {
 	static const struct {
 		const char *name;
 		int (*parse)(struct tep_handle *, const char *);
 	} extras[] = {
-		{ "kallsyms", tep_parse_kallsyms },
 		{ "printk_formats", tep_parse_printk_formats },
 		{ "saved_cmdlines", tep_parse_saved_cmdlines },
 	};
@@ -374,6 +374,7 @@ int tk_kernel_open(const char *dir, struct tk_kernel *k, char *err,
 	if (ret < 0)
 		goto out;
 	parse_extras(k, kdir);
+	k->kdir = strdup(kdir);
 	k->plugins = tep_load_plugins(k->tep);
 	k->type_size = 2;
 	common_field(k, "common_type", &k->type_off, &k->type_size);
@@ -395,6 +396,22 @@ out:
 	if (ret)
 		tk_kernel_close(k);
 	return ret;
+}
+
+void tk_kernel_load_symbols(struct tk_kernel *k)
+{
+	char *path, *buf;
+
+	if (k->symbols_loaded || !k->kdir)
+		return;
+	k->symbols_loaded = true;
+	if (asprintf(&path, "%s/kallsyms", k->kdir) < 0)
+		return;
+	if (slurp(path, &buf, NULL) == 0) {
+		tep_parse_kallsyms(k->tep, buf);
+		free(buf);
+	}
+	free(path);
 }
 
 static int bad_page(struct tk_kernel_cpu *c, size_t off, const char *why,
@@ -551,6 +568,7 @@ void tk_kernel_close(struct tk_kernel *k)
 	}
 	free(k->cpus);
 	free(k->events);
+	free(k->kdir);
 	if (k->tep) {
 		if (k->plugins)
 			tep_unload_plugins(k->plugins, k->tep);

@@ -59,6 +59,8 @@ struct tk_kernel {
 	char tracer[64];
 	char *events; /* the -e patterns, comma separated */
 	bool stack;
+	char *kdir;
+	bool symbols_loaded;
 	struct tep_plugin_list *plugins;
 	/* common fields: offset and size */
 	unsigned type_off, type_size, flags_off, pc_off, pid_off;
@@ -85,6 +87,11 @@ int tk_kernel_event_id(const struct tk_kernel *k, const void *data);
 int tk_kernel_pid(const struct tk_kernel *k, const void *data);
 unsigned tk_kernel_flags(const struct tk_kernel *k, const void *data);
 unsigned tk_kernel_preempt(const struct tk_kernel *k, const void *data);
+
+/* Read the saved kallsyms into the handle (once; a trace without it
+ * prints addresses).  Kept for when an event needs symbols: 5 MB of text
+ * costs more than reading many events. */
+void tk_kernel_load_symbols(struct tk_kernel *k);
 
 /* Events lost on all CPUs: overrun + dropped of the manifest. */
 uint64_t tk_kernel_lost(const struct tk_kernel *k);
