@@ -140,12 +140,12 @@ static int parse_options(struct report *r, int argc, char **argv)
 	return 0;
 }
 
-static bool pattern_selected(const struct report *r, const char *name)
+bool report_selected(const char *const *patterns, unsigned n, const char *name)
 {
-	if (!r->npatterns)
+	if (!n)
 		return true;
-	for (unsigned i = 0; i < r->npatterns; i++)
-		if (tk_pattern_match(r->patterns[i], name))
+	for (unsigned i = 0; i < n; i++)
+		if (tk_pattern_match(patterns[i], name))
 			return true;
 	return false;
 }
@@ -173,7 +173,7 @@ static int prepare_events(struct report *r, const struct report_filter_result *k
 
 			st->ev = &t->processes[i].events[j];
 			t->processes[i].events[j].user = st;
-			st->shown = pattern_selected(r, st->ev->full_name);
+			st->shown = report_selected(r->patterns, r->npatterns, st->ev->full_name);
 			if (!r->filter || !st->shown)
 				continue;
 			if (tk_filter_compile(r->filter, st->ev->fields,

@@ -19,7 +19,6 @@
 #include "filter.h"
 #include "kernel-print.h"
 #include "kernel-read.h"
-#include "pattern.h"
 #include "report.h"
 
 #define COMM_CACHE 4096 /* pids whose comm is cached, a power of two */
@@ -60,16 +59,6 @@ struct report_kernel {
 	bool unknown_lost;  /* a page said "lost" without a count */
 	bool failed;
 };
-
-static bool selected(const struct report_kernel_opts *o, const char *name)
-{
-	if (!o->npatterns)
-		return true;
-	for (unsigned i = 0; i < o->npatterns; i++)
-		if (tk_pattern_match(o->patterns[i], name))
-			return true;
-	return false;
-}
 
 /* The event's fields as the filter knows them (integers, char arrays,
  * dynamic strings); others cannot be named in a filter. */
@@ -176,7 +165,7 @@ static int prepare_event(struct report_kernel *rk, struct kevent *e,
 	if (asprintf(&e->name, "%s:%s", e->ev->system, e->ev->name) < 0)
 		return -ENOMEM;
 	e->name_len = strlen(e->name);
-	e->shown = selected(&rk->o, e->name);
+	e->shown = report_selected(rk->o.patterns, rk->o.npatterns, e->name);
 	e->print = tk_kprint_prepare(rk->k.tep, e->ev, rk->o.tep_only);
 	if (!rk->o.filter || !e->shown)
 		return 0;
@@ -227,7 +216,8 @@ static int prepare_events(struct report_kernel *rk, struct report_filter_result 
 	if (!rk->unknown.name)
 		return -ENOMEM;
 	rk->unknown.name_len = strlen(rk->unknown.name);
-	rk->unknown.shown = !rk->o.filter && selected(&rk->o, rk->unknown.name);
+	rk->unknown.shown = !rk->o.filter &&
+			    report_selected(rk->o.patterns, rk->o.npatterns, rk->unknown.name);
 	return 0;
 }
 
@@ -258,6 +248,10 @@ int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 		return -1;
 	}
 	trace_seq_init(&rk->seq);
+	if (rk->k.clock[0] &&
+	    strcmp(rk->k.clock, o->clock->tsc ? "x86-tsc" : "mono"))
+		tk_warn("kernel events were stamped by trace_clock '%s', user events by %s: their order against each other is not exact",
+			rk->k.clock, o->clock->tsc ? "the TSC" : "CLOCK_MONOTONIC");
 	if (prepare_events(rk, fr) < 0) {
 		tk_error("out of memory reading '%s/kernel'", dir);
 		report_kernel_close(rk);
