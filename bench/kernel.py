@@ -4,7 +4,7 @@
 with trace-cmd record/report, in one run.
 
     bench/kernel.py [-r REPEAT] [-m CALLS] [-b KB] [--build DIR]
-    (or: bench/run --kernel [REPEAT])
+    (or: bench/run --kernel [REPEAT]; TK_REPORT=PATH: the tracekit that reads)
 
 A workload making CALLS getppid() system calls (bench-kgetppid.c, timed
 inside the program) runs untraced, under `tracekit record` and under
@@ -37,6 +37,7 @@ import tklib  # noqa: E402
 EVENTS = ("syscalls:sys_enter_getppid", "syscalls:sys_exit_getppid")
 EVENTS_PER_CALL = 2
 NOT_BUILT = "n/a (not built yet)"
+TK_REPORT = None   # the tracekit that reads (env TK_REPORT, else --build's)
 
 
 def note(msg):
@@ -181,6 +182,9 @@ def main():
         sys.exit("bench: the kernel benchmark needs root (tracefs)")
     ensure_trace_cmd()
     tk = os.path.join(os.path.abspath(a.build), "cli", "tracekit")
+    # why: lets a reader built elsewhere read this build's traces
+    global TK_REPORT
+    TK_REPORT = os.environ.get("TK_REPORT") or tk
     tmp = tempfile.mkdtemp(prefix="tracekit-kbench.")
     changed = {}
     try:
@@ -253,14 +257,14 @@ def bench(a, tk, tmp, changed):
         n_tc = count_lines(["trace-cmd", "report", "-i", tc_dat], skip_prefix=(b"cpus=",))
     if res["tk"]:
         note("counting tracekit report's events")
-        n_tk = count_lines([tk, "report", "--no-header", tk_dir])
+        n_tk = count_lines([TK_REPORT, "report", "--no-header", tk_dir])
     for r in range(1, a.repeat + 1):
         note("[%d/%d] reading" % (r, a.repeat))
         if n_tc:
             rd["tc"].append(timed(["trace-cmd", "report", "-i", tc_dat]))
         if n_tk:
-            rd["tk"].append(timed([tk, "report", tk_dir]))
-            rd["tkc"].append(timed([tk, "report", "--count", tk_dir]))
+            rd["tk"].append(timed([TK_REPORT, "report", tk_dir]))
+            rd["tkc"].append(timed([TK_REPORT, "report", "--count", tk_dir]))
 
     table(a, tk, res, lost, rd, n_tc, n_tk, expected, tk_why, changed)
     return 0

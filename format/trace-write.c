@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * trace-write.c - write a trace directory's index: manifest, descriptors,
- * CTF metadata (the stream files are written by the recorder as it goes).
+ * CTF metadata (the stream files, and the kernel's pages and formats, are
+ * written by the recorder as it goes).
  *
  * Each file is written under a temporary name and renamed into place, so
  * a reader never sees half a file and a failure leaves the old one.
@@ -35,6 +36,31 @@ static void put_value(FILE *f, const char *s)
 		} else {
 			fputc(c, f);
 		}
+	}
+}
+
+static void put_kernel(FILE *f, const struct tk_trace_kernel *k)
+{
+	fprintf(f, "kernel instance=");
+	put_value(f, k->instance);
+	fprintf(f, " clock=");
+	put_value(f, k->clock);
+	fprintf(f, " page_size=%u cpus=%u buffer_kb=%u tracer=", k->page_size,
+		k->cpus, k->buffer_kb);
+	put_value(f, k->tracer);
+	fprintf(f, " events=");
+	put_value(f, k->events);
+	fprintf(f, " pid_filter=");
+	put_value(f, k->pid_filter);
+	fprintf(f, " event_fork=%d stack=%d\n", k->event_fork, k->stack);
+	for (unsigned i = 0; i < k->nkcpu; i++) {
+		const struct tk_trace_kcpu *c = &k->kcpu[i];
+
+		fprintf(f, "kcpu cpu=%u file=", c->cpu);
+		put_value(f, c->file);
+		fprintf(f, " bytes=%" PRIu64 " pages=%" PRIu64 " entries=%" PRIu64
+			" overrun=%" PRIu64 " dropped=%" PRIu64 "\n", c->bytes,
+			c->pages, c->entries, c->overrun, c->dropped);
 	}
 }
 
@@ -76,6 +102,8 @@ static void put_manifest(FILE *f, const struct tk_trace *t)
 			s->events, s->bytes, s->packets, s->lost_full,
 			s->lost_nested, s->lost_big, s->lost_overwritten);
 	}
+	if (t->kernel)
+		put_kernel(f, t->kernel);
 }
 
 typedef void (*write_fn)(FILE *f, const void *arg);

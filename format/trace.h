@@ -7,6 +7,7 @@
  *   DIR/events/CLASS.desc   each process's event descriptors with ids
  *   DIR/user/metadata       CTF 1.8 TSDL for the user streams
  *   DIR/user/PID-TID[.N]    one CTF stream per thread buffer
+ *   DIR/kernel/             kernel ring-buffer pages and their formats
  *
  * `babeltrace2 DIR/user` reads the user part as is; tracekit's reader uses
  * the manifest and descriptors, and reads the same stream files.
@@ -52,6 +53,26 @@ struct tk_trace_stream {
 	uint64_t lost_full, lost_nested, lost_big, lost_overwritten;
 };
 
+/* One CPU's kernel pages (manifest kind "kcpu"). */
+struct tk_trace_kcpu {
+	uint32_t cpu;
+	char *file; /* relative to the trace directory */
+	uint64_t bytes, pages, entries, overrun, dropped;
+};
+
+/* The kernel part of a trace (manifest kind "kernel"), if any. */
+struct tk_trace_kernel {
+	char *instance;   /* tracefs instance used */
+	char *clock;      /* its trace_clock */
+	uint32_t page_size, cpus, buffer_kb;
+	char *tracer;     /* current_tracer, "nop" if none */
+	char *events;     /* the -e patterns, comma separated */
+	char *pid_filter; /* set_event_pid, comma separated, "" if none */
+	bool event_fork, stack;
+	unsigned nkcpu;
+	struct tk_trace_kcpu *kcpu;
+};
+
 struct tk_trace {
 	char *dir;
 	char host[65];
@@ -61,6 +82,7 @@ struct tk_trace {
 	struct tk_trace_process *processes;
 	unsigned nstreams;
 	struct tk_trace_stream *streams;
+	struct tk_trace_kernel *kernel; /* NULL: no kernel part */
 };
 
 static inline uint64_t tk_stream_lost(const struct tk_trace_stream *s)

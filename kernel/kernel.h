@@ -4,28 +4,219 @@
  * kernel's tracing (mounting tracefs, private instances, kernel events,
  * tracers, per-CPU capture).  Built on libtracefs and libtraceevent.
  *
- * Functions return 0 or -errno and never print; where the reason is worth
- * a sentence, they write it into the caller's @err buffer.
+ *   tracefs-mount.c  find tracefs, or mount a private one
+ *   events.c         the kernel's event list, patterns, enabling, filters
+ *   instance.c       create/open/destroy instances, clock, buffer, options
+ *   tracer.c         current_tracer and the function filter files
+ *   pids.c           set_event_pid and event-fork (-P, -F)
+ *   setup.c          a whole configuration applied to an instance at once
+ *   capture.c        per-CPU trace_pipe_raw spliced to files
+ *   save.c           what a reader needs beside the pages (formats, ...)
+ *
+ * Only instances are ever written: the top-level buffer and the global
+ * settings stay as they are.  Functions return 0 or -errno and never
+ * print; where the reason is worth a sentence, they write it into the
+ * caller's @err buffer.
  */
 #ifndef TK_KERNEL_H
 #define TK_KERNEL_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
-/* Where tracefs is, and whether we mounted it (then we unmount it). */
+struct tracefs_instance;
+
+/* ------------------------------------------------------------ tracefs */
+
+/* Where tracefs is, and how we reach it. */
 struct tk_tracefs {
 	char dir[256];
-	bool mounted_by_us;
+	bool mounted_by_us; /* a classic mount we undo at close */
+	int mount_fd;       /* a private (detached) mount, or -1 */
 };
 
-/* Find tracefs, mounting it at /sys/kernel/tracing if it is not mounted
- * anywhere, and point libtracefs at it.  Returns 0, or -errno with the
- * reason in @err. */
+/* Find tracefs; when it is not mounted anywhere, mount a private copy
+ * that no other process sees and that goes away with us (a detached
+ * mount, reached through /proc/self/fd), or where the kernel lacks that,
+ * mount it at /sys/kernel/tracing.  Points libtracefs at it.  Returns 0,
+ * or -errno with the reason in @err. */
 int tk_tracefs_open(struct tk_tracefs *fs, char *err, size_t errlen);
 
-/* Unmount tracefs if tk_tracefs_open() mounted it (lazily: files still
- * open keep working).  The kernel's instances and settings stay. */
+/* Undo what tk_tracefs_open() mounted.  The kernel's instances and
+ * settings stay. */
 void tk_tracefs_close(struct tk_tracefs *fs);
+
+/* ------------------------------------------------------------- events */
+
+/* A list of kernel event names, "system:event", sorted. */
+struct tk_kevents {
+	char **name;
+	unsigned count;
+};
+
+/* Every event the kernel offers.  Free with tk_kevents_free(). */
+int tk_kevents_read(struct tk_kevents *all);
+
+/* The events of @all that @pattern names (tk_pattern_match: "sys:ev",
+ * "sys", globs in either part; "all" names none: it means user events).
+ * The names in @out are copies.  Returns how many, or -ENOMEM. */
+int tk_kevents_select(const struct tk_kevents *all, const char *pattern,
+		      struct tk_kevents *out);
+
+void tk_kevents_free(struct tk_kevents *l);
+
+/* ---------------------------------------------------------- instances */
+
+#define TK_KINSTANCE_PREFIX "tracekit"
+
+struct tk_kinstance {
+	struct tracefs_instance *inst;
+	char name[64];
+};
+
+/* Create instance @name; -EEXIST if it exists already. */
+int tk_kinstance_create(struct tk_kinstance *k, const char *name, char *err,
+			size_t errlen);
+/* Open the existing instance @name; -ENOENT if there is none. */
+int tk_kinstance_open(struct tk_kinstance *k, const char *name, char *err,
+		      size_t errlen);
+/* Remove the instance from the kernel (its events, tracer, filters and
+ * buffers go with it) and free the handle.  Safe on a closed handle. */
+int tk_kinstance_destroy(struct tk_kinstance *k);
+/* Free the handle, leaving the instance in the kernel. */
+void tk_kinstance_close(struct tk_kinstance *k);
+
+int tk_kinstance_set_clock(struct tk_kinstance *k, const char *clock,
+			   char *err, size_t errlen);
+/* Per-CPU buffer size in KiB (0: leave the kernel's). */
+int tk_kinstance_set_buffer_kb(struct tk_kinstance *k, unsigned kb, char *err,
+			       size_t errlen);
+unsigned tk_kinstance_buffer_kb(struct tk_kinstance *k);
+/* An option of the instance's options/ directory (stacktrace, event-fork,
+ * overwrite ...). */
+int tk_kinstance_set_option(struct tk_kinstance *k, const char *option,
+			    bool on, char *err, size_t errlen);
+int tk_kinstance_tracing_on(struct tk_kinstance *k, bool on);
+/* The instance's current trace_clock, into @out. */
+void tk_kinstance_clock(struct tk_kinstance *k, char *out, size_t len);
+/* How many per_cpu/cpuN directories the instance has. */
+int tk_kinstance_cpus(struct tk_kinstance *k);
+
+/* tk_tracefs_open() then tk_kinstance_open(): what stop, show and reset
+ * do first.  On error nothing stays open. */
+int tk_kinstance_find(struct tk_tracefs *fs, struct tk_kinstance *k,
+		      const char *name, char *err, size_t errlen);
+
+/* Names of the instances that start with TK_KINSTANCE_PREFIX, sorted, in
+ * a NULL-terminated array (free with tk_kinstance_names_free). */
+char **tk_kinstance_names(void);
+void tk_kinstance_names_free(char **names);
+/* The recorder pid in a name "tracekit-PID", or 0 for other names. */
+pid_t tk_kinstance_owner(const char *name);
+/* Whether @name is a recorder's instance whose recorder is gone. */
+bool tk_kinstance_is_stale(const char *name);
+
+/* ------------------------------------------------------------ tracers */
+
+/* The tracers the kernel offers in instance @k (NULL: at the top level,
+ * where there can be more), with nop, as one space-separated string. */
+int tk_ktracers(struct tk_kinstance *k, char *out, size_t len);
+/* Set current_tracer; -ENOENT if the kernel does not offer it (the list
+ * is in @err), -EPERM if the kernel refuses it. */
+int tk_kinstance_set_tracer(struct tk_kinstance *k, const char *tracer,
+			    char *err, size_t errlen);
+/* Write function globs into @file (set_ftrace_filter, set_ftrace_notrace,
+ * set_graph_function) of the instance. */
+int tk_kinstance_func_file(struct tk_kinstance *k, const char *file,
+			   const char *const *globs, unsigned count, char *err,
+			   size_t errlen);
+
+/* --------------------------------------------------------------- pids */
+
+/* The threads of process @pid (/proc/PID/task), into a malloc'd array. */
+int tk_pid_threads(pid_t pid, pid_t **tids, unsigned *count);
+/* Only these pids' events (set_event_pid), and their children's too when
+ * @fork (options/event-fork). */
+int tk_kinstance_set_pids(struct tk_kinstance *k, const pid_t *pids,
+			  unsigned count, bool fork, char *err, size_t errlen);
+
+/* -------------------------------------------------------------- setup */
+
+struct tk_krule {
+	const char *pattern;
+	const char *filter; /* NULL: none */
+};
+
+/* What to set in an instance; see tk_kinstance_apply(). */
+struct tk_kconfig {
+	const char *clock;      /* trace_clock, NULL: the kernel's default */
+	unsigned buffer_kb;     /* per CPU, 0: the kernel's default */
+	bool overwrite;         /* keep the newest events when full */
+	const struct tk_krule *rules;
+	unsigned nrules;
+	const char *tracer;     /* NULL: none (nop) */
+	const char *const *func_filter;
+	unsigned nfunc_filter;
+	const char *const *func_notrace;
+	unsigned nfunc_notrace;
+	const char *const *graph_funcs;
+	unsigned ngraph_funcs;
+	const pid_t *pids;      /* set_event_pid, none: every process */
+	unsigned npids;
+	bool event_fork;
+	bool stack;             /* options/stacktrace */
+};
+
+/* Apply @c to the (new, tracing off) instance, with @all the kernel's
+ * events: clock, buffer, options, events and filters, pid filter, tracer
+ * last.  Returns 0, or -errno with a one-line reason in @err (a rejected
+ * filter: the kernel's error_log message and column). */
+int tk_kinstance_apply(struct tk_kinstance *k, const struct tk_kevents *all,
+		       const struct tk_kconfig *c, char *err, size_t errlen);
+
+/* ------------------------------------------------------------ capture */
+
+/* One CPU's raw pages on disk, and the kernel's counts at the end. */
+struct tk_kcpu {
+	unsigned cpu;
+	char file[32];     /* relative to the trace directory */
+	uint64_t bytes;    /* written to file */
+	uint64_t entries;  /* events in the file (stats: read + left) */
+	uint64_t overrun;  /* overwritten by the kernel (overwrite mode) */
+	uint64_t dropped;  /* not written for lack of space (discard mode) */
+};
+
+struct tk_kcapture;
+
+/* Start moving each CPU's trace_pipe_raw into @dir/kernel/cpuN.raw, one
+ * thread per CPU, with splice.  With @live false, nothing moves until
+ * tk_kcapture_stop() (flight recorder).  Returns 0 or -errno with @err. */
+int tk_kcapture_start(struct tk_kinstance *k, const char *dir, bool live,
+		      struct tk_kcapture **out, char *err, size_t errlen);
+/* Tracing must be off: move everything left, partial pages included, and
+ * stop the threads.  Returns 0 or the first write error (-errno, @err). */
+int tk_kcapture_stop(struct tk_kcapture *c, char *err, size_t errlen);
+/* Per-CPU results (valid after stop; counts come from tk_ksave_end). */
+struct tk_kcpu *tk_kcapture_cpus(struct tk_kcapture *c, unsigned *count);
+/* Close the files and free; the instance can then be destroyed. */
+void tk_kcapture_free(struct tk_kcapture *c);
+
+/* --------------------------------------------------------------- save */
+
+/* Save into @dir/kernel/ what decoding needs and is known at the start:
+ * header_page, header_event, the format of each event in @events and of
+ * every ftrace event, kallsyms, printk_formats.  *page_size gets the
+ * ring buffer's page size. */
+int tk_ksave_start(const char *dir, const struct tk_kevents *events,
+		   uint32_t *page_size, char *err, size_t errlen);
+/* Save saved_cmdlines and each CPU's stats; fill the counts of @cpus. */
+int tk_ksave_end(struct tk_kinstance *k, const char *dir, struct tk_kcpu *cpus,
+		 unsigned count, char *err, size_t errlen);
+
+/* Parse a per_cpu/cpuN/stats text into @cpu's counts (unknown lines are
+ * skipped).  Returns 0, or -EINVAL when a needed line is missing. */
+int tk_kstats_parse(const char *text, size_t len, struct tk_kcpu *cpu);
 
 #endif /* TK_KERNEL_H */

@@ -9,10 +9,10 @@ machine-wide state, so everything here runs under one machine-wide lock
         ... run tracekit ...
     # here: the tracing state is exactly as before, or AssertionError
 
-guard(mounted=False) instead runs the body with tracefs unmounted (to test
-that tracekit mounts it and unmounts it again), and guard() also asserts
-that no instance named tracekit-* was left behind, even one that a test
-created and removed from a different set (see no_tracekit_instances()).
+guard() also asserts that no instance named tracekit-* was left behind.
+run_unmounted(args) runs a command where tracefs is not mounted, in a
+private mount namespace (the machine's mounts stay as they are), and says
+what it left mounted.
 
 snapshot(path) reads the global state into a flat dict {key: value};
 diff(a, b) lists the keys that differ.  Reading is plain open/read, a few
@@ -64,13 +64,13 @@ def lock():
         os.close(fd)  # releases the lock
 
 
-def mounts():
-    """Mount points of tracefs, from /proc/self/mounts."""
+def mounts(types=("tracefs",)):
+    """Mount points of the file systems TYPES, from /proc/self/mounts."""
     out = []
     with open("/proc/self/mounts") as f:
         for line in f:
             parts = line.split()
-            if len(parts) >= 3 and parts[2] == "tracefs":
+            if len(parts) >= 3 and parts[2] in types:
                 out.append(parts[1].replace("\\040", " "))
     return out
 
@@ -167,9 +167,9 @@ def snapshot(path):
     Keys: top-level settings by file name, "options/NAME", "events/enable",
     "events/SYS/enable", "events/SYS/filter", "events/SYS/EV/enable|filter|
     trigger", "instances" (sorted names, space-separated), "top_buffer"
-    (entries and overruns of the top-level buffer, per CPU),
-    "ftrace_enabled" (/proc/sys/kernel/ftrace_enabled) and "mounted"
-    (tracefs mount points)."""
+    (entries and overruns of the top-level buffer, per CPU), "mounted"
+    (tracefs and debugfs mount points),
+    "ftrace_enabled" (/proc/sys/kernel/ftrace_enabled)."""
     s = {}
     for name in TOP_FILES:
         s[name] = _read(os.path.join(path, name))
@@ -193,7 +193,7 @@ def snapshot(path):
     s["instances"] = " ".join(_listdir(os.path.join(path, "instances")))
     s["top_buffer"] = _top_buffer(path, s)
     s["ftrace_enabled"] = _read("/proc/sys/kernel/ftrace_enabled")
-    s["mounted"] = " ".join(sorted(mounts()))
+    s["mounted"] = " ".join(sorted(mounts(("tracefs", "debugfs"))))
     return s
 
 
@@ -302,51 +302,20 @@ def restore(path, before):
 
 
 @contextlib.contextmanager
-def guard(mounted=True):
-    """Lock; take a snapshot; run the body; take another; raise
-    AssertionError listing every difference (and any tracekit-* instance
-    left).  Yields tracefs's path.
-
-    mounted=True: tracefs is mounted around the body (mounted here if it
-    was not, unmounted after).  mounted=False: the body runs with tracefs
-    NOT mounted (skips if someone else has it mounted), and afterwards
-    tracefs must not be mounted either (whatever mounted it unmounted it);
-    the snapshots are taken with a temporary mount.  Yields DEFAULT_MOUNT.
-
-    On a difference the state is restored as far as possible, after the
-    report, so that later tests start clean."""
+def guard():
+    """Lock; mount tracefs if needed; take a snapshot; run the body; take
+    another; raise AssertionError listing every difference (and any
+    tracekit-* instance left).  Yields tracefs's path.  On a difference
+    the state is restored as far as possible, after the report, so that
+    later tests start clean.  (To run something where tracefs is not
+    mounted, use run_unmounted() inside the guard.)"""
     with lock():
-        if mounted:
-            with _tracefs_locked() as path:
-                before = snapshot(path)
-                yield from _check(path, before, lambda: snapshot(path), lambda: None)
-            return
-        if mounts():
-            raise tklib.Skip("tracefs is mounted (%s) by someone else; cannot test "
-                             "running with it unmounted" % " ".join(mounts()))
-        _mount(DEFAULT_MOUNT)
-        before = snapshot(DEFAULT_MOUNT)
-        _umount(DEFAULT_MOUNT)
-        before["mounted"] = ""
-
-        def after():
-            left = mounts()
-            _mount(DEFAULT_MOUNT)
-            s = snapshot(DEFAULT_MOUNT)
-            s["mounted"] = " ".join(sorted(left))
-            return s
-
-        def unmount_all():
-            for m in mounts():
-                _umount(m)
-
-        try:
-            yield from _check(DEFAULT_MOUNT, before, after, unmount_all)
-        finally:
-            unmount_all()
+        with _tracefs_locked() as path:
+            before = snapshot(path)
+            yield from _check(path, before, lambda: snapshot(path))
 
 
-def _check(path, before, take_after, finish):
+def _check(path, before, take_after):
     """The common body of guard(): yield PATH, then compare."""
     failure = None
     try:
@@ -361,7 +330,6 @@ def _check(path, before, take_after, finish):
         problems.append("instances left behind: " + " ".join(left))
     if problems:
         restore(path, before)
-    finish()
     msg = "tracing state changed:\n  " + "\n  ".join(problems) if problems else None
     if failure is not None:
         if msg and not isinstance(failure, tklib.Skip):
@@ -369,6 +337,41 @@ def _check(path, before, take_after, finish):
         raise failure
     if msg:
         raise AssertionError(msg)
+
+
+# Run in a private mount namespace: unmount every tracefs and debugfs
+# there (the rest of the machine keeps its mounts), run the command, then
+# write the tracefs/debugfs mount points still there to $KERNLIB_LEFT.
+_UNMOUNTED_SH = r"""
+mnt() { grep -E '^[^ ]+ [^ ]+ (tracefs|debugfs) ' /proc/self/mounts | cut -d' ' -f2 | sort -r; }
+for m in $(mnt); do umount -l "$m" || exit 97; done
+[ -z "$(mnt)" ] || exit 97
+"$@"
+rc=$?
+mnt > "$KERNLIB_LEFT"
+exit $rc
+"""
+
+
+def run_unmounted(args, timeout=60):
+    """Run ARGS where neither tracefs nor debugfs is mounted (a private
+    mount namespace: other processes keep theirs).  Returns the
+    CompletedProcess and the tracefs/debugfs mount points left in that
+    namespace when ARGS ended.  Raises tklib.Skip if no such namespace
+    can be made here."""
+    left = os.path.join(tklib.tmpdir(), "mounts-left")
+    try:
+        p = subprocess.run(["unshare", "--mount", "--propagation", "private", "--",
+                            "sh", "-c", _UNMOUNTED_SH, "sh"] + list(args),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=timeout, env=dict(os.environ, KERNLIB_LEFT=left))
+    except FileNotFoundError:
+        raise tklib.Skip("unshare(1) is not installed: cannot unmount tracefs privately")
+    if p.returncode == 97 or not os.path.exists(left):
+        raise tklib.Skip("cannot unmount tracefs in a private mount namespace: %s"
+                         % (p.stderr.strip() or "exit %d" % p.returncode))
+    with open(left) as f:
+        return p, f.read().split()
 
 
 def wait_gone(pid, timeout=10):
@@ -422,8 +425,11 @@ def parse_report(text):
 
 
 def report(outdir, *opts):
-    """`tracekit report DIR --no-header --ts raw OPTS`, parsed."""
-    p = tklib.tracekit("report", outdir, "--no-header", "--ts", "raw", *opts, timeout=300)
+    """`tracekit report DIR --no-header --ts raw OPTS`, parsed.  With
+    TK_REPORT=PATH in the environment, PATH is the tracekit that reads
+    (e.g. a reader built elsewhere, on traces recorded by this build)."""
+    p = tklib.run([os.environ.get("TK_REPORT") or tklib.TRACEKIT, "report", outdir,
+                   "--no-header", "--ts", "raw"] + list(opts), timeout=300)
     return parse_report(p.stdout)
 
 

@@ -5,6 +5,10 @@
  *
  *   prog-ksys [-n N] [-s MS] [-f] [-p US] [-c FILE] [-r FILE]
  *
+ * Everything below runs in one worker thread, so that its system calls
+ * are exactly these (the main thread's include the runtime's own, such as
+ * the getppid() of its handshake with the recorder):
+ *
  *   -n N      kb:begin, then exactly N getppid() system calls, then kb:end
  *             (default 0: none of the three)
  *   -s MS     kb:sleep, then a sleep of MS milliseconds, then kb:woke
@@ -14,13 +18,17 @@
  *   -c FILE   with -f, after each getppid() store the number of ticks done
  *             in FILE (8 bytes, shared mapping): what it has committed,
  *             readable after the program is killed
- *   -r FILE   write "ready PID" to FILE before -f's loop starts
+ *   -r FILE   write "ready PID TID" to FILE before -f's loop starts
  *
- * Prints "pid PID" and "ppid PPID" first (stdout, flushed).  getppid() is made with
- * syscall(2), so that no C library can answer it from a cache.
+ * Prints "pid PID", "ppid PPID", "tid TID" (the worker's) and "tasks
+ * TID..." (every thread of the process once the worker runs) first
+ * (stdout, flushed).  getppid() is made with syscall(2), so that no C
+ * library can answer it from a cache.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -42,26 +50,19 @@ KB_EVENT(sleep, uint32_t, ms, "%u")
 KB_EVENT(woke, uint32_t, ms, "%u")
 KB_EVENT(tick, uint64_t, seq, "%lu")
 
-int main(int argc, char **argv)
-{
-	uint64_t n = 0, i;
-	unsigned ms = 0, pause_us = 0;
-	int forever = 0, c;
-	const char *ready = NULL;
-	volatile uint64_t *committed = NULL;
+static uint64_t n;
+static unsigned ms, pause_us;
+static int forever;
+static const char *ready;
+static volatile uint64_t *committed;
 
-	while ((c = getopt(argc, argv, "n:s:fp:c:r:")) != -1) {
-		switch (c) {
-		case 'n': n = strtoull(optarg, NULL, 10); break;
-		case 's': ms = (unsigned)atoi(optarg); break;
-		case 'f': forever = 1; break;
-		case 'p': pause_us = (unsigned)atoi(optarg); break;
-		case 'c': committed = map_counter(optarg); break;
-		case 'r': ready = optarg; break;
-		default: return 2;
-		}
-	}
-	printf("pid %d\nppid %d\n", (int)getpid(), (int)getppid());
+static void *work(void *arg)
+{
+	int tid = (int)syscall(SYS_gettid);
+	uint64_t i;
+
+	(void)arg;
+	printf("tid %d\n", tid);
 	fflush(stdout);
 	if (n) {
 		tk_trace(kb, begin, n);
@@ -80,8 +81,8 @@ int main(int argc, char **argv)
 		FILE *f = fopen(ready, "w");
 
 		if (!f)
-			return 3;
-		fprintf(f, "ready %d\n", (int)getpid());
+			exit(3);
+		fprintf(f, "ready %d %d\n", (int)getpid(), tid);
 		fclose(f);
 	}
 	for (i = 0; forever; i++) {
@@ -92,5 +93,47 @@ int main(int argc, char **argv)
 		if (pause_us)
 			usleep(pause_us);
 	}
+	return NULL;
+}
+
+/* "tasks TID...": every thread of the process (the runtime's too). */
+static void print_tasks(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	char line[1024];
+	size_t len = snprintf(line, sizeof(line), "tasks");
+
+	while (d && (e = readdir(d)) && len < sizeof(line) - 16)
+		if (e->d_name[0] != '.')
+			len += snprintf(line + len, sizeof(line) - len, " %s", e->d_name);
+	if (d)
+		closedir(d);
+	printf("%s\n", line);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t th;
+	int c;
+
+	while ((c = getopt(argc, argv, "n:s:fp:c:r:")) != -1) {
+		switch (c) {
+		case 'n': n = strtoull(optarg, NULL, 10); break;
+		case 's': ms = (unsigned)atoi(optarg); break;
+		case 'f': forever = 1; break;
+		case 'p': pause_us = (unsigned)atoi(optarg); break;
+		case 'c': committed = map_counter(optarg); break;
+		case 'r': ready = optarg; break;
+		default: return 2;
+		}
+	}
+	printf("pid %d\nppid %d\n", (int)getpid(), (int)getppid());
+	fflush(stdout);
+	if (pthread_create(&th, NULL, work, NULL) != 0)
+		return 3;
+	print_tasks();
+	pthread_join(th, NULL);
 	return 0;
 }

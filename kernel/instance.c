@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * instance.c - tracefs instances: a ring buffer per CPU with its own
+ * events, tracer, clock and options, apart from the top-level buffer.
+ *
+ * tracekit writes only into instances it created: record makes
+ * "tracekit-<its pid>", start makes "tracekit" (or the name given).  A
+ * recorder that is killed cannot remove its instance; reset finds the
+ * ones whose recorder is gone by the pid in the name.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tracefs.h>
+#include "kernel.h"
+
+int tk_kinstance_create(struct tk_kinstance *k, const char *name, char *err,
+			size_t errlen)
+{
+	memset(k, 0, sizeof(*k));
+	if (!*name || strchr(name, '/') || !strcmp(name, ".") ||
+	    !strcmp(name, "..") || strlen(name) >= sizeof(k->name)) {
+		snprintf(err, errlen, "'%s' is not a usable instance name", name);
+		return -EINVAL;
+	}
+	if (tracefs_instance_exists(name)) {
+		snprintf(err, errlen, "instance '%s' exists already", name);
+		return -EEXIST;
+	}
+	k->inst = tracefs_instance_create(name);
+	if (!k->inst) {
+		int e = errno ? errno : EIO;
+
+		snprintf(err, errlen, "cannot create instance '%s': %s", name,
+			 strerror(e));
+		return -e;
+	}
+	if (!tracefs_instance_is_new(k->inst)) {
+		/* someone made it between our look and our mkdir */
+		tracefs_instance_free(k->inst);
+		k->inst = NULL;
+		snprintf(err, errlen, "instance '%s' exists already", name);
+		return -EEXIST;
+	}
+	snprintf(k->name, sizeof(k->name), "%s", name);
+	return 0;
+}
+
+int tk_kinstance_open(struct tk_kinstance *k, const char *name, char *err,
+		      size_t errlen)
+{
+	memset(k, 0, sizeof(*k));
+	if (!*name || strchr(name, '/') || strlen(name) >= sizeof(k->name) ||
+	    !tracefs_instance_exists(name)) {
+		snprintf(err, errlen, "no instance '%s'", name);
+		return -ENOENT;
+	}
+	k->inst = tracefs_instance_alloc(NULL, name);
+	if (!k->inst) {
+		snprintf(err, errlen, "cannot open instance '%s': %s", name,
+			 strerror(errno ? errno : ENOMEM));
+		return -ENOMEM;
+	}
+	snprintf(k->name, sizeof(k->name), "%s", name);
+	return 0;
+}
+
+int tk_kinstance_destroy(struct tk_kinstance *k)
+{
+	int ret = 0;
+
+	if (!k->inst)
+		return 0;
+	/* rmdir fails (EBUSY) while a file of the instance is open */
+	if (tracefs_instance_destroy(k->inst) < 0)
+		ret = errno ? -errno : -EIO;
+	tk_kinstance_close(k);
+	return ret;
+}
+
+void tk_kinstance_close(struct tk_kinstance *k)
+{
+	if (k->inst)
+		tracefs_instance_free(k->inst);
+	k->inst = NULL;
+}
+
+void tk_kinstance_clock(struct tk_kinstance *k, char *out, size_t len)
+{
+	char *clock = tracefs_get_clock(k->inst);
+
+	snprintf(out, len, "%s", clock ? clock : "?");
+	free(clock);
+}
+
+int tk_kinstance_set_clock(struct tk_kinstance *k, const char *clock,
+			   char *err, size_t errlen)
+{
+	char *offered;
+
+	if (tracefs_instance_file_write(k->inst, "trace_clock", clock) >= 0)
+		return 0;
+	offered = tracefs_instance_file_read(k->inst, "trace_clock", NULL);
+	if (offered) {
+		/* "[local] global ... x86-tsc\n": the list, without marks */
+		for (char *p = offered; *p; p++)
+			if (*p == '[' || *p == ']' || *p == '\n')
+				*p = *p == '\n' ? '\0' : ' ';
+	}
+	snprintf(err, errlen, "the kernel offers no trace clock '%s' (offered:%s)",
+		 clock, offered ? offered : " ?");
+	free(offered);
+	return -EINVAL;
+}
+
+int tk_kinstance_set_buffer_kb(struct tk_kinstance *k, unsigned kb, char *err,
+			       size_t errlen)
+{
+	if (!kb)
+		return 0;
+	if (tracefs_instance_set_buffer_size(k->inst, kb, -1) < 0) {
+		int e = errno ? errno : EIO;
+
+		snprintf(err, errlen, "cannot set the kernel buffer to %u KiB per CPU: %s",
+			 kb, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+unsigned tk_kinstance_buffer_kb(struct tk_kinstance *k)
+{
+	ssize_t kb = tracefs_instance_get_buffer_size(k->inst, 0);
+
+	return kb > 0 ? (unsigned)kb : 0;
+}
+
+int tk_kinstance_set_option(struct tk_kinstance *k, const char *option,
+			    bool on, char *err, size_t errlen)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "options/%s", option);
+	if (!tracefs_file_exists(k->inst, path)) {
+		snprintf(err, errlen, "the kernel has no trace option '%s'", option);
+		return -ENOENT;
+	}
+	if (tracefs_instance_file_write(k->inst, path, on ? "1" : "0") < 0) {
+		int e = errno ? errno : EIO;
+
+		snprintf(err, errlen, "cannot set trace option '%s': %s", option,
+			 strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int tk_kinstance_tracing_on(struct tk_kinstance *k, bool on)
+{
+	int ret = on ? tracefs_trace_on(k->inst) : tracefs_trace_off(k->inst);
+
+	return ret < 0 ? (errno ? -errno : -EIO) : 0;
+}
+
+int tk_kinstance_cpus(struct tk_kinstance *k)
+{
+	char path[32];
+	int n = 0;
+
+	for (;; n++) {
+		snprintf(path, sizeof(path), "per_cpu/cpu%d", n);
+		if (!tracefs_dir_exists(k->inst, path))
+			return n;
+	}
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **tk_kinstance_names(void)
+{
+	char **names = tracefs_instances("^" TK_KINSTANCE_PREFIX);
+	size_t n = 0;
+
+	if (!names)
+		return NULL;
+	while (names[n])
+		n++;
+	qsort(names, n, sizeof(*names), by_name);
+	return names;
+}
+
+void tk_kinstance_names_free(char **names)
+{
+	tracefs_list_free(names);
+}
+
+pid_t tk_kinstance_owner(const char *name)
+{
+	const char *p = name + strlen(TK_KINSTANCE_PREFIX "-");
+	char *end;
+	long pid;
+
+	if (strncmp(name, TK_KINSTANCE_PREFIX "-", strlen(TK_KINSTANCE_PREFIX "-")) ||
+	    *p < '1' || *p > '9')
+		return 0;
+	pid = strtol(p, &end, 10);
+	return *end || pid <= 0 || pid > (1 << 22) ? 0 : (pid_t)pid;
+}
+
+int tk_kinstance_find(struct tk_tracefs *fs, struct tk_kinstance *k,
+		      const char *name, char *err, size_t errlen)
+{
+	int ret = tk_tracefs_open(fs, err, errlen);
+
+	if (ret < 0)
+		return ret;
+	ret = tk_kinstance_open(k, name, err, errlen);
+	if (ret < 0)
+		tk_tracefs_close(fs);
+	return ret;
+}
+
+bool tk_kinstance_is_stale(const char *name)
+{
+	pid_t pid = tk_kinstance_owner(name);
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	if (!pid)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true; /* no such process: its recorder is gone */
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	/* the pid was taken again by something else */
+	return strcmp(comm, "tracekit") != 0;
+}

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * save.c - what a reader needs beside the raw pages, saved into
+ * DIR/kernel/ (docs/format.md, "Kernel events"): the page and event
+ * header layouts, each event's format, kallsyms and printk_formats at the
+ * start; saved_cmdlines and each CPU's stats at the end.  Files are
+ * copied as the kernel shows them; only the stats are read, for the
+ * counts the recorder reports.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <event-parse.h>
+#include <tracefs.h>
+#include "kernel.h"
+
+/* Copy @src_fd (closed here) into @path. */
+static int copy_fd(int src_fd, const char *path, char *err, size_t errlen)
+{
+	char buf[65536];
+	int out, ret = 0;
+	ssize_t n;
+
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot create '%s': %s", path, strerror(errno));
+		close(src_fd);
+		return ret;
+	}
+	while ((n = read(src_fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot read the kernel's copy of '%s': %s",
+				 path, strerror(errno));
+			break;
+		}
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = write(out, buf + done, (size_t)(n - done));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				ret = -errno;
+				snprintf(err, errlen, "cannot write '%s': %s", path,
+					 strerror(errno));
+				goto out;
+			}
+			done += w;
+		}
+	}
+out:
+	close(src_fd);
+	if (close(out) < 0 && !ret) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+	}
+	return ret;
+}
+
+/* Copy tracefs file @file (of @k's instance, or the top level) to
+ * @kdir/@name. */
+static int save_tracefs(struct tk_kinstance *k, const char *file,
+			const char *kdir, const char *name, char *err,
+			size_t errlen)
+{
+	char *path;
+	int fd, ret;
+
+	fd = tracefs_instance_file_open(k ? k->inst : NULL, file, O_RDONLY);
+	if (fd < 0) {
+		ret = errno ? -errno : -ENOENT;
+		snprintf(err, errlen, "cannot read tracefs '%s': %s", file,
+			 strerror(-ret));
+		return ret;
+	}
+	if (asprintf(&path, "%s/%s", kdir, name) < 0) {
+		close(fd);
+		return -ENOMEM;
+	}
+	ret = copy_fd(fd, path, err, errlen);
+	free(path);
+	return ret;
+}
+
+static int make_dir(const char *path, char *err, size_t errlen)
+{
+	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot create '%s': %s", path, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+static int save_format(const char *kdir, const char *name, char *err,
+		       size_t errlen)
+{
+	char file[512], dest[512], *sub;
+	const char *colon = strchr(name, ':');
+	int n, ret;
+
+	if (!colon)
+		return 0;
+	n = (int)(colon - name);
+	if (asprintf(&sub, "%s/formats/%.*s", kdir, n, name) < 0)
+		return -ENOMEM;
+	ret = make_dir(sub, err, errlen);
+	free(sub);
+	if (ret)
+		return ret;
+	snprintf(file, sizeof(file), "events/%.*s/%s/format", n, name, colon + 1);
+	snprintf(dest, sizeof(dest), "formats/%.*s/%s", n, name, colon + 1);
+	return save_tracefs(NULL, file, kdir, dest, err, errlen);
+}
+
+static int page_size_of(const char *kdir, uint32_t *page_size)
+{
+	char *path, *text = NULL;
+	size_t len = 0;
+	struct tep_handle *tep;
+	FILE *f;
+	int ret = -EINVAL;
+
+	if (asprintf(&path, "%s/header_page", kdir) < 0)
+		return -ENOMEM;
+	f = fopen(path, "re");
+	free(path);
+	if (!f)
+		return -errno;
+	if (getdelim(&text, &len, '\0', f) < 0) {
+		fclose(f);
+		free(text);
+		return -EIO;
+	}
+	fclose(f);
+	tep = tep_alloc();
+	if (tep && tep_parse_header_page(tep, text, strlen(text), sizeof(long)) == 0 &&
+	    tep_get_sub_buffer_size(tep) > 0) {
+		*page_size = (uint32_t)tep_get_sub_buffer_size(tep);
+		ret = 0;
+	}
+	tep_free(tep);
+	free(text);
+	return ret;
+}
+
+int tk_ksave_start(const char *dir, const struct tk_kevents *events,
+		   uint32_t *page_size, char *err, size_t errlen)
+{
+	char *kdir = NULL, *formats = NULL;
+	char **ftrace = NULL;
+	int ret, fd;
+
+	if (asprintf(&kdir, "%s/kernel", dir) < 0 ||
+	    asprintf(&formats, "%s/formats", kdir) < 0) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if ((ret = make_dir(kdir, err, errlen)) || (ret = make_dir(formats, err, errlen)))
+		goto out;
+	if ((ret = save_tracefs(NULL, "events/header_page", kdir, "header_page", err,
+				errlen)) ||
+	    (ret = save_tracefs(NULL, "events/header_event", kdir, "header_event",
+				err, errlen)) ||
+	    (ret = save_tracefs(NULL, "printk_formats", kdir, "printk_formats", err,
+				errlen)))
+		goto out;
+	if ((ret = page_size_of(kdir, page_size)) < 0) {
+		snprintf(err, errlen, "cannot read the ring buffer's page layout (events/header_page)");
+		goto out;
+	}
+	for (unsigned i = 0; i < events->count && !ret; i++)
+		ret = save_format(kdir, events->name[i], err, errlen);
+	/* the tracers' and --stack's events (function, kernel_stack ...) */
+	ftrace = tracefs_system_events(NULL, "ftrace");
+	for (unsigned i = 0; ftrace && ftrace[i] && !ret; i++) {
+		char name[256];
+
+		snprintf(name, sizeof(name), "ftrace:%s", ftrace[i]);
+		ret = save_format(kdir, name, err, errlen);
+	}
+	if (ret)
+		goto out;
+	fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot read '/proc/kallsyms': %s", strerror(errno));
+		goto out;
+	}
+	free(formats);
+	if (asprintf(&formats, "%s/kallsyms", kdir) < 0) {
+		close(fd);
+		formats = NULL;
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = copy_fd(fd, formats, err, errlen);
+out:
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	tracefs_list_free(ftrace);
+	free(formats);
+	free(kdir);
+	return ret;
+}
+
+static bool stat_value(const char *line, const char *key, uint64_t *out)
+{
+	size_t n = strlen(key);
+	char *end;
+
+	if (strncmp(line, key, n) || line[n] != ':')
+		return false;
+	line += n + 1;
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (*line < '0' || *line > '9')
+		return false;
+	errno = 0;
+	*out = strtoull(line, &end, 10);
+	return !errno;
+}
+
+int tk_kstats_parse(const char *text, size_t len, struct tk_kcpu *cpu)
+{
+	uint64_t entries = 0, overrun = 0, commit_overrun = 0, dropped = 0, read = 0;
+	unsigned have = 0;
+	char line[128];
+
+	for (size_t i = 0; i < len;) {
+		size_t j = i;
+
+		while (j < len && text[j] != '\n')
+			j++;
+		if (j - i < sizeof(line)) {
+			memcpy(line, text + i, j - i);
+			line[j - i] = '\0';
+			if (stat_value(line, "entries", &entries))
+				have |= 1;
+			else if (stat_value(line, "overrun", &overrun))
+				have |= 2;
+			else if (stat_value(line, "commit overrun", &commit_overrun))
+				;
+			else if (stat_value(line, "dropped events", &dropped))
+				;
+			else if (stat_value(line, "read events", &read))
+				have |= 4;
+		}
+		i = j + 1;
+	}
+	if (have != 7)
+		return -EINVAL;
+	/* what was read out, plus what a failed move left behind */
+	cpu->entries = read + entries;
+	cpu->overrun = overrun + commit_overrun;
+	cpu->dropped = dropped;
+	return 0;
+}
+
+int tk_ksave_end(struct tk_kinstance *k, const char *dir, struct tk_kcpu *cpus,
+		 unsigned count, char *err, size_t errlen)
+{
+	char *kdir = NULL, *stats = NULL;
+	int ret;
+
+	if (asprintf(&kdir, "%s/kernel", dir) < 0 ||
+	    asprintf(&stats, "%s/stats", kdir) < 0) {
+		free(kdir);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = save_tracefs(NULL, "saved_cmdlines", kdir, "saved_cmdlines", err,
+			   errlen);
+	if (!ret)
+		ret = make_dir(stats, err, errlen);
+	for (unsigned i = 0; i < count && !ret; i++) {
+		char file[64], name[64];
+		char *text;
+		int len;
+
+		snprintf(file, sizeof(file), "per_cpu/cpu%u/stats", cpus[i].cpu);
+		snprintf(name, sizeof(name), "stats/cpu%u", cpus[i].cpu);
+		ret = save_tracefs(k, file, kdir, name, err, errlen);
+		if (ret)
+			break;
+		text = tracefs_instance_file_read(k->inst, file, &len);
+		if (!text || tk_kstats_parse(text, (size_t)len, &cpus[i]) < 0) {
+			snprintf(err, errlen, "cannot read the counts in tracefs '%s'",
+				 file);
+			ret = -EIO;
+		}
+		free(text);
+	}
+	free(stats);
+	free(kdir);
+	return ret;
+}
