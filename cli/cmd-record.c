@@ -4,11 +4,14 @@
  * and record its events into a trace directory.
  *
  *   tracekit record [-o DIR] [-e EVENT [-f FILTER]]... [-b KB] [--overwrite]
- *                   [--no-follow] [--force] -- CMD [ARGS]
+ *                   [--no-follow] [--force] [-p TRACER] [-F] [--stack]
+ *                   -- CMD [ARGS]
  *   tracekit record -P PID [...]
  *
  * Before anything runs, the events the program defines are read from its
- * ELF files, so that a misspelt event or a bad filter is an error at once.
+ * ELF files, so that a misspelt event or a bad filter is an error at once;
+ * -e patterns that name kernel events go to the kernel side
+ * (record-kernel.c).
  * The output directory is created new; an existing trace there is replaced
  * only once the new one is complete.
  */
@@ -25,12 +28,14 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "cli.h"
 #include "elf-events.h"
 #include "filter.h"
 #include "pattern.h"
 #include "protocol.h"
+#include "record-kernel.h"
 #include "session.h"
 
 /* The recorder looks for full sub-buffers every IDLE_POLL_US, and every
@@ -41,6 +46,7 @@
 #define BUSY_POLL_US 50
 #define DEFAULT_BUFFER_KB 2048
 #define DEFAULT_SUBBUFS 8
+#define STOP_GRACE_MS 1000
 
 struct record {
 	struct rec_options opt;
@@ -49,6 +55,9 @@ struct record {
 	bool replace;          /* an old trace is at final_dir */
 	bool force;
 	char *program;         /* resolved CMD */
+	struct record_kernel kernel;
+	bool no_user_events;   /* the program is not instrumented */
+	struct sigaction saved_int, saved_term; /* what the command inherits */
 };
 
 static void usage(FILE *f)
@@ -57,14 +66,19 @@ static void usage(FILE *f)
 		"usage: tracekit record [OPTIONS] -- CMD [ARGS]\n"
 		"       tracekit record [OPTIONS] -P PID\n\n"
 		"  -o DIR         trace directory (default " TK_DEFAULT_OUTPUT ")\n"
-		"  -e EVENT       record EVENT: provider:event, a glob (app:req_*),\n"
-		"                 a provider (app) or all; repeatable (default all)\n"
+		"  -e EVENT       record EVENT, repeatable (default: all user events):\n"
+		"                 a user event (provider:event, a glob as app:req_*,\n"
+		"                 a provider, or all) or a kernel event (SYSTEM:EVENT,\n"
+		"                 SYSTEM, or a glob as 'syscalls:sys_enter_*')\n"
 		"  -f FILTER      filter for the preceding -e, in ftrace's syntax\n"
-		"                 (e.g. 'len > 100 && path ~ \"/etc/*\"')\n"
-		"  -b KB          buffer size per thread in KiB (default %d)\n"
+		"                 (e.g. 'len > 100 && path ~ \"/etc/*\"'); for kernel\n"
+		"                 events the kernel's own filter\n"
+		"  -b KB          buffer size per thread in KiB (default %d), and per\n"
+		"                 CPU for kernel events (default: the kernel's)\n"
 		"  --subbufs N    sub-buffers per thread buffer (default %d)\n"
 		"  --overwrite    flight recorder: keep the newest events\n"
-		"  -P PID         attach to a running instrumented process\n"
+		"  -P PID         attach to a running instrumented process; kernel\n"
+		"                 events of PID only (any process, with kernel -e only)\n"
 		"  --no-follow    do not record children forked by the program\n"
 		"  --force        record even if an -e names no event of the program\n"
 		"  -p TRACER      a tracer: function or function_graph traces the\n"
@@ -78,7 +92,10 @@ static void usage(FILE *f)
 		"  --func-stack   user call stack with each function event\n"
 		"  --stack        kernel stack trace with each kernel event\n"
 		"  -F             kernel events only of the command and its children\n"
-		"  -q             no summary\n",
+		"  -q             no summary\n\n"
+		"Kernel events are recorded in a private tracefs instance\n"
+		"(tracekit-PID), on the user events' clock; it is removed at the end,\n"
+		"or by 'tracekit reset' if the recorder was killed.\n",
 		DEFAULT_BUFFER_KB, DEFAULT_SUBBUFS);
 }
 
@@ -284,11 +301,8 @@ static int parse_options(struct record *r, int argc, char **argv)
 	}
 	if (o->nrules == 0)
 		add_rule(o, "all");
-	/* Parsed for the tracers being built; refused until they exist. */
-	if (o->user_tracer || o->kernel_tracer || o->bare_tracer ||
-	    o->func_filter.count || o->func_notrace.count || o->graph_funcs.count ||
-	    o->max_graph_depth || o->func_stack || o->kernel_stack || o->only_command) {
-		tk_error("tracers, -l/-n/-g, --stack and -F are not available yet");
+	if (o->only_command && o->attach_pid) {
+		tk_error("-F is for a command; -P PID already limits the kernel's events to PID");
 		return -1;
 	}
 	return 0;
@@ -359,56 +373,110 @@ static int check_filter(const struct rec_rule *rule,
 	return 0;
 }
 
+/* Whether @pat's provider part is exactly one of the program's providers:
+ * then it is the program's pattern, and the kernel is not asked. */
+static bool names_user_provider(const char *pat, const struct tk_event_info *events,
+				unsigned count)
+{
+	size_t n = strcspn(pat, ":");
+
+	for (unsigned j = 0; j < count; j++)
+		if (strlen(events[j].provider) == n &&
+		    !strncmp(events[j].provider, pat, n))
+			return true;
+	return false;
+}
+
+/* An -e that names nothing: say so, with the nearest name we know. */
+static void unknown_event(struct record *r, const char *pat, const char **names,
+			  unsigned count, bool links)
+{
+	const char *near = names ? tk_closest_name(pat, names, count) : NULL;
+
+	if (!near)
+		near = record_kernel_closest(&r->kernel, pat);
+	if (!near && r->kernel.fs_errno)
+		tk_error("%s", r->kernel.fs_error); /* the kernel could not be asked */
+	else if (!links && !near)
+		tk_error("'%s' is not instrumented with tracekit: it defines no events",
+			 r->opt.argv[0]);
+	else
+		tk_error("unknown event '%s'%s%s%s%s", pat,
+			 near ? " (did you mean '" : "", near ? near : "",
+			 near ? "'?)" : "", links ? " (--force records anyway)" : "");
+}
+
+/*
+ * Sort the -e patterns into the program's (user) and the kernel's, and
+ * check them before anything runs.  @events are the program's events
+ * (@known: read from its ELF files; not for a script or record -P).  A
+ * pattern can be both; one that is neither is an error (with --force it
+ * stays a user pattern: a library loaded later may define it).
+ */
+static int sort_rules(struct record *r, const struct tk_event_info *events,
+		      unsigned count, bool known, bool links)
+{
+	struct rec_options *o = &r->opt;
+	const char **names = calloc(count + 1, sizeof(*names));
+	unsigned kept = 0;
+	int ret = 0;
+
+	for (unsigned j = 0; names && j < count; j++)
+		names[j] = events[j].full_name;
+	for (unsigned i = 0; i < o->nrules && !ret; i++) {
+		struct rec_rule *rule = &o->rules[i];
+		bool user = !strcmp(rule->pattern, "all"), kernel = false;
+
+		ret = check_filter(rule, events, count);
+		if (ret)
+			break;
+		for (unsigned j = 0; j < count && !user; j++)
+			user = tk_pattern_match(rule->pattern, events[j].full_name);
+		if (strcmp(rule->pattern, "all") &&
+		    !(known && names_user_provider(rule->pattern, events, count)))
+			kernel = record_kernel_lookup(&r->kernel, rule->pattern) > 0;
+		if (kernel && record_kernel_add_rule(&r->kernel, rule) < 0)
+			ret = -ENOMEM;
+		if (!user && !kernel) {
+			if (known && !r->force) {
+				unknown_event(r, rule->pattern, names, count, links);
+				ret = -ENOENT;
+			}
+			user = true;
+		}
+		if (user)
+			o->rules[kept++] = *rule;
+	}
+	o->nrules = kept;
+	free(names);
+	return ret;
+}
+
 /* Check -e patterns against the program's ELF files before running it. */
 static int precheck_program(struct record *r)
 {
 	struct tk_elf_modules m;
-	struct tk_event_info *events;
-	const char **names;
+	struct tk_event_info *events = NULL;
 	char err[512];
-	unsigned count;
-	bool links = false;
-	int ret = 0;
+	unsigned count = 0;
+	bool links = false, known;
+	int ret;
 
-	if (tk_elf_modules_read(r->program, true, &m, err, sizeof(err)) < 0)
-		return 0; /* a script, say: nothing to check against */
-	collect_events(&m, &events, &count);
-	names = calloc(count + 1, sizeof(*names));
-	for (unsigned j = 0; names && j < count; j++)
-		names[j] = events[j].full_name;
-	for (unsigned i = 0; i < m.count; i++)
-		links |= m.module[i].links_tracekit || m.module[i].meta;
-	for (unsigned i = 0; i < r->opt.nrules && !ret; i++) {
-		const char *pat = r->opt.rules[i].pattern;
-		bool found = false;
-
-		ret = check_filter(&r->opt.rules[i], events, count);
-		if (ret || !strcmp(pat, "all") || r->force)
-			continue;
-		for (unsigned j = 0; j < count && !found; j++)
-			found = tk_pattern_match(pat, events[j].full_name);
-		if (!found) {
-			const char *near = names ? tk_closest_name(pat, names, count)
-						 : NULL;
-
-			if (!links)
-				tk_error("'%s' is not instrumented with tracekit: it defines no events",
-					 r->opt.argv[0]);
-			else
-				tk_error("unknown event '%s'%s%s%s (--force records anyway)",
-					 pat, near ? " (did you mean '" : "",
-					 near ? near : "", near ? "'?)" : "");
-			ret = -ENOENT;
-		}
+	/* a script, say, or record -P: nothing to check the user side with */
+	known = r->program &&
+		tk_elf_modules_read(r->program, true, &m, err, sizeof(err)) == 0;
+	if (known) {
+		collect_events(&m, &events, &count);
+		for (unsigned i = 0; i < m.count; i++)
+			links |= m.module[i].links_tracekit || m.module[i].meta;
 	}
-	if (!ret && !links && !r->opt.quiet)
-		tk_warn("'%s' defines no tracekit events (not linked with libtracekit)",
-			r->opt.argv[0]);
+	ret = sort_rules(r, events, count, known, links);
+	r->no_user_events = known && !links;
 	for (unsigned i = 0; i < count; i++)
 		tk_event_info_free(&events[i]);
 	free(events);
-	free(names);
-	tk_elf_modules_free(&m);
+	if (known)
+		tk_elf_modules_free(&m);
 	return ret;
 }
 
@@ -509,37 +577,83 @@ static int keep_old_trace(const struct record *r)
 	return TK_EXIT_FAILURE;
 }
 
-static pid_t start_command(struct record *r, struct rec_session *s,
-			   const sigset_t *oldmask)
-{
-	int pipefd[2];
+/* The command, forked but held before exec: the kernel's pid filter
+ * (-F) must hold its pid before it runs its first instruction. */
+struct command {
 	pid_t pid;
-	int child_errno = 0;
+	int hold; /* a byte here lets it go; closing it makes it exit */
+	int exec_error; /* readable: exec failed, with the errno */
+};
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
+static int start_command(struct record *r, struct rec_session *s,
+			 const sigset_t *oldmask, struct command *c)
+{
+	int errpipe[2], holdpipe[2];
+	int child_errno = 0;
+	char go;
+
+	if (pipe2(errpipe, O_CLOEXEC) < 0)
 		return -1;
-	pid = fork();
-	if (pid < 0)
+	if (pipe2(holdpipe, O_CLOEXEC) < 0) {
+		close(errpipe[0]);
+		close(errpipe[1]);
 		return -1;
-	if (pid == 0) {
+	}
+	c->pid = fork();
+	if (c->pid < 0)
+		return -1;
+	if (c->pid == 0) {
+		close(holdpipe[1]);
+		close(errpipe[0]);
+		/* signals are still blocked here: nothing interrupts the wait */
+		if (read(holdpipe[0], &go, 1) != 1)
+			_exit(127);
+		sigaction(SIGINT, &r->saved_int, NULL);
+		sigaction(SIGTERM, &r->saved_term, NULL);
 		sigprocmask(SIG_SETMASK, oldmask, NULL);
 		setenv(TK_SESSION_ENV, s->sock_name, 1);
 		execv(r->program, r->opt.argv);
 		child_errno = errno;
-		if (write(pipefd[1], &child_errno, sizeof(child_errno)) < 0)
+		if (write(errpipe[1], &child_errno, sizeof(child_errno)) < 0)
 			_exit(127);
 		_exit(127);
 	}
-	close(pipefd[1]);
-	if (read(pipefd[0], &child_errno, sizeof(child_errno)) ==
-	    (ssize_t)sizeof(child_errno)) {
-		close(pipefd[0]);
-		waitpid(pid, NULL, 0);
+	close(holdpipe[0]);
+	close(errpipe[1]);
+	c->hold = holdpipe[1];
+	c->exec_error = errpipe[0];
+	return 0;
+}
+
+/* Let the held command run; -1 (said) if it could not exec. */
+static int release_command(struct record *r, struct command *c)
+{
+	int child_errno = 0;
+	ssize_t n;
+
+	n = write(c->hold, "g", 1);
+	close(c->hold);
+	c->hold = -1;
+	if (n == 1)
+		n = read(c->exec_error, &child_errno, sizeof(child_errno));
+	else
+		child_errno = errno;
+	close(c->exec_error);
+	c->exec_error = -1;
+	if (n == (ssize_t)sizeof(child_errno) || child_errno) {
+		waitpid(c->pid, NULL, 0);
 		tk_error("cannot run '%s': %s", r->opt.argv[0], strerror(child_errno));
 		return -1;
 	}
-	close(pipefd[0]);
-	return pid;
+	return 0;
+}
+
+/* The command never runs (setting up the kernel failed). */
+static void cancel_command(struct command *c)
+{
+	close(c->hold);
+	close(c->exec_error);
+	waitpid(c->pid, NULL, 0);
 }
 
 static void describe_exit(const char *cmd, int status)
@@ -552,10 +666,25 @@ static void describe_exit(const char *cmd, int status)
 			WTERMSIG(status), strsignal(WTERMSIG(status)));
 }
 
-/* Record until the command ends, the process goes away or a signal. */
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Record until the command ends, the process goes away or a signal.  A
+ * signal that stops us is passed on to the command, then SIGTERM after
+ * STOP_GRACE_MS if it ignored that one (perf record ends its workload so
+ * too): the recording is of the command, and what it does until it exits
+ * is recorded, for 2 * STOP_GRACE_MS at most. */
 static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 		       pid_t child)
 {
+	uint64_t stop_at = 0;
+	bool termed = false;
+
 	for (;;) {
 		struct signalfd_siginfo si;
 		int ret = session_poll(s, s->drained ? BUSY_POLL_US : IDLE_POLL_US,
@@ -565,8 +694,20 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 			return ret;
 		if (ret == 1 && read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
-			    si.ssi_signo == SIGHUP)
+			    si.ssi_signo == SIGHUP) {
+				if (child <= 0 || stop_at)
+					return 0;
+				kill(child, (int)si.ssi_signo);
+				termed = si.ssi_signo == SIGTERM;
+				stop_at = now_ms() + STOP_GRACE_MS;
+			}
+		}
+		if (stop_at && now_ms() > stop_at) {
+			if (termed)
 				return 0;
+			kill(child, SIGTERM);
+			termed = true;
+			stop_at = now_ms() + STOP_GRACE_MS;
 		}
 		if (child > 0) {
 			int status;
@@ -575,10 +716,65 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 				describe_exit(r->opt.argv[0], status);
 				return 0;
 			}
+		} else if (!r->opt.nrules) {
+			/* -P with kernel events only: until the process ends */
+			if (kill(r->opt.attach_pid, 0) < 0 && errno == ESRCH)
+				return 0;
 		} else if (session_connected(s) == 0) {
 			return 0;
 		}
 	}
+}
+
+/* Everything before the first byte is written: the command found, the
+ * tracer chosen, the -e patterns sorted into user and kernel ones. */
+static int prepare(struct record *r)
+{
+	char exe[64];
+	const char *program = r->program;
+
+	if (r->opt.argv) {
+		r->program = find_program(r->opt.argv[0]);
+		if (!r->program) {
+			tk_error("cannot run '%s': %s", r->opt.argv[0],
+				 strchr(r->opt.argv[0], '/') ? strerror(errno)
+							     : "command not found");
+			return -1;
+		}
+		program = r->program;
+	} else {
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)r->opt.attach_pid);
+		program = exe;
+	}
+	if (record_kernel_tracer(&r->opt, program) < 0 || precheck_program(r) < 0 ||
+	    record_kernel_check(&r->kernel, &r->opt) < 0)
+		return -1;
+	/* worth a word only when the user side is all there is */
+	if (r->no_user_events && r->opt.nrules && !r->kernel.wanted && !r->opt.quiet)
+		tk_warn("'%s' defines no tracekit events (not linked with libtracekit)",
+			r->opt.argv[0]);
+	return 0;
+}
+
+/* Start the command (held), the kernel's recording, then let it run. */
+static int start(struct record *r, struct rec_session *s, const sigset_t *oldmask,
+		 pid_t *child)
+{
+	struct command c = { 0, -1, -1 };
+
+	if (r->opt.argv && start_command(r, s, oldmask, &c) < 0) {
+		tk_error("cannot run '%s': %s", r->opt.argv[0], strerror(errno));
+		return -1;
+	}
+	if (record_kernel_start(&r->kernel, &r->opt, r->work_dir, c.pid) < 0) {
+		if (c.pid > 0)
+			cancel_command(&c);
+		return -1;
+	}
+	if (c.pid > 0 && release_command(r, &c) < 0)
+		return -1;
+	*child = c.pid;
+	return 0;
 }
 
 int cmd_record(int argc, char **argv)
@@ -588,23 +784,22 @@ int cmd_record(int argc, char **argv)
 	sigset_t mask, oldmask;
 	pid_t child = 0;
 	int sigfd, ret;
+	bool user = true;
 
 	memset(&r, 0, sizeof(r));
 	if (parse_options(&r, argc, argv) < 0)
 		return TK_EXIT_USAGE;
-	if (r.opt.argv) {
-		r.program = find_program(r.opt.argv[0]);
-		if (!r.program) {
-			tk_error("cannot run '%s': %s", r.opt.argv[0],
-				 strchr(r.opt.argv[0], '/') ? strerror(errno)
-							     : "command not found");
-			return TK_EXIT_FAILURE;
-		}
-		if (precheck_program(&r) < 0)
-			return TK_EXIT_FAILURE;
-	}
-	if (prepare_output(&r) < 0)
+	if (prepare(&r) < 0 || prepare_output(&r) < 0) {
+		record_kernel_free(&r.kernel);
 		return TK_EXIT_FAILURE;
+	}
+	/* -P with kernel events only: the process need not be instrumented */
+	if (r.opt.attach_pid && !r.opt.nrules)
+		user = false;
+	/* Ours to handle even when started in the background (where the
+	 * shell ignores SIGINT); an ignored SIGHUP (nohup) stays ignored. */
+	sigaction(SIGINT, &(struct sigaction){ .sa_handler = SIG_DFL }, &r.saved_int);
+	sigaction(SIGTERM, &(struct sigaction){ .sa_handler = SIG_DFL }, &r.saved_term);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -616,22 +811,19 @@ int cmd_record(int argc, char **argv)
 		tk_error("%s", s.error);
 		goto fail;
 	}
-	if (r.opt.attach_pid && session_attach(&s, r.opt.attach_pid) < 0) {
+	if (r.opt.attach_pid && user && session_attach(&s, r.opt.attach_pid) < 0) {
 		tk_error("%s", s.error);
 		goto fail;
 	}
-	if (r.opt.argv) {
-		child = start_command(&r, &s, &oldmask);
-		if (child < 0)
-			goto fail;
-	}
+	if (start(&r, &s, &oldmask, &child) < 0)
+		goto fail;
 	/* Ahead of the writers when CPUs are scarce, where we may (the
 	 * command, already started, keeps its own priority). */
 	if (setpriority(PRIO_PROCESS, 0, RECORDER_NICE) < 0 && !r.opt.quiet &&
 	    getuid() == 0)
 		tk_warn("cannot raise the recorder's priority: %s", strerror(errno));
 	ret = record_loop(&r, &s, sigfd, child);
-	if (ret == 0 && r.opt.attach_pid && !session_heard_from(&s)) {
+	if (ret == 0 && r.opt.attach_pid && user && !session_heard_from(&s)) {
 		snprintf(s.error, sizeof(s.error),
 			 "process %d refused the connection (its control socket answers only its own user or root)",
 			 (int)r.opt.attach_pid);
@@ -645,15 +837,21 @@ int cmd_record(int argc, char **argv)
 	}
 	if (s.failed)
 		tk_error("%s", s.error);
+	if (record_kernel_stop(&r.kernel, &s, r.work_dir) < 0)
+		s.failed = true;
 	if (session_finish(&s) < 0) {
 		tk_error("%s", s.error);
 		session_free(&s);
+		record_kernel_free(&r.kernel);
 		return keep_old_trace(&r);
 	}
-	if (!r.opt.quiet)
+	if (!r.opt.quiet) {
 		session_print_summary(&s, stderr, r.final_dir);
+		record_kernel_summary(&r.kernel, stderr);
+	}
 	ret = s.failed ? TK_EXIT_FAILURE : 0;
 	session_free(&s);
+	record_kernel_free(&r.kernel);
 	if (ret)
 		return keep_old_trace(&r);
 	if (commit_output(&r) < 0)
@@ -661,6 +859,7 @@ int cmd_record(int argc, char **argv)
 	return ret;
 fail:
 	session_free(&s);
+	record_kernel_free(&r.kernel);
 	remove_tree(r.work_dir);
 	return TK_EXIT_FAILURE;
 }

@@ -1,13 +1,106 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd-reset.c - tracekit reset (being written).
+ * cmd-reset.c - tracekit reset: remove tracekit's instances, and with
+ * them everything they had set (events, filters, tracer, buffers).
+ *
+ *   tracekit reset [-B NAME]   NAME (default "tracekit"), and the
+ *                              instances of recorders that are gone
+ *   tracekit reset -a          every instance whose name starts with
+ *                              "tracekit", but a running recorder's
+ *
+ * A recorder removes its own "tracekit-PID" instance on every way out but
+ * SIGKILL; reset cleans up after that.
  */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "cli.h"
+#include "kernel.h"
+
+static int remove_instance(const char *name)
+{
+	struct tk_kinstance k;
+	char err[256];
+	int ret = tk_kinstance_open(&k, name, err, sizeof(err));
+
+	if (ret < 0) {
+		tk_error("%s", err);
+		return ret;
+	}
+	ret = tk_kinstance_destroy(&k);
+	if (ret < 0)
+		tk_error("cannot remove instance '%s': %s", name, strerror(-ret));
+	return ret;
+}
 
 int cmd_reset(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	tk_error("'reset' is not implemented yet");
-	return TK_EXIT_FAILURE;
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *name = NULL;
+	struct tk_tracefs fs;
+	char err[512] = "", **names;
+	bool all = false, removed = false;
+	int c, ret = 0;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+B:ah", longopts, NULL)) != -1) {
+		if (c == 'B') {
+			name = optarg;
+		} else if (c == 'a') {
+			all = true;
+		} else if (c == 'h') {
+			printf("usage: tracekit reset [-B NAME | -a]\n\n"
+			       "Remove instance NAME (default " TK_KINSTANCE_PREFIX
+			       ") and those of recorders that are gone;\n"
+			       "-a: every instance named " TK_KINSTANCE_PREFIX
+			       "*, but a running recorder's.\n");
+			return 0;
+		} else {
+			tk_option_error("reset", argv, "+B:ah");
+			return TK_EXIT_USAGE;
+		}
+	}
+	if (optind < argc || (all && name)) {
+		tk_error(all && name ? "give -B NAME or -a, not both"
+				     : "unexpected argument (see 'tracekit reset --help')");
+		return TK_EXIT_USAGE;
+	}
+	if (tk_tracefs_open(&fs, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
+		return TK_EXIT_FAILURE;
+	}
+	if (name) {
+		ret = remove_instance(name);
+		goto out;
+	}
+	names = tk_kinstance_names();
+	for (unsigned i = 0; names && names[i]; i++) {
+		bool ours = !strcmp(names[i], TK_KINSTANCE_PREFIX);
+
+		if (tk_kinstance_owner(names[i]) && !tk_kinstance_is_stale(names[i])) {
+			if (all)
+				tk_warn("instance '%s' belongs to a running recorder: left alone",
+					names[i]);
+			continue;
+		}
+		if (!all && !ours && !tk_kinstance_owner(names[i]))
+			continue;
+		if (remove_instance(names[i]) < 0)
+			ret = -1;
+		else
+			removed = true;
+	}
+	tk_kinstance_names_free(names);
+	if (!all && !removed && !ret) {
+		tk_error("no instance '%s'", TK_KINSTANCE_PREFIX);
+		ret = -1;
+	}
+out:
+	tk_tracefs_close(&fs);
+	return ret < 0 ? TK_EXIT_FAILURE : 0;
 }

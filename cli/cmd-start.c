@@ -1,13 +1,235 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd-start.c - tracekit start (being written).
+ * cmd-start.c - tracekit start: set up kernel tracing in a named instance
+ * and return, leaving it running (trace-cmd start's sense).
+ *
+ *   tracekit start [-B NAME] [-e EVENT [-f FILTER]]... [-p TRACER]
+ *                  [-l/-n/-g FUNC]... [-b KB] [-C CLOCK] [-P PID] [--stack]
+ *
+ * 'stop' pauses it, 'show' prints what it holds, 'reset' removes it.
+ * Only the instance is written; if anything fails it is removed again.
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "cli.h"
+#include "event-info.h"
+#include "kernel.h"
+
+#define DEFAULT_INSTANCE TK_KINSTANCE_PREFIX
+
+struct start {
+	const char *name;
+	struct tk_krule *rules;
+	unsigned nrules;
+	struct tk_kconfig c;
+	pid_t pid;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tracekit start [OPTIONS]\n\n"
+		"Trace kernel events into a tracefs instance, and return.\n\n"
+		"  -B NAME        the instance (default " DEFAULT_INSTANCE ")\n"
+		"  -e EVENT       a kernel event: SYSTEM:EVENT, SYSTEM or a glob\n"
+		"  -f FILTER      the kernel's filter for the preceding -e\n"
+		"  -p TRACER      a kernel tracer (see available_tracers)\n"
+		"  -l/-n FUNC     function tracers: only / not these functions\n"
+		"  -g FUNC        function_graph: only FUNC and what it calls\n"
+		"  -b KB          ring buffer per CPU in KiB\n"
+		"  -C CLOCK       trace_clock (default: the kernel's)\n"
+		"  -P PID         only events of process PID (and its children)\n"
+		"  --stack        kernel stack trace with each event\n");
+}
+
+static int add_glob(const char *const **list, unsigned *n, const char *glob)
+{
+	const char **grown = realloc((void *)*list, (*n + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	grown[(*n)++] = glob;
+	*list = grown;
+	return 0;
+}
+
+static int parse(struct start *st, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "stack", no_argument, NULL, 'T' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *opts = "+B:e:f:p:l:n:g:b:C:P:h";
+	struct tk_kconfig *c = &st->c;
+	char *end;
+	long v;
+	int ch;
+
+	st->name = DEFAULT_INSTANCE;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, opts, longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'B':
+			st->name = optarg;
+			break;
+		case 'e': {
+			struct tk_krule *r = realloc(st->rules, (st->nrules + 1) * sizeof(*r));
+
+			if (!r)
+				return -1;
+			st->rules = r;
+			r[st->nrules].pattern = optarg;
+			r[st->nrules++].filter = NULL;
+			break;
+		}
+		case 'f':
+			if (!st->nrules) {
+				tk_error("-f '%s' must follow the -e it filters", optarg);
+				return -1;
+			}
+			st->rules[st->nrules - 1].filter = optarg;
+			break;
+		case 'p':
+			c->tracer = !strncmp(optarg, "kernel:", 7) ? optarg + 7 : optarg;
+			break;
+		case 'l':
+		case 'n':
+		case 'g':
+			if (add_glob(ch == 'l' ? &c->func_filter : ch == 'n' ? &c->func_notrace
+									     : &c->graph_funcs,
+				     ch == 'l' ? &c->nfunc_filter : ch == 'n' ? &c->nfunc_notrace
+									      : &c->ngraph_funcs,
+				     optarg) < 0)
+				return -1;
+			break;
+		case 'b':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || v < 8 || v > (4L << 20)) {
+				tk_error("-b '%s': buffer size must be a number of KiB, at least 8",
+					 optarg);
+				return -1;
+			}
+			c->buffer_kb = (unsigned)v;
+			break;
+		case 'C':
+			c->clock = optarg;
+			break;
+		case 'P':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || v <= 0 || v > (1L << 30)) {
+				tk_error("-P '%s': not a process id", optarg);
+				return -1;
+			}
+			st->pid = (pid_t)v;
+			break;
+		case 'T':
+			c->stack = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			tk_option_error("start", argv, opts);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		tk_error("unexpected argument '%s' (see 'tracekit start --help')",
+			 argv[optind]);
+		return -1;
+	}
+	if (!st->nrules && !c->tracer) {
+		tk_error("nothing to trace: give -e EVENT or -p TRACER");
+		return -1;
+	}
+	return 0;
+}
+
+/* Each -e must name kernel events; say which is closest if not. */
+static int check_events(const struct start *st, const struct tk_kevents *all)
+{
+	for (unsigned i = 0; i < st->nrules; i++) {
+		struct tk_kevents sel;
+		const char *near;
+
+		if (tk_kevents_select(all, st->rules[i].pattern, &sel) > 0) {
+			tk_kevents_free(&sel);
+			continue;
+		}
+		near = tk_closest_name(st->rules[i].pattern,
+				       (const char *const *)all->name, all->count);
+		tk_error("unknown kernel event '%s'%s%s%s", st->rules[i].pattern,
+			 near ? " (did you mean '" : "", near ? near : "",
+			 near ? "'?)" : "");
+		return -1;
+	}
+	return 0;
+}
 
 int cmd_start(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	tk_error("'start' is not implemented yet");
-	return TK_EXIT_FAILURE;
+	struct start st = { 0 };
+	struct tk_tracefs fs;
+	struct tk_kinstance k = { 0 };
+	struct tk_kevents all = { 0 };
+	char err[512] = "";
+	int ret = TK_EXIT_FAILURE;
+
+	if (parse(&st, argc, argv) < 0)
+		return TK_EXIT_USAGE;
+	if (tk_tracefs_open(&fs, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
+		return TK_EXIT_FAILURE;
+	}
+	if (tk_kevents_read(&all) < 0) {
+		tk_error("cannot read the kernel's events in '%s'", fs.dir);
+		goto out;
+	}
+	if (check_events(&st, &all) < 0)
+		goto out;
+	if (st.pid) {
+		pid_t *tids;
+		unsigned n;
+
+		if (tk_pid_threads(st.pid, &tids, &n) < 0) {
+			tk_error("no process with pid %d", (int)st.pid);
+			goto out;
+		}
+		st.c.pids = tids;
+		st.c.npids = n;
+		st.c.event_fork = true;
+	}
+	st.c.rules = st.rules;
+	st.c.nrules = st.nrules;
+	if (tk_kinstance_create(&k, st.name, err, sizeof(err)) == -EEXIST) {
+		tk_error("%s ('tracekit reset -B %s' removes it)", err, st.name);
+		goto out;
+	} else if (!k.inst) {
+		tk_error("%s", err);
+		goto out;
+	}
+	if (tk_kinstance_apply(&k, &all, &st.c, err, sizeof(err)) < 0 ||
+	    tk_kinstance_tracing_on(&k, true) < 0) {
+		tk_error("%s", err[0] ? err : "cannot turn tracing on");
+		tk_kinstance_destroy(&k);
+		goto out;
+	}
+	tk_kinstance_close(&k);
+	ret = 0;
+out:
+	tk_kevents_free(&all);
+	free((void *)st.c.pids);
+	free((void *)st.c.func_filter);
+	free((void *)st.c.func_notrace);
+	free((void *)st.c.graph_funcs);
+	free(st.rules);
+	tk_tracefs_close(&fs);
+	return ret;
 }

@@ -529,6 +529,7 @@ int session_finish(struct rec_session *s)
 	snprintf(t.mode, sizeof(t.mode), "%s",
 		 s->opt->overwrite ? "overwrite" : "discard");
 	t.clock = s->clock;
+	t.kernel = s->kernel;
 	t.processes = calloc(s->nprocs + 1, sizeof(*t.processes));
 	t.streams = calloc(s->nstreams + 1, sizeof(*t.streams));
 	if (!t.processes || !t.streams) {

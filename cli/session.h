@@ -105,6 +105,7 @@ struct rec_session {
 	unsigned drained; /* packets written by the last session_poll */
 	struct pollfd *pollfd; /* session_poll's, grown with the processes */
 	unsigned npollfd;
+	struct tk_trace_kernel *kernel; /* the kernel part, or NULL */
 	char error[512]; /* first fatal error, for the tool to print */
 	bool failed;
 };

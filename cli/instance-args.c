@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * instance-args.c - "-B NAME" and opening the instance, for the verbs
+ * that act on an instance 'start' made (stop, show).
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include "cli.h"
+#include "instance-args.h"
+
+int instance_args(const char *verb, const char *help, int argc, char **argv,
+		  const char **name)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*name = TK_KINSTANCE_PREFIX;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+B:h", longopts, NULL)) != -1) {
+		if (c == 'B') {
+			*name = optarg;
+		} else if (c == 'h') {
+			fputs(help, stdout);
+			return 1;
+		} else {
+			tk_option_error(verb, argv, "+B:h");
+			return TK_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		tk_error("unexpected argument '%s' (see 'tracekit %s --help')",
+			 argv[optind], verb);
+		return TK_EXIT_USAGE;
+	}
+	return 0;
+}
+
+int instance_open(const char *name, struct tk_tracefs *fs, struct tk_kinstance *k)
+{
+	char err[512] = "";
+
+	if (tk_kinstance_find(fs, k, name, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+void instance_close(struct tk_tracefs *fs, struct tk_kinstance *k)
+{
+	tk_kinstance_close(k);
+	tk_tracefs_close(fs);
+}

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * record-kernel.c - the kernel half of tracekit record.
+ *
+ * An -e pattern that names events of the program is a user pattern; one
+ * that names kernel events (tracefs's list) is a kernel pattern; it can
+ * be both.  The kernel's events are recorded in a private instance,
+ * "tracekit-<recorder pid>", on the clock the user side stamps with, and
+ * its per-CPU pages are spliced into DIR/kernel/ while the user side
+ * drains its buffers.  Every way out (end of the command, Ctrl-C,
+ * SIGTERM, SIGHUP, an error) passes through record_kernel_free(), which
+ * removes the instance; a recorder killed with SIGKILL leaves it behind
+ * for 'tracekit reset'.
+ *
+ *   record_kernel_tracer   what a bare -p function means here
+ *   record_kernel_lookup   is a pattern a kernel one?
+ *   record_kernel_start    instance, formats, capture, tracing on
+ *   record_kernel_stop     tracing off, flush, counts, manifest part
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "record-functrace.h"
+#include "record-kernel.h"
+#include "tracekit/runtime.h"
+
+/* The user-space function tracer replaces this (record-functrace.h). */
+__attribute__((weak)) bool functrace_program_is_patchable(const char *program)
+{
+	(void)program;
+	return false;
+}
+
+int record_kernel_tracer(struct rec_options *o, const char *program)
+{
+	if (o->bare_tracer) {
+		bool user = program && functrace_program_is_patchable(program);
+		const char **slot = user ? &o->user_tracer : &o->kernel_tracer;
+
+		if (*slot && strcmp(*slot, o->bare_tracer)) {
+			tk_error("-p '%s': a tracer ('%s') is already chosen there",
+				 o->bare_tracer, *slot);
+			return -1;
+		}
+		*slot = o->bare_tracer;
+		o->bare_tracer = NULL;
+	}
+	/* The user-space function tracer is being built. */
+	if (o->user_tracer || o->max_graph_depth || o->func_stack) {
+		tk_error("tracers, -l/-n/-g, --stack and -F are not available yet");
+		return -1;
+	}
+	return 0;
+}
+
+static int open_tracefs(struct record_kernel *rk)
+{
+	int ret;
+
+	if (rk->fs_open)
+		return 0;
+	if (rk->fs_errno)
+		return -rk->fs_errno;
+	ret = tk_tracefs_open(&rk->fs, rk->fs_error, sizeof(rk->fs_error));
+	if (ret < 0) {
+		rk->fs_errno = -ret;
+		return ret;
+	}
+	rk->fs_open = true;
+	ret = tk_kevents_read(&rk->all);
+	if (ret < 0) {
+		snprintf(rk->fs_error, sizeof(rk->fs_error),
+			 "cannot read the kernel's events in '%s': %s", rk->fs.dir,
+			 strerror(-ret));
+		rk->fs_errno = -ret;
+		return ret;
+	}
+	rk->have_all = true;
+	return 0;
+}
+
+int record_kernel_lookup(struct record_kernel *rk, const char *pattern)
+{
+	struct tk_kevents sel;
+	int n;
+
+	if (!strcmp(pattern, "all") || open_tracefs(rk) < 0 || !rk->have_all)
+		return 0;
+	n = tk_kevents_select(&rk->all, pattern, &sel);
+	tk_kevents_free(&sel);
+	return n > 0 ? n : 0;
+}
+
+const char *record_kernel_closest(struct record_kernel *rk, const char *pattern)
+{
+	if (!rk->have_all)
+		return NULL;
+	return tk_closest_name(pattern, (const char *const *)rk->all.name,
+			       rk->all.count);
+}
+
+int record_kernel_add_rule(struct record_kernel *rk, const struct rec_rule *rule)
+{
+	struct tk_krule *grown = realloc(rk->rules, (rk->nrules + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	rk->rules = grown;
+	rk->rules[rk->nrules].pattern = rule->pattern;
+	rk->rules[rk->nrules].filter = rule->filter;
+	rk->nrules++;
+	return 0;
+}
+
+int record_kernel_check(struct record_kernel *rk, const struct rec_options *o)
+{
+	bool func_lists = o->func_filter.count || o->func_notrace.count ||
+			  o->graph_funcs.count;
+
+	rk->tracer = o->kernel_tracer;
+	rk->wanted = rk->nrules || rk->tracer;
+	if ((o->kernel_stack || o->only_command) && !rk->wanted) {
+		tk_error("%s applies to kernel events: give one (-e SYSTEM:EVENT) or a kernel tracer (-p)",
+			 o->kernel_stack ? "--stack" : "-F");
+		return -1;
+	}
+	if (func_lists && !rk->tracer) {
+		tk_error("-l, -n and -g need a function tracer (-p function or -p function_graph)");
+		return -1;
+	}
+	if (rk->wanted && open_tracefs(rk) < 0) {
+		tk_error("%s", rk->fs_error);
+		return -1;
+	}
+	return 0;
+}
+
+/* Every event the rules name, for saving their formats. */
+static int selected_events(struct record_kernel *rk, struct tk_kevents *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < rk->nrules; i++) {
+		struct tk_kevents sel;
+		char **grown;
+
+		if (tk_kevents_select(&rk->all, rk->rules[i].pattern, &sel) < 0)
+			return -ENOMEM;
+		grown = realloc(out->name, (out->count + sel.count + 1) * sizeof(*grown));
+		if (!grown) {
+			tk_kevents_free(&sel);
+			return -ENOMEM;
+		}
+		out->name = grown;
+		memcpy(out->name + out->count, sel.name, sel.count * sizeof(*grown));
+		out->count += sel.count;
+		free(sel.name); /* the names now belong to @out */
+	}
+	return 0;
+}
+
+static char *join_patterns(const struct record_kernel *rk)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	if (!f)
+		return NULL;
+	for (unsigned i = 0; i < rk->nrules; i++)
+		fprintf(f, "%s%s", i ? "," : "", rk->rules[i].pattern);
+	fclose(f);
+	return text;
+}
+
+static char *join_pids(const pid_t *pids, unsigned n)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	if (!f)
+		return NULL;
+	for (unsigned i = 0; i < n; i++)
+		fprintf(f, "%s%d", i ? "," : "", (int)pids[i]);
+	fclose(f);
+	return text;
+}
+
+/* Which pids the kernel's events are limited to: the held command (-F),
+ * or every thread of the process (-P). */
+static int pid_filter(const struct rec_options *o, pid_t child, pid_t **pids,
+		      unsigned *n)
+{
+	int ret;
+
+	*pids = NULL;
+	*n = 0;
+	if (o->only_command && child > 0) {
+		*pids = malloc(sizeof(**pids));
+		if (!*pids)
+			return -ENOMEM;
+		(*pids)[0] = child;
+		*n = 1;
+		return 0;
+	}
+	if (!o->attach_pid)
+		return 0;
+	ret = tk_pid_threads(o->attach_pid, pids, n);
+	if (ret < 0)
+		tk_error("no process with pid %d", (int)o->attach_pid);
+	return ret;
+}
+
+int record_kernel_start(struct record_kernel *rk, const struct rec_options *o,
+			const char *dir, pid_t child)
+{
+	struct tk_trace_kernel *m = &rk->manifest;
+	struct tk_kconfig c = { 0 };
+	struct tk_kevents formats = { 0 };
+	char name[64], err[512] = "", clock[32];
+	pid_t *pids = NULL;
+	unsigned npids = 0;
+	uint32_t page_size = 0;
+	int ret;
+
+	if (!rk->wanted)
+		return 0;
+	snprintf(name, sizeof(name), TK_KINSTANCE_PREFIX "-%d", (int)getpid());
+	if (tk_kinstance_create(&rk->inst, name, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
+		return -1;
+	}
+	if (pid_filter(o, child, &pids, &npids) < 0)
+		goto fail_quiet;
+	c.clock = TK_CLOCK_TSC ? "x86-tsc" : "mono";
+	c.buffer_kb = o->kernel_buffer_kb;
+	c.overwrite = o->overwrite;
+	c.rules = rk->rules;
+	c.nrules = rk->nrules;
+	c.tracer = rk->tracer;
+	c.func_filter = o->func_filter.item;
+	c.nfunc_filter = o->func_filter.count;
+	c.func_notrace = o->func_notrace.item;
+	c.nfunc_notrace = o->func_notrace.count;
+	c.graph_funcs = o->graph_funcs.item;
+	c.ngraph_funcs = o->graph_funcs.count;
+	c.pids = pids;
+	c.npids = npids;
+	c.event_fork = npids > 0;
+	c.stack = o->kernel_stack;
+	ret = tk_kinstance_apply(&rk->inst, &rk->all, &c, err, sizeof(err));
+	if (!ret)
+		ret = selected_events(rk, &formats);
+	if (!ret)
+		ret = tk_ksave_start(dir, &formats, &page_size, err, sizeof(err));
+	tk_kevents_free(&formats);
+	if (!ret)
+		ret = tk_kcapture_start(&rk->inst, dir, !o->overwrite, &rk->cap, err,
+					sizeof(err));
+	if (!ret && (ret = tk_kinstance_tracing_on(&rk->inst, true)) < 0)
+		snprintf(err, sizeof(err), "cannot turn tracing on in instance '%s': %s",
+			 name, strerror(-ret));
+	if (ret) {
+		tk_error("%s", err[0] ? err : strerror(-ret));
+		goto fail_quiet;
+	}
+	tk_kinstance_clock(&rk->inst, clock, sizeof(clock));
+	m->instance = strdup(name);
+	m->clock = strdup(clock);
+	m->page_size = page_size;
+	m->cpus = (uint32_t)tk_kinstance_cpus(&rk->inst);
+	m->buffer_kb = tk_kinstance_buffer_kb(&rk->inst);
+	m->tracer = strdup(rk->tracer ? rk->tracer : "nop");
+	m->events = join_patterns(rk);
+	m->pid_filter = join_pids(pids, npids);
+	m->event_fork = npids > 0;
+	m->stack = o->kernel_stack;
+	free(pids);
+	if (!m->instance || !m->clock || !m->tracer || !m->events || !m->pid_filter) {
+		tk_error("out of memory");
+		return -1;
+	}
+	return 0;
+fail_quiet:
+	free(pids);
+	tk_kcapture_free(rk->cap);
+	rk->cap = NULL;
+	tk_kinstance_destroy(&rk->inst);
+	return -1;
+}
+
+int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
+		       const char *dir)
+{
+	struct tk_trace_kernel *m = &rk->manifest;
+	struct tk_kcpu *cpus;
+	char err[512] = "";
+	unsigned n;
+	int ret, failed = 0;
+
+	if (!rk->cap)
+		return 0;
+	tk_kinstance_tracing_on(&rk->inst, false);
+	ret = tk_kcapture_stop(rk->cap, err, sizeof(err));
+	if (ret) {
+		tk_error("%s", err);
+		failed = -1;
+	}
+	cpus = tk_kcapture_cpus(rk->cap, &n);
+	ret = tk_ksave_end(&rk->inst, dir, cpus, n, err, sizeof(err));
+	if (ret) {
+		tk_error("%s", err);
+		failed = -1;
+	}
+	m->kcpu = calloc(n ? n : 1, sizeof(*m->kcpu));
+	if (!m->kcpu) {
+		tk_error("out of memory");
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct tk_trace_kcpu *k = &m->kcpu[i];
+
+		k->cpu = cpus[i].cpu;
+		k->file = strdup(cpus[i].file);
+		k->bytes = cpus[i].bytes;
+		k->pages = m->page_size ? cpus[i].bytes / m->page_size : 0;
+		k->entries = cpus[i].entries;
+		k->overrun = cpus[i].overrun;
+		k->dropped = cpus[i].dropped;
+		m->nkcpu++;
+	}
+	s->kernel = m;
+	/* the files must be closed before the instance can go */
+	tk_kcapture_free(rk->cap);
+	rk->cap = NULL;
+	ret = tk_kinstance_destroy(&rk->inst);
+	if (ret < 0) {
+		tk_error("cannot remove instance '%s': %s ('tracekit reset -a' removes it)",
+			 m->instance, strerror(-ret));
+		failed = -1;
+	}
+	return failed;
+}
+
+void record_kernel_summary(const struct record_kernel *rk, FILE *f)
+{
+	const struct tk_trace_kernel *m = &rk->manifest;
+	uint64_t events = 0, lost = 0, bytes = 0;
+
+	if (!m->kcpu)
+		return;
+	fprintf(f, "%-24s %8s %12s %12s %12s\n", "KERNEL CPU", "", "EVENTS", "LOST",
+		"BYTES");
+	for (unsigned i = 0; i < m->nkcpu; i++) {
+		const struct tk_trace_kcpu *k = &m->kcpu[i];
+		char name[24];
+
+		snprintf(name, sizeof(name), "cpu%u", k->cpu);
+		fprintf(f, "%-24s %8s %12llu %12llu %12llu\n", name, "",
+			(unsigned long long)k->entries,
+			(unsigned long long)(k->overrun + k->dropped),
+			(unsigned long long)k->bytes);
+		events += k->entries;
+		lost += k->overrun + k->dropped;
+		bytes += k->bytes;
+	}
+	fprintf(f, "%-24s %8s %12llu %12llu %12llu\n", "kernel total", "",
+		(unsigned long long)events, (unsigned long long)lost,
+		(unsigned long long)bytes);
+}
+
+void record_kernel_free(struct record_kernel *rk)
+{
+	struct tk_trace_kernel *m = &rk->manifest;
+
+	tk_kcapture_free(rk->cap);
+	rk->cap = NULL;
+	tk_kinstance_destroy(&rk->inst);
+	if (rk->fs_open)
+		tk_tracefs_close(&rk->fs);
+	rk->fs_open = false;
+	tk_kevents_free(&rk->all);
+	free(rk->rules);
+	for (unsigned i = 0; i < m->nkcpu; i++)
+		free(m->kcpu[i].file);
+	free(m->kcpu);
+	free(m->instance);
+	free(m->clock);
+	free(m->tracer);
+	free(m->events);
+	free(m->pid_filter);
+	memset(rk, 0, sizeof(*rk));
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * record-kernel.h - the kernel half of tracekit record: which -e
+ * patterns are kernel events, the private instance, its capture, and the
+ * kernel part of the trace's manifest and summary.
+ */
+#ifndef TK_RECORD_KERNEL_H
+#define TK_RECORD_KERNEL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "kernel.h"
+#include "session.h"
+
+struct record_kernel {
+	struct tk_tracefs fs;
+	bool fs_open;
+	int fs_errno;          /* tk_tracefs_open() failed with it */
+	char fs_error[256];
+	struct tk_kevents all; /* every kernel event (read once) */
+	bool have_all;
+	struct tk_krule *rules; /* the kernel's -e patterns and filters */
+	unsigned nrules;
+	const char *tracer;    /* kernel tracer, or NULL */
+	bool wanted;           /* events, a tracer or --stack for the kernel */
+	struct tk_kinstance inst;
+	struct tk_kcapture *cap;
+	struct tk_trace_kernel manifest;
+	char *pid_text;
+};
+
+/* Which tracer a bare -p function|function_graph means for @program
+ * (user code if it is built for it, else the kernel), then refuse what
+ * the kernel side cannot do.  Prints and returns -1 on error. */
+int record_kernel_tracer(struct rec_options *o, const char *program);
+
+/* How many kernel events @pattern names (0 when none, or when tracefs
+ * cannot be reached: rk->fs_error then says why). */
+int record_kernel_lookup(struct record_kernel *rk, const char *pattern);
+
+/* The kernel event name closest to @pattern, or NULL. */
+const char *record_kernel_closest(struct record_kernel *rk, const char *pattern);
+
+/* Record @rule's events from the kernel (the caller decides whether it
+ * stays a user rule too). */
+int record_kernel_add_rule(struct record_kernel *rk, const struct rec_rule *rule);
+
+/* Settle what the kernel side records once the rules are sorted; checks
+ * -F, --stack, -l/-n/-g make sense.  Prints and returns -1 on error. */
+int record_kernel_check(struct record_kernel *rk, const struct rec_options *o);
+
+/* Create and set up the instance, save the formats, start the capture,
+ * turn tracing on.  @child is the held command (-F) or 0.  Prints and
+ * returns -1 on error, after removing the instance. */
+int record_kernel_start(struct record_kernel *rk, const struct rec_options *o,
+			const char *dir, pid_t child);
+
+/* Tracing off, capture flushed, counts saved; s->kernel points at the
+ * manifest part.  Prints and returns -1 on error. */
+int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
+		       const char *dir);
+
+/* Per-CPU events, lost, bytes. */
+void record_kernel_summary(const struct record_kernel *rk, FILE *f);
+
+/* Remove the instance (if any), undo the mount, free everything.  Every
+ * path out of record goes through here. */
+void record_kernel_free(struct record_kernel *rk);
+
+#endif /* TK_RECORD_KERNEL_H */

@@ -1,0 +1,381 @@
+# SPDX-License-Identifier: MIT
+"""End-to-end tests of start / stop / show / reset, and of record's kernel
+options that need no reader: kernel tracers (-p), --stack, -P, -F, the
+manifest's kernel records and the error paths of these.
+
+Everything runs under kernlib.guard(): the machine-wide tracefs lock, and
+the tracing state compared before and after (a difference, or a
+tracekit-* instance left behind, fails the test).  Counts are exact:
+the programs make a known number of getppid() calls, and a process's
+calls are counted either in `tracekit show` or in the kernel's own
+per-CPU counts that record saves (kcpu entries=).
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+
+import kernlib
+import test_cli
+import test_kernel
+import tklib
+
+KSYS = tklib.prog("ksys")
+one_error = test_cli.one_error
+
+# A process that waits for a line on stdin, makes N getppid() calls,
+# prints "done", then waits for another line and makes N more if it is
+# "go" (none at end of input).
+GETPPID_ON_CUE = r"""
+import os, sys
+n = int(sys.argv[1])
+print(os.getpid(), flush=True)
+sys.stdin.readline()
+for _ in range(n):
+    os.getppid()
+print("done", flush=True)
+if sys.stdin.readline() == "go\n":
+    for _ in range(n):
+        os.getppid()
+"""
+
+
+def tk(*args, **kw):
+    kw.setdefault("check", False)
+    return tklib.tracekit(*args, **kw)
+
+
+def instances(fs):
+    return sorted(os.listdir(os.path.join(fs, "instances")))
+
+
+def cued_child(n):
+    p = subprocess.Popen([sys.executable, "-c", GETPPID_ON_CUE, str(n)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    pid = int(p.stdout.readline())
+    return p, pid
+
+
+def cue(p, expect_done=True):
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    if expect_done:
+        assert p.stdout.readline().strip() == "done"
+
+
+def finish(p):
+    p.stdin.close()
+    p.wait(timeout=30)
+
+
+def cleanup(child, instance):
+    """After a test: the child gone, and the instance if it is left."""
+    if child.poll() is None:
+        child.kill()
+        child.wait()
+    tk("reset", "-B", instance)
+
+
+def show_getppid(pid, *opts):
+    """Lines of `tracekit show` (instance 'tracekit' or -B NAME) that are
+    pid PID's sys_getppid() events."""
+    p = tk("show", *opts)
+    assert p.returncode == 0, p.stderr
+    mine = re.compile(r"^\s*\S+-%d\s+\[\d+\] \S+ +[\d.]+: sys_getppid\(\)$" % pid)
+    return [l for l in p.stdout.splitlines() if mine.match(l)], p.stdout
+
+
+def manifest(d):
+    """The kernel and kcpu records of DIR's manifest, as dicts."""
+    kernel, kcpu = None, []
+    for line in open(os.path.join(d, "tracekit.manifest")):
+        kind, _, rest = line.rstrip("\n").partition(" ")
+        rec = dict(kv.split("=", 1) for kv in rest.split())
+        if kind == "kernel":
+            kernel = rec
+        elif kind == "kcpu":
+            kcpu.append(rec)
+    return kernel, kcpu
+
+
+def kernel_entries(d):
+    _, kcpu = manifest(d)
+    return sum(int(c["entries"]) for c in kcpu)
+
+
+# ---------------------------------------------------------------- start/stop/show/reset
+
+def test_start_stop_show_reset():
+    """start -P follows one process: exactly its N calls while started;
+    none after stop; show twice shows the same; reset removes the
+    instance and leaves the state as it was."""
+    n = 25
+    with kernlib.guard() as fs:
+        child, pid = cued_child(n)
+        try:
+            p = tk("start", "-e", "syscalls:sys_enter_getppid", "-P", str(pid))
+            assert p.returncode == 0 and not p.stderr, p.stderr
+            assert "tracekit" in instances(fs)
+            inst = os.path.join(fs, "instances", "tracekit")
+            assert open(os.path.join(inst, "tracing_on")).read().strip() == "1"
+            assert open(os.path.join(inst, "set_event_pid")).read().split() == [str(pid)]
+            cue(child)
+            p = tk("stop")
+            assert p.returncode == 0 and not p.stderr, p.stderr
+            assert open(os.path.join(inst, "tracing_on")).read().strip() == "0"
+            cue(child, expect_done=False)  # N more calls, after the stop
+            finish(child)
+            mine, out = show_getppid(pid)
+            assert len(mine) == n, "show holds %d sys_getppid of pid %d, want %d:\n%s" % (
+                len(mine), pid, n, out[-2000:])
+            again, _ = show_getppid(pid)
+            assert again == mine, "show consumed the events"
+            assert "# tracer: nop" in out
+            p = tk("reset")
+            assert p.returncode == 0 and not p.stderr, p.stderr
+            assert "tracekit" not in instances(fs)
+        finally:
+            cleanup(child, "tracekit")
+
+
+def test_start_named_instance_and_stack():
+    """-B NAME, and --stack: each event is followed by its kernel stack."""
+    n = 5
+    with kernlib.guard() as fs:
+        child, pid = cued_child(n)
+        try:
+            p = tk("start", "-B", "tracekit-t1", "--stack", "-e",
+                   "syscalls:sys_enter_getppid", "-P", str(pid))
+            assert p.returncode == 0, p.stderr
+            cue(child)
+            assert tk("stop", "-B", "tracekit-t1").returncode == 0
+            cue(child, expect_done=False)
+            finish(child)
+            mine, out = show_getppid(pid, "-B", "tracekit-t1")
+            assert len(mine) == n, out[-2000:]
+            # each sys_getppid line is followed by "<stack trace>" and " => " frames
+            lines = out.splitlines()
+            stacks = 0
+            for i, l in enumerate(lines):
+                if l in mine:
+                    assert "<stack trace>" in lines[i + 1], lines[i:i + 3]
+                    assert lines[i + 2].lstrip().startswith("=> "), lines[i:i + 3]
+                    stacks += 1
+            assert stacks == n
+            assert tk("reset", "-B", "tracekit-t1").returncode == 0
+            assert "tracekit-t1" not in instances(fs)
+        finally:
+            cleanup(child, "tracekit-t1")
+
+
+def test_start_errors():
+    """Each mistake: one line, the status, and no instance left."""
+    avail = sorted(test_kernel.instance_tracers())
+    with kernlib.guard() as fs:
+        try:
+            one_error(tk("start"), rc=2,
+                      exact="tracekit: nothing to trace: give -e EVENT or -p TRACER")
+            one_error(tk("start", "-e", "sched:sched_swich"), rc=1,
+                      exact="tracekit: unknown kernel event 'sched:sched_swich' "
+                            "(did you mean 'sched:sched_switch'?)")
+            one_error(tk("start", "-e", "sched:sched_switch", "-f", "prev_pidd == 1"),
+                      rc=1, exact="tracekit: bad filter 'prev_pidd == 1' for "
+                                  "'sched:sched_switch' at column 11: Field not found")
+            line = one_error(tk("start", "-p", "bogus"), rc=1)
+            m = re.match(r"^tracekit: tracer 'bogus' is not available \(available: (.*)\)$",
+                         line)
+            assert m and sorted(m.group(1).split()) == avail, line
+            one_error(tk("start", "-e", "sched:sched_switch", "-C", "bogus-clock"), rc=1,
+                      pattern=r"^tracekit: the kernel offers no trace clock 'bogus-clock' "
+                              r"\(offered: .*x86-tsc.*\)$")
+            one_error(tk("start", "-e", "sched:sched_switch", "-P", "999999999"), rc=1,
+                      exact="tracekit: no process with pid 999999999")
+            assert "tracekit" not in instances(fs)
+            for verb in ("stop", "show", "reset"):
+                one_error(tk(verb, "-B", "nosuch"), rc=1,
+                          exact="tracekit: no instance 'nosuch'")
+            one_error(tk("stop"), rc=1, exact="tracekit: no instance 'tracekit'")
+            one_error(tk("reset"), rc=1, exact="tracekit: no instance 'tracekit'")
+            assert tk("start", "-e", "sched:sched_switch").returncode == 0
+            one_error(tk("start", "-e", "sched:sched_switch"), rc=1,
+                      exact="tracekit: instance 'tracekit' exists already "
+                            "('tracekit reset -B tracekit' removes it)")
+            assert tk("reset").returncode == 0
+            assert "tracekit" not in instances(fs)
+        finally:
+            tk("reset", "-B", "tracekit")
+
+
+def test_reset_stale_instances():
+    """A recorder killed by SIGKILL leaves tracekit-PID behind: reset
+    removes it, and -a leaves a running recorder's instance alone."""
+    with kernlib.guard() as fs:
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        stale = "tracekit-%d" % dead.pid
+        os.mkdir(os.path.join(fs, "instances", stale))
+        d = os.path.join(tklib.tmpdir(), "t")
+        rec = subprocess.Popen([tklib.TRACEKIT, "record", "-q", "-o", d, "-e",
+                                "sched:sched_switch", "--", "sleep", "30"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        live = "tracekit-%d" % rec.pid
+        try:
+            wait_tracing(rec, os.path.join(fs, "instances", live))
+            p = tk("reset", "-a")
+            assert p.returncode == 0, p.stderr
+            assert p.stderr == "tracekit: warning: instance '%s' belongs to a running " \
+                               "recorder: left alone\n" % live, p.stderr
+            assert stale not in instances(fs) and live in instances(fs)
+            os.mkdir(os.path.join(fs, "instances", stale))
+            p = tk("reset")
+            assert p.returncode == 0 and not p.stderr, p.stderr
+            assert stale not in instances(fs) and live in instances(fs)
+        finally:
+            rec.terminate()
+            rec.communicate(timeout=30)
+            if os.path.isdir(os.path.join(fs, "instances", stale)):
+                os.rmdir(os.path.join(fs, "instances", stale))
+        assert rec.returncode == 0
+        assert live not in instances(fs)
+
+
+# ---------------------------------------------------------------- record's kernel options
+
+def wait_tracing(rec, inst):
+    """Wait until recorder REC's instance INST is tracing (its events are
+    enabled and tracing_on is 1: the last thing record sets up)."""
+    end = time.time() + 10
+    while time.time() < end:
+        assert rec.poll() is None, "record ended: %r" % (rec.communicate(),)
+        try:
+            if open(os.path.join(inst, "tracing_on")).read().strip() == "1" and \
+                    open(os.path.join(inst, "set_event")).read().strip():
+                return
+        except OSError:
+            pass
+        time.sleep(0.01)
+    raise AssertionError("%s did not start tracing" % inst)
+
+
+def record_ksys(d, n, *opts):
+    p = tklib.record(d, [KSYS, "-n", str(n)], "-q", "-e", "syscalls:sys_enter_getppid",
+                     *opts, timeout=60)
+    return p
+
+
+def test_record_F_counts_exact():
+    """-F: the kernel's own count of recorded events grows by exactly N
+    with N more getppid() calls of the command (nobody else's count), and
+    the manifest says what was set."""
+    with kernlib.guard():
+        base = tklib.tmpdir()
+        record_ksys(os.path.join(base, "a"), 0, "-F")
+        record_ksys(os.path.join(base, "b"), 300, "-F")
+    a, b = kernel_entries(os.path.join(base, "a")), kernel_entries(os.path.join(base, "b"))
+    assert b - a == 300, "with -F: %d events for 0 calls, %d for 300" % (a, b)
+    k, kcpu = manifest(os.path.join(base, "b"))
+    assert k["events"] == "syscalls:sys_enter_getppid" and k["tracer"] == "nop"
+    assert k["event_fork"] == "1" and k["stack"] == "0" and k["clock"] == "x86-tsc"
+    assert re.fullmatch(r"\d+", k["pid_filter"]), k["pid_filter"]
+    assert k["instance"].startswith("tracekit-") and int(k["page_size"]) >= 4096
+    assert int(k["cpus"]) == len(kcpu) >= 1
+    for c in kcpu:
+        f = os.path.join(base, "b", c["file"])
+        assert os.path.getsize(f) == int(c["bytes"]) == int(c["pages"]) * int(k["page_size"])
+        assert c["overrun"] == "0" and c["dropped"] == "0"
+    d = os.path.join(base, "b", "kernel")
+    for f in ("header_page", "header_event", "kallsyms", "printk_formats",
+              "saved_cmdlines", "formats/syscalls/sys_enter_getppid",
+              "formats/ftrace/kernel_stack", "formats/ftrace/function"):
+        assert os.path.getsize(os.path.join(d, f)) > 0, f
+    assert sorted(os.listdir(os.path.join(d, "stats"))) == \
+        sorted("cpu%s" % c["cpu"] for c in kcpu)
+
+
+def test_record_stack_doubles_entries():
+    """--stack: a kernel stack entry rides with every event, so the same
+    run records exactly twice as many entries."""
+    with kernlib.guard():
+        base = tklib.tmpdir()
+        record_ksys(os.path.join(base, "a"), 50, "-F")
+        record_ksys(os.path.join(base, "b"), 50, "-F", "--stack")
+    a, b = kernel_entries(os.path.join(base, "a")), kernel_entries(os.path.join(base, "b"))
+    assert a >= 50 and b == 2 * a, "%d entries without --stack, %d with" % (a, b)
+    assert manifest(os.path.join(base, "b"))[0]["stack"] == "1"
+
+
+def test_record_P_kernel_only():
+    """-P PID with kernel events only: the process need not be
+    instrumented; exactly its N calls are recorded; record ends when the
+    process does."""
+    n = 40
+    with kernlib.guard() as fs:
+        child, pid = cued_child(n)
+        d = os.path.join(tklib.tmpdir(), "t")
+        rec = subprocess.Popen([tklib.TRACEKIT, "record", "-o", d, "-P", str(pid), "-e",
+                                "syscalls:sys_enter_getppid"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            inst = os.path.join(fs, "instances", "tracekit-%d" % rec.pid)
+            wait_tracing(rec, inst)
+            cue(child)
+            finish(child)
+            out, err = rec.communicate(timeout=30)
+        finally:
+            if child.poll() is None:
+                child.kill()
+            if rec.poll() is None:
+                rec.kill()
+                rec.communicate()
+    assert rec.returncode == 0, err
+    assert "KERNEL CPU" in err and "kernel total" in err, err
+    total = [l.split() for l in err.splitlines() if l.startswith("kernel total")][0]
+    assert total[2:] == [str(n), "0", total[4]], total
+    assert kernel_entries(d) == n
+    assert manifest(d)[0]["pid_filter"] == str(pid)
+
+
+def test_record_tracers():
+    """-p nop records; the tracer list on a bad name; the kernel's refusal
+    of the function tracer in one line (where it refuses)."""
+    avail = sorted(test_kernel.instance_tracers())
+    with kernlib.guard() as fs:
+        d = os.path.join(tklib.tmpdir(), "t")
+        p = tklib.record(d, ["true"], "-q", "-p", "nop", "-e", "sched:sched_switch")
+        assert p.returncode == 0 and not p.stderr, p.stderr
+        assert manifest(d)[0]["tracer"] == "nop"
+        d2 = os.path.join(tklib.tmpdir(), "t")
+        line = one_error(tk("record", "-o", d2, "-p", "kernel:bogus", "--", "true"), rc=1)
+        m = re.match(r"^tracekit: tracer 'bogus' is not available \(available: (.*)\)$", line)
+        assert m and sorted(m.group(1).split()) == avail, line
+        assert not os.path.exists(d2)
+        refused = kernlib.probe_refused(fs).get("function")
+        p = tk("record", "-o", d2, "-p", "kernel:function", "--", "true")
+    if not refused:
+        raise tklib.Skip("this kernel permits the function tracer: no refusal to check")
+    one_error(p, rc=1, exact="tracekit: the kernel does not permit the function tracer "
+                             "here (current_tracer: Operation not permitted)")
+    assert not os.path.exists(d2)
+
+
+def test_record_option_errors():
+    """Kernel options that make no sense alone: one line, nothing left."""
+    with kernlib.guard():
+        d = os.path.join(tklib.tmpdir(), "t")
+        one_error(tk("record", "-o", d, "-F", "--", "true"), rc=1,
+                  exact="tracekit: -F applies to kernel events: give one "
+                        "(-e SYSTEM:EVENT) or a kernel tracer (-p)")
+        one_error(tk("record", "-o", d, "--stack", "--", "true"), rc=1,
+                  exact="tracekit: --stack applies to kernel events: give one "
+                        "(-e SYSTEM:EVENT) or a kernel tracer (-p)")
+        one_error(tk("record", "-o", d, "-l", "schedule", "-e", "sched:sched_switch",
+                     "--", "true"), rc=1,
+                  exact="tracekit: -l, -n and -g need a function tracer "
+                        "(-p function or -p function_graph)")
+        one_error(tk("record", "-o", d, "-F", "-P", "1", "-e", "sched:sched_switch"), rc=2,
+                  exact="tracekit: -F is for a command; -P PID already limits the "
+                        "kernel's events to PID")
+        one_error(tk("record", "-o", d, "-e", "sched:sched_switch", "-P", "999999"), rc=1,
+                  exact="tracekit: no process with pid 999999")
+        assert not os.path.exists(d)
