@@ -61,10 +61,14 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: tracekit report [DIR] [OPTIONS]\n\n"
+		"User and kernel events in time order; kernel lines carry the\n"
+		"latency columns irqs-off, need-resched, hardirq/softirq, preempt\n"
+		"depth, migrate-disable depth (blank on user lines).\n\n"
 		"  DIR               trace directory (default " TK_DEFAULT_OUTPUT ")\n"
 		"  -F FILTER         only events matching FILTER (ftrace syntax); events\n"
 		"                    without the fields it names are left out\n"
-		"  --events PATTERN  only events matching PATTERN (repeatable)\n"
+		"  --events PATTERN  only events matching PATTERN (repeatable): app:*,\n"
+		"                    sched:sched_switch, syscalls (a whole system), ...\n"
 		"  --ts MODE         timestamps: mono (default, seconds of CLOCK_MONOTONIC),\n"
 		"                    real (seconds since the epoch) or raw (clock ticks)\n"
 		"  --no-header       events only\n"
