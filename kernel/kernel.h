@@ -12,6 +12,7 @@
  *   setup.c          a whole configuration applied to an instance at once
  *   capture.c        per-CPU trace_pipe_raw spliced to files
  *   save.c           what a reader needs beside the pages (formats, ...)
+ *   kparse.c         the kernel text we parse: stats, error_log entries
  *
  * Only instances are ever written: the top-level buffer and the global
  * settings stay as they are.  Functions return 0 or -errno and never
@@ -215,8 +216,16 @@ int tk_ksave_start(const char *dir, const struct tk_kevents *events,
 int tk_ksave_end(struct tk_kinstance *k, const char *dir, struct tk_kcpu *cpus,
 		 unsigned count, char *err, size_t errlen);
 
+/* ------------------------------------------------------------ parsing */
+
 /* Parse a per_cpu/cpuN/stats text into @cpu's counts (unknown lines are
  * skipped).  Returns 0, or -EINVAL when a needed line is missing. */
 int tk_kstats_parse(const char *text, size_t len, struct tk_kcpu *cpu);
+
+/* One line for a filter the kernel refused, from its error_log entry
+ * @log (may be NULL or anything): "bad filter 'F' for 'EVENT' at column
+ * N: MESSAGE", or with strerror(@e) when the log says nothing usable. */
+void tk_kerror_filter(const char *log, const char *event, const char *filter,
+		      int e, char *err, size_t errlen);
 
 #endif /* TK_KERNEL_H */

@@ -213,59 +213,6 @@ out:
 	return ret;
 }
 
-static bool stat_value(const char *line, const char *key, uint64_t *out)
-{
-	size_t n = strlen(key);
-	char *end;
-
-	if (strncmp(line, key, n) || line[n] != ':')
-		return false;
-	line += n + 1;
-	while (*line == ' ' || *line == '\t')
-		line++;
-	if (*line < '0' || *line > '9')
-		return false;
-	errno = 0;
-	*out = strtoull(line, &end, 10);
-	return !errno;
-}
-
-int tk_kstats_parse(const char *text, size_t len, struct tk_kcpu *cpu)
-{
-	uint64_t entries = 0, overrun = 0, commit_overrun = 0, dropped = 0, read = 0;
-	unsigned have = 0;
-	char line[128];
-
-	for (size_t i = 0; i < len;) {
-		size_t j = i;
-
-		while (j < len && text[j] != '\n')
-			j++;
-		if (j - i < sizeof(line)) {
-			memcpy(line, text + i, j - i);
-			line[j - i] = '\0';
-			if (stat_value(line, "entries", &entries))
-				have |= 1;
-			else if (stat_value(line, "overrun", &overrun))
-				have |= 2;
-			else if (stat_value(line, "commit overrun", &commit_overrun))
-				;
-			else if (stat_value(line, "dropped events", &dropped))
-				;
-			else if (stat_value(line, "read events", &read))
-				have |= 4;
-		}
-		i = j + 1;
-	}
-	if (have != 7)
-		return -EINVAL;
-	/* what was read out, plus what a failed move left behind */
-	cpu->entries = read + entries;
-	cpu->overrun = overrun + commit_overrun;
-	cpu->dropped = dropped;
-	return 0;
-}
-
 int tk_ksave_end(struct tk_kinstance *k, const char *dir, struct tk_kcpu *cpus,
 		 unsigned count, char *err, size_t errlen)
 {

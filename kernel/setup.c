@@ -15,41 +15,13 @@
 #include <tracefs.h>
 #include "kernel.h"
 
-/*
- * The kernel's error_log entry for a rejected filter reads
- *
- *   [ 9958.516730] event filter parse error: error: Field not found
- *     Command: prev_pidd == 1
- *                        ^
- *
- * We say it in one line: "at column 11: Field not found".
- */
+/* The kernel's reason for refusing @filter, in one line (kparse.c). */
 static void filter_error(struct tk_kinstance *k, const char *event,
 			 const char *filter, int e, char *err, size_t errlen)
 {
 	char *log = tracefs_error_last(k->inst);
-	char *msg = NULL, *line2, *cmd, *line3, *caret, *nl, *again;
-	int column = 0;
 
-	if (log && (msg = strstr(log, "error: "))) {
-		nl = strchr(msg, '\n');
-		if (nl)
-			*nl = '\0';
-		while ((again = strstr(msg + 7, "error: ")))
-			msg = again;
-		msg += 7;
-		line2 = nl ? nl + 1 : NULL;
-		cmd = line2 ? strstr(line2, "Command: ") : NULL;
-		line3 = cmd ? strchr(cmd, '\n') : NULL;
-		if (line3 && (caret = strchr(++line3, '^')))
-			column = (int)((caret - line3) - (cmd + 9 - line2)) + 1;
-	}
-	if (msg && *msg && column > 0)
-		snprintf(err, errlen, "bad filter '%s' for '%s' at column %d: %s",
-			 filter, event, column, msg);
-	else
-		snprintf(err, errlen, "bad filter '%s' for '%s': %s", filter, event,
-			 msg && *msg ? msg : strerror(e));
+	tk_kerror_filter(log, event, filter, e, err, errlen);
 	free(log);
 }
 
