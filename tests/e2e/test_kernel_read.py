@@ -79,17 +79,28 @@ def test_getppid_between_user_events():
 
 
 def test_sched_switch_around_sleep():
+    """The program leaves its CPU (state S) for its 30 ms sleep, is woken
+    30 ms or more later, and comes back, all between its two user events.
+    (Coming back can go unrecorded when the wakeup lands on the CPU that
+    is switching to it; the wakeup cannot.)"""
     with kernlib.guard() as tfs:
-        d, _ = record_with_kernel(tfs, ["sched:sched_switch"], [GETPPID, "1", "30"])
+        d, _ = record_with_kernel(tfs, ["sched:sched_switch", "sched:sched_wakeup"],
+                                  [GETPPID, "1", "30"])
     pid = prog_pid(d)
     inside, _, _ = window(kernlib.report(d), pid)
-    out = [e for e in inside if e["name"] == "sched_switch"
-           and kernlib.sched_switch(e["text"])[0] == pid and kernlib.sched_switch(e["text"])[1] == "S"]
+    away = [e for e in inside if e["name"] == "sched_switch"
+            and kernlib.sched_switch(e["text"])[:2] == (pid, "S")]
+    woken = [e for e in inside if e["name"] == "sched_wakeup"
+             and re.match(r"^\S+:%d \[\d+\]( success=\d+)? CPU:\d{3}$" % pid, e["text"])]
+    assert len(away) == 1 and woken, "no sleep and wakeup seen"
+    assert woken[0]["ts"] > away[0]["ts"]
+    clock = re.search(r"at (\d+) Hz", tklib.tracekit("report", d, check=True).stdout)
+    assert (woken[0]["ts"] - away[0]["ts"]) * 1000 >= 30 * int(clock.group(1)) * 0.99
     back = [e for e in inside if e["name"] == "sched_switch"
-            and kernlib.sched_switch(e["text"])[2] == pid]
-    assert out and back and out[0]["ts"] < back[-1]["ts"], "no sleep and return seen"
+            and kernlib.sched_switch(e["text"])[2] == pid and e["ts"] > away[0]["ts"]]
+    assert all(e["ts"] >= woken[0]["ts"] for e in back)
     # trace-cmd's sched_switch text: COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]
-    assert re.match(r"^\S+:%d \[\d+\] S ==> \S+:\d+ \[\d+\]$" % pid, out[0]["text"]), out[0]
+    assert re.match(r"^\S+:%d \[\d+\] S ==> \S+:\d+ \[\d+\]$" % pid, away[0]["text"]), away[0]
 
 
 TC_LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+(?P<cpu>\d+)(?P<lat>\S{5})\s*"
