@@ -1,14 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd-list.c - tracekit list: the events a process, program or library
- * defines, with their fields, as the kernel shows events/<name>/format.
+ * defines, with their fields, as the kernel shows events/<name>/format;
+ * and, as trace-cmd list does, the kernel's events, tracers, functions
+ * and options.
  *
- *   tracekit list [-e] [--names] [PID | PROGRAM | LIBRARY]
+ *   tracekit list [--names] [PID | PROGRAM | LIBRARY]
+ *   tracekit list -e [GLOB] [PID | PROGRAM | LIBRARY]
+ *   tracekit list -t | -f [GLOB] | -o
  *
  * With no argument: the running instrumented processes that would answer
  * us (ours; all of them for root).  A
  * PID is asked over its control socket (HELLO and its events, then the
  * connection is closed: nothing is enabled); a file is read as ELF.
+ * -e lists event names, "system:event", the kernel's and the named
+ * target's together, sorted.  The kernel side only reads tracefs (through
+ * libtracefs), mounting it for the time of the listing if needed.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -23,9 +30,14 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <fnmatch.h>
+#include <tracefs.h>
 #include "cli.h"
 #include "elf-events.h"
 #include "event-info.h"
+#include "counters.h"
+#include "kernel.h"
+#include "pattern.h"
 #include "protocol.h"
 #include "unix-socket.h"
 
@@ -285,6 +297,213 @@ static int list_processes(void)
 	return 0;
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct names {
+	char **v;
+	unsigned n;
+};
+
+static int names_add(struct names *l, char *name)
+{
+	char **grown = realloc(l->v, (l->n + 1) * sizeof(*grown));
+
+	if (!grown) {
+		free(name);
+		return -ENOMEM;
+	}
+	l->v = grown;
+	l->v[l->n++] = name;
+	return 0;
+}
+
+static bool tracefs_up(struct tk_tracefs *fs)
+{
+	char err[256];
+
+	if (tk_tracefs_open(fs, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
+		return false;
+	}
+	return true;
+}
+
+/* The kernel's events matching @glob, as "system:event". */
+static int kernel_event_names(const char *glob, struct names *l)
+{
+	unsigned n;
+	char **found = tk_kernel_event_names(glob, &n);
+
+	if (!found) {
+		tk_error("cannot list the kernel's events in '%s/events': %s",
+			 tracefs_tracing_dir(), strerror(errno));
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (names_add(l, found[i]) < 0) {
+			while (++i < n) /* names_add freed found[i] */
+				free(found[i]);
+			free(found);
+			tk_error("out of memory listing the kernel's events");
+			return -1;
+		}
+	}
+	free(found);
+	return 0;
+}
+
+/* The kernel's tracers, on one line as available_tracers has them. */
+static int list_tracers(void)
+{
+	char *text = tracefs_instance_file_read(NULL, "available_tracers", NULL);
+
+	if (!text) {
+		tk_error("cannot read '%s/available_tracers': %s", tracefs_tracing_dir(),
+			 strerror(errno ? errno : ENOENT));
+		return TK_EXIT_FAILURE;
+	}
+	text[strcspn(text, "\n")] = '\0';
+	printf("%s\n", text);
+	free(text);
+	return 0;
+}
+
+/* The top level's options, one per line, "name" when on and "noname"
+ * when off (the trace_options file, as trace-cmd list -o prints it). */
+static int list_options(void)
+{
+	char *text = tracefs_instance_file_read(NULL, "trace_options", NULL);
+
+	if (!text) {
+		tk_error("cannot read '%s/trace_options': %s", tracefs_tracing_dir(),
+			 strerror(errno ? errno : ENOENT));
+		return TK_EXIT_FAILURE;
+	}
+	fputs(text, stdout);
+	free(text);
+	return 0;
+}
+
+/* Functions the function tracer can trace: available_filter_functions,
+ * "name" or "name [module]" per line. */
+static int list_functions(const char *glob)
+{
+	char *path = tracefs_get_tracing_file("available_filter_functions");
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	if (!path) {
+		tk_error("out of memory");
+		return TK_EXIT_FAILURE;
+	}
+	f = fopen(path, "r");
+	if (!f) {
+		tk_error("cannot read '%s': %s%s", path, strerror(errno),
+			 errno == EPERM ? " (the kernel does not let tracing list its functions)"
+					: "");
+		tracefs_put_tracing_file(path);
+		return TK_EXIT_FAILURE;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		size_t len = strcspn(line, " \t\n");
+		char save = line[len];
+
+		line[len] = '\0';
+		if (glob && fnmatch(glob, line, 0)) {
+			continue;
+		}
+		line[len] = save;
+		fputs(line, stdout);
+	}
+	free(line);
+	fclose(f);
+	tracefs_put_tracing_file(path);
+	return 0;
+}
+
+enum list_mode { LIST_USER, LIST_EVENTS, LIST_TRACERS, LIST_FUNCTIONS, LIST_OPTIONS };
+
+static int list_kernel(enum list_mode mode, const char *glob)
+{
+	struct tk_tracefs fs;
+	int ret;
+
+	if (!tracefs_up(&fs))
+		return TK_EXIT_FAILURE;
+	if (mode == LIST_TRACERS)
+		ret = list_tracers();
+	else if (mode == LIST_OPTIONS)
+		ret = list_options();
+	else
+		ret = list_functions(glob);
+	tk_tracefs_close(&fs);
+	return ret;
+}
+
+static bool is_target(const char *arg)
+{
+	struct stat st;
+	char *end;
+	long pid = strtol(arg, &end, 10);
+
+	return (*arg && !*end && pid > 0) || stat(arg, &st) == 0;
+}
+
+static int read_target(const char *what, struct event_list *l, bool names_only)
+{
+	char *end;
+	long pid = strtol(what, &end, 10);
+
+	if (*what && !*end && pid > 0)
+		return list_process((pid_t)pid, l, names_only);
+	return list_file(what, l);
+}
+
+/* -e: kernel events and the target's user events, names only, sorted. */
+static int list_event_names(const char *glob, const char *target)
+{
+	struct event_list l = { 0, NULL };
+	struct names names = { NULL, 0 };
+	struct tk_tracefs fs;
+	int ret = 0;
+
+	if (target && read_target(target, &l, true) < 0)
+		return TK_EXIT_FAILURE;
+	for (unsigned i = 0; i < l.count && !ret; i++) {
+		char *name = strdup(l.events[i].full_name);
+
+		if (!name || (glob && !tk_pattern_match(glob, name)))
+			free(name);
+		else if (names_add(&names, name) < 0)
+			ret = -1;
+	}
+	for (unsigned i = 0; i < l.count; i++)
+		tk_event_info_free(&l.events[i]);
+	free(l.events);
+	if (!ret && tracefs_up(&fs)) {
+		ret = kernel_event_names(glob, &names);
+		tk_tracefs_close(&fs);
+	} else {
+		ret = -1;
+	}
+	if (!ret) {
+		qsort(names.v, names.n, sizeof(*names.v), name_cmp);
+		for (unsigned i = 0; i < names.n; i++)
+			if (!i || strcmp(names.v[i], names.v[i - 1]))
+				printf("%s\n", names.v[i]);
+		if (!names.n)
+			fprintf(stderr, "tracekit: no event matches '%s'\n", glob ? glob : "*");
+	}
+	for (unsigned i = 0; i < names.n; i++)
+		free(names.v[i]);
+	free(names.v);
+	return ret ? TK_EXIT_FAILURE : 0;
+}
+
 static int event_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct tk_event_info *)a)->full_name,
@@ -299,37 +518,67 @@ int cmd_list(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct event_list l = { 0, NULL };
+	enum list_mode mode = LIST_USER;
 	bool names_only = false;
-	const char *what;
-	char *end;
-	long pid;
-	int c, ret;
+	const char *what, *glob = NULL;
+	int c, nargs;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "eh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "etfoh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
+			mode = LIST_EVENTS;
+			break;
+		case 't':
+			mode = LIST_TRACERS;
+			break;
+		case 'f':
+			mode = LIST_FUNCTIONS;
+			break;
+		case 'o':
+			mode = LIST_OPTIONS;
 			break;
 		case 'n':
 			names_only = true;
 			break;
 		case 'h':
-			printf("usage: tracekit list [-e] [--names] [PID | PROGRAM | LIBRARY]\n");
+			printf("usage: tracekit list [--names] [PID | PROGRAM | LIBRARY]\n"
+			       "       tracekit list -e [GLOB] [PID | PROGRAM | LIBRARY]\n"
+			       "       tracekit list -t | -f [GLOB] | -o\n\n"
+			       "  -e [GLOB]  event names, kernel and the target's (user) together\n"
+			       "  -t         the kernel's tracers\n"
+			       "  -f [GLOB]  kernel functions the function tracer can trace\n"
+			       "  -o         the kernel's trace options (\"noNAME\" when off)\n");
 			return 0;
 		default:
-			tk_option_error("list", argv, "eh");
+			tk_option_error("list", argv, "etfoh");
 			return TK_EXIT_USAGE;
 		}
+	}
+	nargs = argc - optind;
+	if (mode == LIST_EVENTS) {
+		if (nargs > 2) {
+			tk_error("unexpected argument '%s'", argv[optind + 2]);
+			return TK_EXIT_USAGE;
+		}
+		if (nargs == 2)
+			return list_event_names(argv[optind], argv[optind + 1]);
+		if (nargs == 1 && is_target(argv[optind]))
+			return list_event_names(NULL, argv[optind]);
+		return list_event_names(nargs ? argv[optind] : NULL, NULL);
+	}
+	if (mode != LIST_USER) {
+		if (nargs > (mode == LIST_FUNCTIONS)) {
+			tk_error("unexpected argument '%s'", argv[optind + nargs - 1]);
+			return TK_EXIT_USAGE;
+		}
+		glob = nargs ? argv[optind] : NULL;
+		return list_kernel(mode, glob);
 	}
 	if (optind >= argc)
 		return list_processes();
 	what = argv[optind];
-	pid = strtol(what, &end, 10);
-	if (*what && !*end && pid > 0)
-		ret = list_process((pid_t)pid, &l, names_only);
-	else
-		ret = list_file(what, &l);
-	if (ret < 0)
+	if (read_target(what, &l, names_only) < 0)
 		return TK_EXIT_FAILURE;
 	qsort(l.events, l.count, sizeof(*l.events), event_cmp);
 	for (unsigned i = 0; i < l.count; i++) {

@@ -10,7 +10,9 @@
  *       worker-4242  [001]  5123.456789: app:request: id=1 path=/index
  *
  * after a header with the clock, the processes and each stream's counts of
- * recorded and lost events.  Streams are merged by timestamp with a heap.
+ * recorded and lost events.  Sources (user streams, then the kernel's
+ * CPUs: report-kernel.c) are merged by timestamp with a heap.  Each event
+ * is printed by its source's printer; report.h shows the line layout.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,10 +27,9 @@
 #include "pattern.h"
 #include "printfmt.h"
 #include "report-graph.h"
+#include "report.h"
 #include "stream-read.h"
 #include "trace.h"
-
-enum ts_mode { TS_MONO, TS_RAW, TS_REAL };
 
 struct report {
 	const char *dir;
@@ -40,10 +41,13 @@ struct report {
 	bool count_only;
 	bool profile;
 	struct ftrace_view *ftrace; /* function tracer events (report-graph.c) */
+	bool tep_only;
 	struct tk_trace trace;
+	struct report_kernel *kernel; /* NULL when the trace has none */
+	unsigned nsources;           /* nreaders, then the kernel's CPUs */
 	struct tk_stream_reader *readers;
 	unsigned nreaders;
-	unsigned *heap; /* reader indexes, min-heap on current ts */
+	unsigned *heap; /* source indexes, min-heap on current ts */
 	unsigned heap_len;
 	/* per event: 1 print it, 0 skip it; and its compiled filter */
 	struct event_state {
@@ -60,17 +64,23 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: tracekit report [DIR] [OPTIONS]\n\n"
+		"User and kernel events in time order; kernel lines carry the\n"
+		"latency columns irqs-off, need-resched, hardirq/softirq, preempt\n"
+		"depth, migrate-disable depth (blank on user lines).\n\n"
 		"  DIR               trace directory (default " TK_DEFAULT_OUTPUT ")\n"
 		"  -F FILTER         only events matching FILTER (ftrace syntax); events\n"
 		"                    without the fields it names are left out\n"
-		"  --events PATTERN  only events matching PATTERN (repeatable)\n"
+		"  --events PATTERN  only events matching PATTERN (repeatable): app:*,\n"
+		"                    sched:sched_switch, syscalls (a whole system), ...\n"
 		"  --ts MODE         timestamps: mono (default, seconds of CLOCK_MONOTONIC),\n"
 		"                    real (seconds since the epoch) or raw (clock ticks)\n"
 		"  --no-header       events only\n"
 		"  --count           decode every event but print only how many there\n"
 		"                    are of each (checks the whole trace quickly)\n"
 		"  --profile         function tracer: per function, calls, total, self,\n"
-		"                    average and maximum time, sorted by total\n");
+		"                    average and maximum time, sorted by total\n"
+		"  --tep-print       kernel events' field text all from libtraceevent\n"
+		"                    (slower; to check the fast printer against it)\n");
 }
 
 static int parse_options(struct report *r, int argc, char **argv)
@@ -81,7 +91,8 @@ static int parse_options(struct report *r, int argc, char **argv)
 		{ "ts", required_argument, NULL, 'T' },
 		{ "no-header", no_argument, NULL, 'H' },
 		{ "count", no_argument, NULL, 'C' },
-		{ "profile", no_argument, NULL, 'P' },
+		{ "profile", no_argument, NULL, 'Q' },
+		{ "tep-print", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -120,6 +131,9 @@ static int parse_options(struct report *r, int argc, char **argv)
 			r->count_only = true;
 			break;
 		case 'P':
+			r->tep_only = true;
+			break;
+		case 'Q':
 			r->profile = true;
 			break;
 		case 'h':
@@ -139,12 +153,12 @@ static int parse_options(struct report *r, int argc, char **argv)
 	return 0;
 }
 
-static bool pattern_selected(const struct report *r, const char *name)
+bool report_selected(const char *const *patterns, unsigned n, const char *name)
 {
-	if (!r->npatterns)
+	if (!n)
 		return true;
-	for (unsigned i = 0; i < r->npatterns; i++)
-		if (tk_pattern_match(r->patterns[i], name))
+	for (unsigned i = 0; i < n; i++)
+		if (tk_pattern_match(patterns[i], name))
 			return true;
 	return false;
 }
@@ -152,11 +166,11 @@ static bool pattern_selected(const struct report *r, const char *name)
 /* Decide for each event whether it is shown and with which filter.  A
  * filter that compiles for no event at all is an error, reported with the
  * first event's reason. */
-static int prepare_events(struct report *r)
+static int prepare_events(struct report *r, const struct report_filter_result *kf)
 {
 	struct tk_trace *t = &r->trace;
 	struct tk_filter_error first = { 0, "" };
-	bool any_compiled = false;
+	bool any_compiled = kf->any_compiled;
 	const char *first_event = NULL;
 
 	for (unsigned i = 0; i < t->nprocesses; i++)
@@ -172,7 +186,7 @@ static int prepare_events(struct report *r)
 
 			st->ev = &t->processes[i].events[j];
 			t->processes[i].events[j].user = st;
-			st->shown = pattern_selected(r, st->ev->full_name);
+			st->shown = report_selected(r->patterns, r->npatterns, st->ev->full_name);
 			if (!r->filter || !st->shown)
 				continue;
 			if (tk_filter_compile(r->filter, st->ev->fields,
@@ -186,6 +200,11 @@ static int prepare_events(struct report *r)
 				any_compiled = true;
 			}
 		}
+	}
+	if (!first_event && kf->first_event) {
+		first_event = kf->first_event;
+		first.column = kf->column;
+		snprintf(first.message, sizeof(first.message), "%s", kf->message);
 	}
 	if (r->filter && !any_compiled && first_event) {
 		tk_error("bad filter '%s' at column %d: %s", r->filter, first.column,
@@ -208,13 +227,19 @@ static void heap_swap(struct report *r, unsigned a, unsigned b)
 	r->heap[b] = t;
 }
 
+static uint64_t source_ts(const struct report *r, unsigned src)
+{
+	if (src < r->nreaders)
+		return r->readers[src].ts;
+	return report_kernel_ts(r->kernel, src - r->nreaders);
+}
+
 static bool heap_less(const struct report *r, unsigned a, unsigned b)
 {
-	const struct tk_stream_reader *x = &r->readers[r->heap[a]];
-	const struct tk_stream_reader *y = &r->readers[r->heap[b]];
+	uint64_t x = source_ts(r, r->heap[a]), y = source_ts(r, r->heap[b]);
 
-	if (x->ts != y->ts)
-		return x->ts < y->ts;
+	if (x != y)
+		return x < y;
 	return r->heap[a] < r->heap[b];
 }
 
@@ -242,11 +267,15 @@ static void heap_up(struct report *r, unsigned i)
 	}
 }
 
-/* Move reader @idx to its next event; false at its end (or error). */
+/* Move source @idx to its next event; false at its end (or error). */
 static bool reader_advance(struct report *r, unsigned idx)
 {
 	char err[512];
-	int ret = tk_stream_next(&r->readers[idx], err, sizeof(err));
+	int ret;
+
+	if (idx >= r->nreaders)
+		return report_kernel_next(r->kernel, idx - r->nreaders);
+	ret = tk_stream_next(&r->readers[idx], err, sizeof(err));
 
 	if (ret < 0) {
 		tk_error("%s", err);
@@ -255,36 +284,86 @@ static bool reader_advance(struct report *r, unsigned idx)
 	return ret > 0;
 }
 
-/* Decimal digits of v, right-aligned in buf[0..width) padded with @pad;
- * returns the number of chars written (more than width if needed). */
-static size_t put_uint(char *buf, uint64_t v, unsigned width, char pad)
+size_t report_put_uint(char *buf, uint64_t v, unsigned width, char pad)
 {
+	static const char pairs[] =
+		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+		"8081828384858687888990919293949596979899";
 	char tmp[24];
-	size_t n = 0, out = 0;
+	size_t n = sizeof(tmp), out = 0, len;
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n + out < width)
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+
+		v /= 100;
+		n -= 2;
+		memcpy(tmp + n, pairs + 2 * r, 2);
+	}
+	if (v >= 10) {
+		n -= 2;
+		memcpy(tmp + n, pairs + 2 * v, 2);
+	} else {
+		tmp[--n] = (char)('0' + v);
+	}
+	len = sizeof(tmp) - n;
+	while (len + out < width)
 		buf[out++] = pad;
-	while (n)
-		buf[out++] = tmp[--n];
-	return out;
+	memcpy(buf + out, tmp + n, len);
+	return out + len;
 }
 
-static size_t format_time(const struct report *r, uint64_t ts, char *buf)
+size_t report_put_time(const struct tk_trace_clock *c, enum ts_mode mode,
+		       uint64_t ts, char *buf)
 {
 	uint64_t ns;
 	size_t n;
 
-	if (r->ts == TS_RAW)
-		return put_uint(buf, ts, 0, ' ');
-	ns = r->ts == TS_REAL ? tk_clock_to_real(&r->trace.clock, ts)
-			      : tk_clock_to_mono(&r->trace.clock, ts);
-	n = put_uint(buf, ns / 1000000000u, 0, ' ');
+	if (mode == TS_RAW)
+		return report_put_uint(buf, ts, 0, ' ');
+	static uint64_t last_secs = ~0ull;
+	static char secs_text[24];
+	static size_t secs_len;
+
+	ns = mode == TS_REAL ? tk_clock_to_real(c, ts) : tk_clock_to_mono(c, ts);
+	/* the seconds change seldom from one line to the next */
+	if (ns / 1000000000u != last_secs) {
+		last_secs = ns / 1000000000u;
+		secs_len = report_put_uint(secs_text, last_secs, 0, ' ');
+	}
+	memcpy(buf, secs_text, secs_len);
+	n = secs_len;
 	buf[n++] = '.';
-	return n + put_uint(buf + n, ns % 1000000000u / 1000u, 6, '0');
+	return n + report_put_uint(buf + n, ns % 1000000000u / 1000u, 6, '0');
+}
+
+size_t report_put_prefix(char *buf, const char *comm, size_t comm_len,
+			 uint32_t tid, uint32_t cpu)
+{
+	char who[64];
+	size_t len, n = 0;
+
+	if (comm_len > 40)
+		comm_len = 40;
+	memcpy(who, comm, comm_len);
+	len = comm_len;
+	who[len++] = '-';
+	len += report_put_uint(who + len, tid, 0, ' ');
+	while (n + len < 16)
+		buf[n++] = ' ';
+	memcpy(buf + n, who, len);
+	n += len;
+	return n + report_put_prefix_cpu(buf + n, cpu);
+}
+
+size_t report_put_prefix_cpu(char *buf, uint32_t cpu)
+{
+	size_t n;
+
+	memcpy(buf, " [", 2);
+	n = 2 + report_put_uint(buf + 2, cpu, 3, '0');
+	memcpy(buf + n, "] ", 2);
+	return n + 2;
 }
 
 static void print_header(const struct report *r)
@@ -317,6 +396,8 @@ static void print_header(const struct report *r)
 			       s->lost_overwritten);
 		printf("\n");
 	}
+	if (r->kernel)
+		report_kernel_header(r->kernel);
 	printf("#\n");
 }
 
@@ -337,23 +418,15 @@ static void prepare_print(struct tk_event_info *ev)
 static size_t format_prefix(const struct report *r,
 			    const struct tk_stream_reader *rd, char *line)
 {
-	char who[48];
-	size_t n = 0, w, len;
+	size_t n = report_put_prefix(line, rd->stream->comm, strlen(rd->stream->comm),
+				     rd->stream->tid, rd->cpu);
 
-	len = strlen(rd->stream->comm);
-	memcpy(who, rd->stream->comm, len);
-	who[len++] = '-';
-	len += put_uint(who + len, rd->stream->tid, 0, ' ');
-	for (w = len; w < 16; w++)
-		line[n++] = ' ';
-	memcpy(line + n, who, len);
-	n += len;
-	memcpy(line + n, " [", 2);
-	n += 2;
-	n += put_uint(line + n, rd->cpu, 3, '0');
-	memcpy(line + n, "] ", 2);
-	n += 2;
-	n += format_time(r, rd->ts, line + n);
+	if (r->kernel) {
+		/* blank latency columns: aligned with the kernel's lines */
+		memset(line + n, ' ', 6);
+		n += 6;
+	}
+	n += report_put_time(&r->trace.clock, r->ts, rd->ts, line + n);
 	line[n++] = ':';
 	line[n++] = ' ';
 	return n;
@@ -391,45 +464,55 @@ static void show_ftrace(struct report *r, struct tk_stream_reader *rd)
 	ftrace_view_event(r->ftrace, rd, prefix, format_prefix(r, rd, prefix));
 }
 
-static int state_name_cmp(const void *a, const void *b)
+static int count_name_cmp(const void *a, const void *b)
 {
-	const struct event_state *x = *(struct event_state *const *)a;
-	const struct event_state *y = *(struct event_state *const *)b;
-
-	return strcmp(x->ev->full_name, y->ev->full_name);
+	return strcmp(((const struct report_count *)a)->name,
+		      ((const struct report_count *)b)->name);
 }
 
-/* Counts per event name (several processes may define one), by name. */
+/* Counts per event name (several processes may define one), by name;
+ * then the kernel's lost events, if any. */
 static void print_counts(const struct report *r)
 {
-	struct event_state **sorted = calloc(r->nstates + 1, sizeof(*sorted));
+	struct report_count *c = calloc(r->nstates + 1, sizeof(*c));
+	unsigned n = r->nstates;
 	uint64_t total = 0;
 
-	if (!sorted)
+	if (!c)
 		return;
-	for (unsigned i = 0; i < r->nstates; i++)
-		sorted[i] = &r->states[i];
-	qsort(sorted, r->nstates, sizeof(*sorted), state_name_cmp);
 	for (unsigned i = 0; i < r->nstates; i++) {
-		uint64_t n = sorted[i]->count;
+		c[i].name = r->states[i].ev->full_name;
+		c[i].count = r->states[i].count;
+	}
+	if (r->kernel && report_kernel_counts(r->kernel, &c, &n) < 0) {
+		free(c);
+		return;
+	}
+	qsort(c, n, sizeof(*c), count_name_cmp);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t sum = c[i].count;
 
-		while (i + 1 < r->nstates &&
-		       !strcmp(sorted[i + 1]->ev->full_name, sorted[i]->ev->full_name))
-			n += sorted[++i]->count;
-		if (n)
-			printf("%12" PRIu64 " %s\n", n, sorted[i]->ev->full_name);
-		total += n;
+		while (i + 1 < n && !strcmp(c[i + 1].name, c[i].name))
+			sum += c[++i].count;
+		if (sum)
+			printf("%12" PRIu64 " %s\n", sum, c[i].name);
+		total += sum;
 	}
 	printf("%12" PRIu64 " total\n", total);
-	free(sorted);
+	if (r->kernel && report_kernel_lost(r->kernel))
+		printf("%12" PRIu64 " kernel events lost\n",
+		       report_kernel_lost(r->kernel));
+	free(c);
 }
 
 static int open_readers(struct report *r)
 {
 	const struct tk_trace *t = &r->trace;
 
+	unsigned ncpus = r->kernel ? report_kernel_ncpus(r->kernel) : 0;
+
 	r->readers = calloc(t->nstreams + 1, sizeof(*r->readers));
-	r->heap = calloc(t->nstreams + 1, sizeof(*r->heap));
+	r->heap = calloc(t->nstreams + ncpus + 1, sizeof(*r->heap));
 	if (!r->readers || !r->heap)
 		return -ENOMEM;
 	for (unsigned i = 0; i < t->nstreams; i++) {
@@ -444,7 +527,8 @@ static int open_readers(struct report *r)
 		}
 		r->nreaders++;
 	}
-	for (unsigned i = 0; i < r->nreaders; i++) {
+	r->nsources = r->nreaders + ncpus;
+	for (unsigned i = 0; i < r->nsources; i++) {
 		if (!reader_advance(r, i))
 			continue;
 		r->heap[r->heap_len++] = i;
@@ -457,16 +541,31 @@ int cmd_report(int argc, char **argv)
 {
 	static char outbuf[1 << 20];
 	struct report r;
+	struct report_kernel_opts ko;
+	struct report_filter_result kf;
 	char err[512];
 
 	memset(&r, 0, sizeof(r));
+	memset(&ko, 0, sizeof(ko));
+	memset(&kf, 0, sizeof(kf));
 	if (parse_options(&r, argc, argv) < 0)
 		return TK_EXIT_USAGE;
 	if (tk_trace_read_index(r.dir, &r.trace, err, sizeof(err)) < 0) {
 		tk_error("%s", err);
 		return TK_EXIT_FAILURE;
 	}
-	if (prepare_events(&r) < 0)
+	ko.filter = r.filter;
+	ko.patterns = r.patterns;
+	ko.npatterns = r.npatterns;
+	ko.ts = r.ts;
+	ko.count_only = r.count_only;
+	ko.tep_only = r.tep_only;
+	ko.clock = &r.trace.clock;
+	if (report_kernel_open(r.dir, &ko, &kf, &r.kernel) < 0) {
+		tk_trace_free(&r.trace);
+		return TK_EXIT_FAILURE;
+	}
+	if (prepare_events(&r, &kf) < 0)
 		return TK_EXIT_USAGE;
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	if (!r.no_header && !r.count_only && !r.profile)
@@ -477,8 +576,14 @@ int cmd_report(int argc, char **argv)
 	while (r.heap_len) {
 		unsigned idx = r.heap[0];
 		struct tk_stream_reader *rd = &r.readers[idx];
-		struct event_state *st = state_of(rd->event);
+		struct event_state *st;
 
+		if (idx >= r.nreaders) {
+			if (!r.profile)
+				report_kernel_emit(r.kernel, idx - r.nreaders);
+			goto next;
+		}
+		st = state_of(rd->event);
 		if (st && st->shown &&
 		    (!st->filter || tk_filter_match(st->filter, rd->values))) {
 			if (r.count_only)
@@ -488,6 +593,7 @@ int cmd_report(int argc, char **argv)
 			else if (!r.profile)
 				print_event(&r, rd, st);
 		}
+next:
 		if (!reader_advance(&r, idx))
 			r.heap[0] = r.heap[--r.heap_len];
 		heap_down(&r, 0);
@@ -504,6 +610,9 @@ int cmd_report(int argc, char **argv)
 	free(r.readers);
 	free(r.heap);
 	free(r.patterns);
+	if (r.kernel && report_kernel_failed(r.kernel))
+		r.error = true;
+	report_kernel_close(r.kernel);
 	tk_trace_free(&r.trace);
 	return r.error ? TK_EXIT_FAILURE : 0;
 }

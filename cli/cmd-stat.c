@@ -1,13 +1,553 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd-stat.c - tracekit stat (being written).
+ * cmd-stat.c - tracekit stat: how many times events fire, as perf stat
+ * answers "how many kmalloc calls?".
+ *
+ *   tracekit stat -e EVENT... [-a] [-d SECONDS] [--sort] [-- CMD [ARG]...]
+ *
+ * Kernel events are counted by the kernel (kernel/counters.h): for CMD
+ * and the children it forks, or with -a on every CPU while CMD runs, for
+ * SECONDS, or until Ctrl-C.  User events (of a tracekit-instrumented
+ * CMD) are counted by recording them: `tracekit record -q -o TMPDIR -e
+ * ... -- CMD`, then reading the trace and removing it.  An EVENT that
+ * names kernel events is a kernel one; any other is a user one.
+ *
+ * Counts go to stderr, as perf stat's do, so that CMD's output stays its
+ * own: one line per event (count, name), then the time elapsed.
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include "cli.h"
+#include "counters.h"
+#include "event-info.h"
+#include "kernel.h"
+#include "pattern.h"
+#include "stream-read.h"
+#include "trace.h"
+
+struct stat_opts {
+	const char **events;
+	unsigned nevents;
+	bool all_cpus;
+	bool sort;
+	double seconds;
+	char **cmd;
+};
+
+/* One line of the result. */
+struct count {
+	const char *name;
+	uint64_t n;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tracekit stat -e EVENT... [-a] [-d SECONDS] [--sort] [-- CMD [ARG]...]\n\n"
+		"  -e EVENT     kernel event(s) SYSTEM:EVENT, SYSTEM or a glob\n"
+		"               ('syscalls:sys_enter_*'), or user events of CMD (app:*);\n"
+		"               repeatable\n"
+		"  -a           count kernel events on every CPU, not only CMD's\n"
+		"  -d SECONDS   with -a and no CMD: count for SECONDS (default: until Ctrl-C)\n"
+		"  --sort       most frequent first (default: by name)\n");
+}
+
+static int parse_options(struct stat_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "sort", no_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+e:ad:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e': {
+			const char **grown = realloc(o->events, (o->nevents + 1) * sizeof(*grown));
+
+			if (!grown)
+				return -1;
+			o->events = grown;
+			o->events[o->nevents++] = optarg;
+			break;
+		}
+		case 'a':
+			o->all_cpus = true;
+			break;
+		case 'd': {
+			char *end;
+
+			o->seconds = strtod(optarg, &end);
+			if (*end || o->seconds <= 0) {
+				tk_error("-d '%s': give a number of seconds", optarg);
+				return -1;
+			}
+			break;
+		}
+		case 'S':
+			o->sort = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			tk_option_error("stat", argv, "e:ad:h");
+			return -1;
+		}
+	}
+	if (optind < argc)
+		o->cmd = argv + optind;
+	if (!o->nevents) {
+		tk_error("stat needs an event to count (-e SYSTEM:EVENT)");
+		return -1;
+	}
+	if (!o->cmd && !o->all_cpus) {
+		tk_error("stat needs a command to run (-- CMD) or -a (every CPU)");
+		return -1;
+	}
+	if (o->seconds && o->cmd) {
+		tk_error("-d is for counting without a command; the command's run sets the time");
+		return -1;
+	}
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Fork CMD stopped before exec: it execs when *go is written to.  exec's
+ * errno comes back through *status_fd (closed on a successful exec). */
+static pid_t spawn(char **cmd, int *go, int *status_fd)
+{
+	int gp[2], sp[2];
+	pid_t pid;
+
+	if (pipe2(gp, O_CLOEXEC) < 0 || pipe2(sp, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		char c;
+		int e;
+
+		close(gp[1]);
+		close(sp[0]);
+		signal(SIGINT, SIG_DFL);
+		if (read(gp[0], &c, 1) != 1)
+			_exit(127);
+		execvp(cmd[0], cmd);
+		e = errno;
+		if (write(sp[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(gp[0]);
+	close(sp[1]);
+	if (pid < 0) {
+		close(gp[1]);
+		close(sp[0]);
+		return -1;
+	}
+	*go = gp[1];
+	*status_fd = sp[0];
+	return pid;
+}
+
+/* Let the child exec and wait for it; -1 if exec failed (reported). */
+static int run_child(pid_t pid, int go, int status_fd, char **cmd, int *status)
+{
+	int e = 0;
+
+	if (write(go, "g", 1) != 1) {
+		close(go);
+		close(status_fd);
+		return -1;
+	}
+	close(go);
+	if (read(status_fd, &e, sizeof(e)) == (ssize_t)sizeof(e)) {
+		close(status_fd);
+		waitpid(pid, status, 0);
+		tk_error("cannot run '%s': %s", cmd[0], strerror(e));
+		return -1;
+	}
+	close(status_fd);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+static int count_cmp(const void *a, const void *b)
+{
+	const struct count *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n < y->n ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static void print_cmd(char **cmd)
+{
+	for (char **a = cmd; *a; a++)
+		fprintf(stderr, "%s%s", a == cmd ? "" : " ", *a);
+}
+
+static int count_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct count *)a)->name, ((const struct count *)b)->name);
+}
+
+static void print_result(const struct stat_opts *o, struct count *c, unsigned n,
+			 double elapsed, uint64_t lost)
+{
+	qsort(c, n, sizeof(*c), o->sort ? count_cmp : count_name_cmp);
+	fprintf(stderr, "\n Event counts for ");
+	if (o->cmd) {
+		fprintf(stderr, "'");
+		print_cmd(o->cmd);
+		fprintf(stderr, "'%s", o->all_cpus ? " (system-wide)" : "");
+	} else {
+		fprintf(stderr, "the system");
+	}
+	fprintf(stderr, ":\n\n");
+	for (unsigned i = 0; i < n; i++)
+		fprintf(stderr, "%17" PRIu64 "      %s\n", c[i].n, c[i].name);
+	if (lost)
+		fprintf(stderr, "\n %" PRIu64 " user events were lost: their counts are lower bounds\n",
+			lost);
+	fprintf(stderr, "\n %14.9f seconds time elapsed\n\n", elapsed);
+}
+
+/* ----------------------------------------------------- user events */
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static char *self_exe(void)
+{
+	char buf[4096];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+/* Record CMD's user events @pats into a temporary trace.  Returns the trace's directory (to remove), or NULL after an error. */
+static char *record_user(const struct stat_opts *o, char **pats, unsigned npats,
+			 int *status)
+{
+	char tmpl[] = "/tmp/tracekit-stat.XXXXXX", *dir, *exe = self_exe(), **argv;
+	unsigned n = 0;
+	int go, sfd;
+	pid_t pid;
+
+	if (!exe || !(dir = mkdtemp(tmpl))) {
+		tk_error("cannot make a temporary trace directory: %s", strerror(errno));
+		free(exe);
+		return NULL;
+	}
+	dir = strdup(dir);
+	for (char **a = o->cmd; *a; a++)
+		n++;
+	argv = calloc(8 + 2 * npats + n, sizeof(*argv));
+	if (!dir || !argv) {
+		tk_error("out of memory");
+		free(exe);
+		free(dir);
+		return NULL;
+	}
+	n = 0;
+	argv[n++] = exe;
+	argv[n++] = "record";
+	argv[n++] = "-q";
+	argv[n++] = "-o";
+	argv[n++] = dir;
+	for (unsigned i = 0; i < npats; i++) {
+		argv[n++] = "-e";
+		argv[n++] = pats[i];
+	}
+	argv[n++] = "--";
+	for (char **a = o->cmd; *a; a++)
+		argv[n++] = *a;
+	pid = spawn(argv, &go, &sfd);
+	if (pid < 0 || run_child(pid, go, sfd, argv, status) < 0 ||
+	    !WIFEXITED(*status) || WEXITSTATUS(*status)) {
+		if (pid < 0)
+			tk_error("cannot fork: %s", strerror(errno));
+		/* the recorder said why */
+		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		free(dir);
+		dir = NULL;
+	}
+	free(argv);
+	free(exe);
+	return dir;
+}
+
+/* Count the trace's user events matching @pats, by name. */
+static int count_user(const char *dir, char **pats, unsigned npats,
+		      struct count **c, unsigned *n, uint64_t *lost)
+{
+	struct tk_trace t;
+	char err[512];
+
+	if (tk_trace_read_index(dir, &t, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
+		return -1;
+	}
+	/* every defined event that a pattern names, zero or not */
+	for (unsigned i = 0; i < t.nprocesses; i++)
+		for (unsigned j = 0; j < t.processes[i].nevents; j++) {
+			const char *name = t.processes[i].events[j].full_name;
+			bool want = false, seen = false;
+
+			for (unsigned k = 0; k < npats && !want; k++)
+				want = tk_pattern_match(pats[k], name);
+			for (unsigned k = 0; k < *n && !seen; k++)
+				seen = !strcmp((*c)[k].name, name);
+			if (want && !seen) {
+				struct count *g = realloc(*c, (*n + 1) * sizeof(*g));
+
+				if (!g)
+					return -1;
+				*c = g;
+				g[*n].name = strdup(name);
+				g[(*n)++].n = 0;
+			}
+		}
+	for (unsigned i = 0; i < t.nstreams; i++) {
+		struct tk_stream_reader rd;
+		int ret;
+
+		*lost += tk_stream_lost(&t.streams[i]);
+		if (tk_stream_open(&rd, &t, &t.streams[i], err, sizeof(err)) < 0) {
+			tk_error("%s", err);
+			tk_stream_close(&rd);
+			continue;
+		}
+		while ((ret = tk_stream_next(&rd, err, sizeof(err))) > 0)
+			for (unsigned k = 0; k < *n; k++)
+				if (!strcmp((*c)[k].name, rd.event->full_name)) {
+					(*c)[k].n++;
+					break;
+				}
+		if (ret < 0)
+			tk_error("%s", err);
+		tk_stream_close(&rd);
+	}
+	tk_trace_free(&t);
+	return 0;
+}
+
+/* --------------------------------------------------------- the verb */
+
+/* Does @pattern's system part name one of the kernel's systems? */
+static bool kernel_system(const char *pattern, char *const *all, unsigned nall)
+{
+	size_t len = strcspn(pattern, ":");
+
+	for (unsigned j = 0; j < nall; j++)
+		if (!strncmp(all[j], pattern, len) && all[j][len] == ':')
+			return true;
+	return false;
+}
+
+/* Split -e patterns into kernel event names (expanded) and user
+ * patterns.  With no command, a pattern that names no kernel event is an
+ * error (did you mean). */
+static int classify(const struct stat_opts *o, char ***knames, unsigned *nk,
+		    char ***upats, unsigned *nu)
+{
+	unsigned nall;
+	char **all = tk_kernel_event_names(NULL, &nall);
+
+	if (!all) {
+		tk_error("cannot list the kernel's events: %s", strerror(errno));
+		return -1;
+	}
+	*knames = calloc(nall + 1, sizeof(**knames));
+	*upats = calloc(o->nevents + 1, sizeof(**upats));
+	if (!*knames || !*upats) {
+		tk_names_free(all);
+		return -1;
+	}
+	for (unsigned i = 0; i < o->nevents; i++) {
+		unsigned matched = 0;
+
+		for (unsigned j = 0; j < nall; j++) {
+			bool dup = false;
+
+			if (!tk_pattern_match(o->events[i], all[j]))
+				continue;
+			matched++;
+			for (unsigned k = 0; k < *nk && !dup; k++)
+				dup = !strcmp((*knames)[k], all[j]);
+			if (!dup)
+				(*knames)[(*nk)++] = all[j];
+		}
+		if (matched)
+			continue;
+		if (!o->cmd || !strchr(o->events[i], ':') ||
+		    kernel_system(o->events[i], all, nall)) {
+			const char *close = tk_closest_name(o->events[i],
+							    (const char *const *)all, nall);
+
+			if (close)
+				tk_error("unknown event '%s' (did you mean '%s'?)",
+					 o->events[i], close);
+			else
+				tk_error("unknown event '%s'", o->events[i]);
+			tk_names_free(all);
+			return -1;
+		}
+		(*upats)[(*nu)++] = (char *)o->events[i];
+	}
+	/* keep the names we use, free the others */
+	for (unsigned j = 0; j < nall; j++) {
+		bool used = false;
+
+		for (unsigned k = 0; k < *nk && !used; k++)
+			used = (*knames)[k] == all[j];
+		if (!used)
+			free(all[j]);
+	}
+	free(all);
+	return 0;
+}
 
 int cmd_stat(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	tk_error("'stat' is not implemented yet");
-	return TK_EXIT_FAILURE;
+	struct stat_opts o;
+	struct tk_tracefs fs;
+	struct tk_counters cs;
+	struct count *c = NULL;
+	char **knames = NULL, **upats = NULL, *udir = NULL, err[512];
+	unsigned nk = 0, nu = 0, nc = 0;
+	uint64_t lost = 0;
+	int ret = TK_EXIT_FAILURE, status = 0, go = -1, sfd = -1;
+	pid_t pid = -1;
+	double start;
+
+	memset(&o, 0, sizeof(o));
+	memset(&cs, 0, sizeof(cs));
+	if (parse_options(&o, argc, argv) < 0) {
+		free(o.events);
+		return TK_EXIT_USAGE;
+	}
+	if (tk_tracefs_open(&fs, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
+		free(o.events);
+		return TK_EXIT_FAILURE;
+	}
+	if (classify(&o, &knames, &nk, &upats, &nu) < 0)
+		goto out;
+	if (nu && nk && !o.all_cpus) {
+		tk_error("counting user and kernel events of one command together needs -a (the kernel events are then counted system-wide)");
+		goto out;
+	}
+	if (nk && o.cmd && !o.all_cpus) {
+		pid = spawn(o.cmd, &go, &sfd);
+		if (pid < 0) {
+			tk_error("cannot fork: %s", strerror(errno));
+			goto out;
+		}
+	}
+	if (nk && tk_counters_open(&cs, knames, nk, pid, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
+		if (pid > 0) {
+			close(go);
+			close(sfd);
+			waitpid(pid, NULL, 0);
+		}
+		goto out;
+	}
+	signal(SIGINT, on_signal);
+	start = now();
+	if (o.all_cpus)
+		tk_counters_enable(&cs);
+	if (nu) {
+		udir = record_user(&o, upats, nu, &status);
+		if (!udir)
+			goto out;
+	} else if (pid > 0) {
+		if (run_child(pid, go, sfd, o.cmd, &status) < 0)
+			goto out;
+	} else if (o.cmd) {
+		pid = spawn(o.cmd, &go, &sfd);
+		if (pid < 0 || run_child(pid, go, sfd, o.cmd, &status) < 0) {
+			if (pid < 0)
+				tk_error("cannot fork: %s", strerror(errno));
+			goto out;
+		}
+	} else {
+		double end = start + o.seconds;
+
+		while (!interrupted && (!o.seconds || now() < end))
+			usleep(o.seconds && end - now() < 0.1 ? (useconds_t)((end - now()) * 1e6) + 1
+								 : 100000);
+	}
+	tk_counters_disable(&cs);
+	if (tk_counters_read(&cs) < 0) {
+		tk_error("cannot read the event counters: %s", strerror(errno));
+		goto out;
+	}
+	c = calloc(nk + 1, sizeof(*c));
+	if (!c)
+		goto out;
+	for (unsigned i = 0; i < nk; i++) {
+		c[nc].name = strdup(cs.c[i].name);
+		c[nc++].n = cs.c[i].count;
+	}
+	if (udir && count_user(udir, upats, nu, &c, &nc, &lost) < 0)
+		goto out;
+	print_result(&o, c, nc, now() - start, lost);
+	ret = 0;
+	if (o.cmd && WIFEXITED(status) && WEXITSTATUS(status))
+		ret = WEXITSTATUS(status); /* as perf stat: the command's status */
+out:
+	if (udir) {
+		nftw(udir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		free(udir);
+	}
+	tk_counters_close(&cs);
+	tk_tracefs_close(&fs);
+	for (unsigned i = 0; i < nc; i++)
+		free((char *)c[i].name);
+	free(c);
+	tk_names_free(knames);
+	free(upats);
+	free(o.events);
+	return ret;
 }

@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report-kernel.c - the kernel's events in `tracekit report` (report.h).
+ *
+ * Each CPU's pages are one source in report's merge.  Per event type we
+ * keep, once: its "system:name", whether --events selects it, its -F
+ * filter compiled against its fields, and its field printer
+ * (kernel-print.c, which formats the common cases itself and leaves the
+ * rest to libtraceevent).  A line costs no allocation.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <event-parse.h>
+#include "cli.h"
+#include "filter.h"
+#include "kernel-print.h"
+#include "kernel-read.h"
+#include "report.h"
+
+#define COMM_CACHE 4096 /* pids whose comm is cached, a power of two */
+
+struct kevent {
+	struct tep_event *ev;
+	char *name; /* "system:event" */
+	size_t name_len;
+	bool shown;
+	struct tk_filter *filter;
+	/* the fields the filter sees, and where they are in a record */
+	struct tk_field_desc *fields;
+	struct tep_format_field **tfields;
+	unsigned nfields;
+	struct tk_kprint *print;
+	uint64_t count;
+};
+
+/* A pid's "COMM-PID" column, made once. */
+struct comm_slot {
+	int pid;
+	bool set;
+	unsigned len;
+	char who[64];
+};
+
+struct report_kernel {
+	struct tk_kernel k;
+	struct report_kernel_opts o;
+	struct kevent *events; /* by id */
+	unsigned nids;
+	struct kevent unknown;
+	struct tk_value *values;
+	unsigned values_cap;
+	struct comm_slot comms[COMM_CACHE];
+	struct trace_seq seq;
+	uint64_t lost_seen; /* lost events the pages told of */
+	bool unknown_lost;  /* a page said "lost" without a count */
+	bool failed;
+};
+
+/* The event's fields as the filter knows them (integers, char arrays,
+ * dynamic strings); others cannot be named in a filter. */
+static int filter_fields(struct kevent *e)
+{
+	struct tep_format_field **all[2] = { tep_event_common_fields(e->ev),
+					      tep_event_fields(e->ev) };
+	unsigned n = 0;
+	int ret = 0;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (struct tep_format_field **f = all[pass]; f && *f; f++)
+			n++;
+	e->fields = calloc(n + 1, sizeof(*e->fields));
+	e->tfields = calloc(n + 1, sizeof(*e->tfields));
+	if (!e->fields || !e->tfields) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (struct tep_format_field **fp = all[pass]; fp && *fp; fp++) {
+			struct tep_format_field *f = *fp;
+			struct tk_field_desc *d = &e->fields[e->nfields];
+
+			if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+				if (!(f->flags & TEP_FIELD_IS_STRING))
+					continue;
+				d->kind = TK_KIND_STRING;
+			} else if (f->flags & TEP_FIELD_IS_ARRAY) {
+				if (!(f->flags & TEP_FIELD_IS_STRING) || f->size <= 0)
+					continue;
+				d->kind = TK_KIND_CHARS;
+				d->array_len = (uint32_t)f->size;
+			} else if (f->size == 1 || f->size == 2 || f->size == 4 ||
+				   f->size == 8) {
+				d->kind = f->flags & TEP_FIELD_IS_SIGNED ? TK_KIND_INT
+									 : TK_KIND_UINT;
+				d->size = (uint8_t)f->size;
+			} else {
+				continue;
+			}
+			snprintf(d->name, sizeof(d->name), "%s", f->name);
+			e->tfields[e->nfields++] = f;
+		}
+	}
+out:
+	free(all[0]);
+	free(all[1]);
+	return ret;
+}
+
+/* Field values of a record for the filter; false if the record is too
+ * short for them. */
+static bool record_values(struct report_kernel *rk, struct kevent *e,
+			  const unsigned char *data, unsigned size)
+{
+	for (unsigned i = 0; i < e->nfields; i++) {
+		const struct tep_format_field *f = e->tfields[i];
+		struct tk_value *v = &rk->values[i];
+		unsigned off = (unsigned)f->offset;
+
+		if (off + (unsigned)f->size > size)
+			return false;
+		switch (e->fields[i].kind) {
+		case TK_KIND_INT:
+		case TK_KIND_UINT: {
+			uint64_t u = 0;
+
+			memcpy(&u, data + off, (size_t)f->size);
+			if (e->fields[i].kind == TK_KIND_INT && f->size < 8 &&
+			    (u >> (f->size * 8 - 1)) & 1)
+				u |= ~0ull << (f->size * 8);
+			v->u = u;
+			break;
+		}
+		case TK_KIND_CHARS:
+			v->str = (const char *)data + off;
+			v->len = (uint32_t)strnlen(v->str, (size_t)f->size);
+			break;
+		default: { /* __data_loc: u16 offset, u16 length */
+			uint32_t loc;
+			unsigned o, l;
+
+			memcpy(&loc, data + off, 4);
+			o = loc & 0xffff;
+			l = loc >> 16;
+			if (f->flags & TEP_FIELD_IS_RELATIVE)
+				o += off + 4;
+			if (o + l > size)
+				return false;
+			v->str = (const char *)data + o;
+			v->len = (uint32_t)strnlen(v->str, l);
+		}
+		}
+	}
+	return true;
+}
+
+static int prepare_event(struct report_kernel *rk, struct kevent *e,
+			 struct report_filter_result *fr)
+{
+	struct tk_filter_error fe;
+
+	if (asprintf(&e->name, "%s:%s", e->ev->system, e->ev->name) < 0)
+		return -ENOMEM;
+	e->name_len = strlen(e->name);
+	e->shown = report_selected(rk->o.patterns, rk->o.npatterns, e->name);
+	e->print = tk_kprint_prepare(rk->k.tep, e->ev, rk->o.tep_only);
+	if (!rk->o.filter || !e->shown)
+		return 0;
+	if (filter_fields(e) < 0)
+		return -ENOMEM;
+	if (e->nfields > rk->values_cap) {
+		struct tk_value *v = realloc(rk->values, e->nfields * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		rk->values = v;
+		rk->values_cap = e->nfields;
+	}
+	if (tk_filter_compile(rk->o.filter, e->fields, e->nfields, &e->filter,
+			      &fe) < 0) {
+		e->shown = false;
+		if (!fr->first_event) {
+			fr->first_event = e->name;
+			fr->column = fe.column;
+			snprintf(fr->message, sizeof(fr->message), "%s", fe.message);
+		}
+	} else {
+		fr->any_compiled = true;
+	}
+	return 0;
+}
+
+static int prepare_events(struct report_kernel *rk, struct report_filter_result *fr)
+{
+	struct tep_event **evs = tep_list_events(rk->k.tep, TEP_EVENT_SORT_ID);
+	int max = -1;
+
+	for (struct tep_event **e = evs; e && *e; e++)
+		if ((*e)->id > max && (*e)->id < 65536)
+			max = (*e)->id;
+	rk->nids = (unsigned)(max + 1);
+	rk->events = calloc(rk->nids + 1, sizeof(*rk->events));
+	if (!rk->events)
+		return -ENOMEM;
+	for (struct tep_event **e = evs; e && *e; e++) {
+		if ((*e)->id < 0 || (*e)->id >= 65536)
+			continue;
+		rk->events[(*e)->id].ev = *e;
+		if (prepare_event(rk, &rk->events[(*e)->id], fr) < 0)
+			return -ENOMEM;
+	}
+	rk->unknown.name = strdup("kernel:unknown");
+	if (!rk->unknown.name)
+		return -ENOMEM;
+	rk->unknown.name_len = strlen(rk->unknown.name);
+	rk->unknown.shown = !rk->o.filter &&
+			    report_selected(rk->o.patterns, rk->o.npatterns, rk->unknown.name);
+	return 0;
+}
+
+int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
+		       struct report_filter_result *fr,
+		       struct report_kernel **out)
+{
+	struct report_kernel *rk = calloc(1, sizeof(*rk));
+	char err[512];
+	int ret;
+
+	*out = NULL;
+	if (!rk) {
+		tk_error("out of memory");
+		return -1;
+	}
+	rk->o = *o;
+	ret = tk_kernel_open(dir, &rk->k, err, sizeof(err));
+	if (ret == -ENOENT) {
+		free(rk);
+		return 0;
+	}
+	if (ret < 0) {
+		if (ret == -ENOMEM)
+			snprintf(err, sizeof(err), "out of memory reading '%s/kernel'", dir);
+		tk_error("%s", err);
+		free(rk);
+		return -1;
+	}
+	trace_seq_init(&rk->seq);
+	if (rk->k.clock[0] &&
+	    strcmp(rk->k.clock, o->clock->tsc ? "x86-tsc" : "mono"))
+		tk_warn("kernel events were stamped by trace_clock '%s', user events by %s: their order against each other is not exact",
+			rk->k.clock, o->clock->tsc ? "the TSC" : "CLOCK_MONOTONIC");
+	if (prepare_events(rk, fr) < 0) {
+		tk_error("out of memory reading '%s/kernel'", dir);
+		report_kernel_close(rk);
+		return -1;
+	}
+	*out = rk;
+	return 1;
+}
+
+unsigned report_kernel_ncpus(const struct report_kernel *rk)
+{
+	return rk->k.ncpus;
+}
+
+void report_kernel_header(const struct report_kernel *rk)
+{
+	const struct tk_kernel *k = &rk->k;
+
+	printf("# kernel: events %s, tracer %s, clock %s, %u CPUs%s\n",
+	       k->events && *k->events ? k->events : "(none)",
+	       k->tracer[0] ? k->tracer : "nop", k->clock[0] ? k->clock : "?",
+	       k->ncpus, k->stack ? ", stack traces" : "");
+	for (unsigned i = 0; i < k->ncpus; i++) {
+		const struct tk_kernel_cpu *c = &k->cpus[i];
+
+		printf("# kernel cpu %u: %zu pages, %" PRIu64 " lost", c->cpu,
+		       c->size / k->page_size, c->overrun + c->dropped);
+		if (c->overrun + c->dropped)
+			printf(" (%" PRIu64 " overwritten, %" PRIu64 " dropped)",
+			       c->overrun, c->dropped);
+		printf("\n");
+	}
+}
+
+bool report_kernel_next(struct report_kernel *rk, unsigned i)
+{
+	char err[512];
+	int ret = tk_kernel_next(&rk->k, &rk->k.cpus[i], err, sizeof(err));
+
+	if (ret < 0) {
+		tk_error("%s", err);
+		rk->failed = true;
+	}
+	return ret > 0;
+}
+
+uint64_t report_kernel_ts(const struct report_kernel *rk, unsigned i)
+{
+	return rk->k.cpus[i].ts;
+}
+
+/* The line's start up to the latency columns: who and CPU. */
+static size_t put_who(struct report_kernel *rk, char *line, int pid, unsigned cpu)
+{
+	struct comm_slot *s = &rk->comms[(unsigned)pid & (COMM_CACHE - 1)];
+
+	if (!s->set || s->pid != pid) {
+		const char *comm = tep_data_comm_from_pid(rk->k.tep, pid);
+		char cpu_part[16];
+
+		s->pid = pid;
+		s->set = true;
+		/* keep the who part, without " [000] " */
+		s->len = (unsigned)(report_put_prefix(s->who, comm, strlen(comm),
+						      (uint32_t)pid, 0) -
+				    report_put_prefix_cpu(cpu_part, 0));
+	}
+	memcpy(line, s->who, s->len);
+	return s->len + report_put_prefix_cpu(line + s->len, cpu);
+}
+
+/* irqs-off, need-resched, hardirq/softirq, preempt depth, migrate-disable
+ * depth: the kernel's trace_entry flags and preempt_count byte. */
+static void put_latency(char *p, unsigned flags, unsigned pc)
+{
+	static const char hex[] = "0123456789abcdef";
+	bool hard = flags & TK_KFLAG_HARDIRQ, soft = flags & TK_KFLAG_SOFTIRQ;
+
+	p[0] = flags & TK_KFLAG_IRQS_OFF ? 'd'
+	       : flags & TK_KFLAG_IRQS_NOSUPPORT ? 'X' : '.';
+	p[1] = flags & TK_KFLAG_NEED_RESCHED ? 'N' : '.';
+	p[2] = hard && soft ? 'H' : hard ? 'h' : soft ? 's' : '.';
+	p[3] = pc & 0xf ? hex[pc & 0xf] : '.';
+	p[4] = pc >> 4 ? hex[pc >> 4] : '.';
+}
+
+static void print_lost(const struct tk_kernel_cpu *c)
+{
+	if (c->missed > 0)
+		printf("CPU:%u [LOST %lld EVENTS]\n", c->cpu, c->missed);
+	else
+		printf("CPU:%u [LOST EVENTS]\n", c->cpu);
+}
+
+void report_kernel_emit(struct report_kernel *rk, unsigned i)
+{
+	struct tk_kernel_cpu *c = &rk->k.cpus[i];
+	int id = tk_kernel_event_id(&rk->k, c->data);
+	struct kevent *e = id >= 0 && (unsigned)id < rk->nids && rk->events[id].ev
+				   ? &rk->events[id] : &rk->unknown;
+	char line[16384];
+	size_t n, room;
+	int pid;
+
+	if (c->missed) {
+		if (c->missed > 0)
+			rk->lost_seen += (uint64_t)c->missed;
+		else
+			rk->unknown_lost = true;
+		if (!rk->o.count_only)
+			print_lost(c);
+	}
+	if (!e->shown)
+		return;
+	if (e->filter && (!record_values(rk, e, c->data, c->data_size) ||
+			  !tk_filter_match(e->filter, rk->values)))
+		return;
+	if (rk->o.count_only) {
+		e->count++;
+		return;
+	}
+	pid = tk_kernel_pid(&rk->k, c->data);
+	n = put_who(rk, line, pid, c->cpu);
+	put_latency(line + n, tk_kernel_flags(&rk->k, c->data),
+		    tk_kernel_preempt(&rk->k, c->data));
+	n += 5;
+	line[n++] = ' ';
+	n += report_put_time(rk->o.clock, rk->o.ts, c->ts, line + n);
+	line[n++] = ':';
+	line[n++] = ' ';
+	memcpy(line + n, e->name, e->name_len);
+	n += e->name_len;
+	line[n++] = ':';
+	line[n++] = ' ';
+	room = sizeof(line) - n - 1;
+	if (e->print) {
+		if (!rk->k.symbols_loaded && tk_kprint_needs_symbols(e->print))
+			tk_kernel_load_symbols(&rk->k);
+		n += tk_kprint_format(e->print, &rk->seq, c->data, c->data_size,
+				      c->cpu, c->ts, line + n, room);
+	} else {
+		int len = snprintf(line + n, room, "[unknown event id %d]", id);
+
+		n += len > 0 && (size_t)len < room ? (size_t)len : 0;
+	}
+	line[n++] = '\n';
+	fwrite_unlocked(line, 1, n, stdout);
+}
+
+int report_kernel_counts(const struct report_kernel *rk,
+			 struct report_count **counts, unsigned *n)
+{
+	for (unsigned id = 0; id <= rk->nids; id++) {
+		const struct kevent *e = id < rk->nids ? &rk->events[id] : &rk->unknown;
+		struct report_count *grown;
+
+		if (!e->count)
+			continue;
+		grown = realloc(*counts, (*n + 1) * sizeof(**counts));
+		if (!grown)
+			return -ENOMEM;
+		*counts = grown;
+		grown[*n].name = e->name;
+		grown[(*n)++].count = e->count;
+	}
+	return 0;
+}
+
+uint64_t report_kernel_lost(const struct report_kernel *rk)
+{
+	uint64_t stats = tk_kernel_lost(&rk->k);
+
+	/* the pages' counts and the kernel's stats count the same losses;
+	 * whichever saw more */
+	return stats > rk->lost_seen ? stats : rk->lost_seen;
+}
+
+bool report_kernel_failed(const struct report_kernel *rk)
+{
+	return rk->failed;
+}
+
+void report_kernel_close(struct report_kernel *rk)
+{
+	if (!rk)
+		return;
+	for (unsigned id = 0; id < rk->nids; id++) {
+		struct kevent *e = &rk->events[id];
+
+		free(e->name);
+		free(e->fields);
+		free(e->tfields);
+		tk_filter_free(e->filter);
+		tk_kprint_free(e->print);
+	}
+	free(rk->unknown.name);
+	free(rk->events);
+	free(rk->values);
+	trace_seq_destroy(&rk->seq);
+	tk_kernel_close(&rk->k);
+	free(rk);
+}

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kernel-print.c - the field text of kernel events (kernel-print.h).
+ *
+ * Three printers:
+ *   stack  ftrace's kernel_stack/user_stack: "<stack trace>" then one
+ *          "\n => func+0xoff/0xsize" per caller
+ *   fast   a print fmt whose every conversion takes one plain field (or a
+ *          cast of one): compiled once into literal pieces and (field,
+ *          conversion) steps, run on the record with no libtraceevent call
+ *   tep    everything else: tep_print_event(), which also runs the
+ *          plugins trace-cmd loads (sched_switch, kmalloc, ...)
+ * Before any printer reads a record, its fixed fields must fit in it and
+ * its dynamic fields must point inside it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <event-parse.h>
+#include <trace-seq.h>
+#include "kernel-print.h"
+#include "kprint-compile.h"
+
+enum printer { PRINT_TEP, PRINT_STACK, PRINT_FAST };
+
+struct tk_kprint {
+	enum printer how;
+	struct tep_handle *tep;
+	struct tep_event *ev;
+	unsigned min_size; /* fixed fields end here */
+	unsigned ndyn;
+	unsigned *dyn_off; /* offsets of __data_loc words to check */
+	unsigned *dyn_rel; /* 1 for __rel_loc (relative to the word's end) */
+	unsigned stack_size_off, stack_caller_off;
+	struct tk_kprog *prog;
+};
+
+static int scan_fields(struct tk_kprint *p)
+{
+	struct tep_format_field **fields = tep_event_fields(p->ev);
+	unsigned n = 0;
+
+	for (struct tep_format_field **f = fields; f && *f; f++)
+		n++;
+	p->dyn_off = calloc(n + 1, sizeof(*p->dyn_off));
+	p->dyn_rel = calloc(n + 1, sizeof(*p->dyn_rel));
+	if (!p->dyn_off || !p->dyn_rel) {
+		free(fields);
+		return -ENOMEM;
+	}
+	for (struct tep_format_field **fp = fields; fp && *fp; fp++) {
+		const struct tep_format_field *f = *fp;
+		unsigned end = (unsigned)f->offset + (unsigned)f->size;
+
+		if (f->offset < 0 || f->size < 0)
+			continue;
+		if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+			p->dyn_off[p->ndyn] = (unsigned)f->offset;
+			p->dyn_rel[p->ndyn++] = !!(f->flags & TEP_FIELD_IS_RELATIVE);
+			end = (unsigned)f->offset + 4;
+		}
+		if (end > p->min_size)
+			p->min_size = end;
+	}
+	free(fields);
+	return 0;
+}
+
+static bool is_stack(struct tk_kprint *p)
+{
+	struct tep_format_field *size, *caller;
+
+	if (strcmp(p->ev->system, "ftrace") ||
+	    (strcmp(p->ev->name, "kernel_stack") && strcmp(p->ev->name, "user_stack")))
+		return false;
+	size = tep_find_field(p->ev, "size");
+	caller = tep_find_field(p->ev, "caller");
+	if (!caller || caller->offset < 0)
+		return false;
+	p->stack_size_off = size ? (unsigned)size->offset : 0;
+	p->stack_caller_off = (unsigned)caller->offset;
+	return size && size->size == 4;
+}
+
+struct tk_kprint *tk_kprint_prepare(struct tep_handle *tep,
+				    struct tep_event *ev, bool tep_only)
+{
+	struct tk_kprint *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->tep = tep;
+	p->ev = ev;
+	if (scan_fields(p) < 0) {
+		tk_kprint_free(p);
+		return NULL;
+	}
+	if (tep_only)
+		p->how = PRINT_TEP;
+	else if (is_stack(p)) {
+		p->how = PRINT_STACK;
+		p->min_size = p->stack_caller_off; /* callers: as many as fit */
+	}
+	else if (!ev->handler && (p->prog = tk_kprog_compile(tep, ev)))
+		p->how = PRINT_FAST;
+	return p;
+}
+
+bool tk_kprint_needs_symbols(const struct tk_kprint *p)
+{
+	return p->how != PRINT_FAST;
+}
+
+bool tk_kprint_is_slow(const struct tk_kprint *p)
+{
+	return p->how == PRINT_TEP;
+}
+
+/* Append printf output to out[*n..room). */
+static void put(char *out, size_t room, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void put(char *out, size_t room, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+
+	if (*n >= room)
+		return;
+	va_start(ap, fmt);
+	len = vsnprintf(out + *n, room - *n, fmt, ap);
+	va_end(ap);
+	if (len > 0)
+		*n += (size_t)len < room - *n ? (size_t)len : room - *n - 1;
+}
+
+static size_t print_stack(const struct tk_kprint *p, const unsigned char *data,
+			  unsigned size, char *out, size_t room)
+{
+	int32_t count;
+	unsigned max = (size - p->stack_caller_off) / 8;
+	size_t n = 0;
+
+	memcpy(&count, data + p->stack_size_off, 4);
+	if (count >= 0 && (unsigned)count < max)
+		max = (unsigned)count;
+	put(out, room, &n, "<stack trace>");
+	for (unsigned i = 0; i < max; i++) {
+		uint64_t addr;
+		const char *name;
+		unsigned long long start;
+		unsigned long fsize;
+
+		memcpy(&addr, data + p->stack_caller_off + 8 * i, 8);
+		if (addr == 0 || addr == ~0ull)
+			break;
+		if (tep_find_function_info(p->tep, addr, &name, &start, &fsize))
+			put(out, room, &n, "\n => %s+0x%llx/0x%lx", name, addr - start,
+			    fsize);
+		else
+			put(out, room, &n, "\n => 0x%" PRIx64, addr);
+	}
+	return n;
+}
+
+/* The record must hold the fixed fields, and the dynamic ones must lie
+ * inside it. */
+static bool record_fits(const struct tk_kprint *p, const unsigned char *data,
+			unsigned size)
+{
+	if (size < p->min_size)
+		return false;
+	for (unsigned i = 0; i < p->ndyn; i++) {
+		uint32_t loc;
+		unsigned off;
+
+		memcpy(&loc, data + p->dyn_off[i], 4);
+		off = (loc & 0xffff) + (p->dyn_rel[i] ? p->dyn_off[i] + 4 : 0);
+		if (off + (loc >> 16) > size)
+			return false;
+	}
+	return true;
+}
+
+size_t tk_kprint_format(const struct tk_kprint *p, struct trace_seq *seq,
+			const unsigned char *data, unsigned size, unsigned cpu,
+			uint64_t ts, char *out, size_t room)
+{
+	struct tep_record rec;
+	size_t n = 0;
+
+	if (!record_fits(p, data, size)) {
+		put(out, room, &n, "[malformed record: %u bytes]", size);
+		return n;
+	}
+	if (p->how == PRINT_STACK)
+		return print_stack(p, data, size, out, room);
+	if (p->how == PRINT_FAST)
+		return tk_kprog_run(p->prog, data, size, out, room);
+	memset(&rec, 0, sizeof(rec));
+	rec.ts = ts;
+	rec.data = (void *)data;
+	rec.size = (int)size;
+	rec.record_size = (int)size;
+	rec.cpu = (int)cpu;
+	trace_seq_reset(seq);
+	tep_print_event(p->tep, seq, &rec, "%s", TEP_PRINT_INFO);
+	n = seq->len < room ? seq->len : room;
+	memcpy(out, seq->buffer, n);
+	return n;
+}
+
+void tk_kprint_free(struct tk_kprint *p)
+{
+	if (!p)
+		return;
+	tk_kprog_free(p->prog);
+	free(p->dyn_off);
+	free(p->dyn_rel);
+	free(p);
+}

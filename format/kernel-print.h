@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kernel-print.h - the field text of kernel events, as trace-cmd prints
+ * it (the event's print fmt, or a libtraceevent plugin's handler).
+ *
+ * tk_kprint_prepare() looks at an event once and picks how to print it:
+ * stack traces ("=> func+0x12/0x40", symbols from the saved kallsyms) and
+ * the print formats made of plain conversions of fields are formatted
+ * here, straight from the record; anything else (plugins, helper
+ * functions, expressions) goes through libtraceevent's tep_print_event().
+ */
+#ifndef TK_KERNEL_PRINT_H
+#define TK_KERNEL_PRINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tep_handle;
+struct tep_event;
+struct trace_seq;
+struct tk_kprint;
+
+/* The kernel's trace_entry flags (common_flags). */
+enum {
+	TK_KFLAG_IRQS_OFF = 0x01,
+	TK_KFLAG_IRQS_NOSUPPORT = 0x02,
+	TK_KFLAG_NEED_RESCHED = 0x04,
+	TK_KFLAG_HARDIRQ = 0x08,
+	TK_KFLAG_SOFTIRQ = 0x10,
+	TK_KFLAG_PREEMPT_RESCHED = 0x20,
+	TK_KFLAG_NMI = 0x40,
+};
+
+/* How to print @ev's fields; @tep_only sends everything to
+ * libtraceevent.  NULL only when out of memory.  Free with
+ * tk_kprint_free(). */
+struct tk_kprint *tk_kprint_prepare(struct tep_handle *tep,
+				    struct tep_event *ev, bool tep_only);
+
+/* Write the field text of the record @data[0..size) into out[0..room)
+ * (no NUL, no newline); returns the bytes written.  @seq is scratch space
+ * for libtraceevent. */
+size_t tk_kprint_format(const struct tk_kprint *p, struct trace_seq *seq,
+			const unsigned char *data, unsigned size, unsigned cpu,
+			uint64_t ts, char *out, size_t room);
+
+/* True when the event's text comes from libtraceevent's print machinery
+ * (for tests and profiling). */
+bool tk_kprint_is_slow(const struct tk_kprint *p);
+
+/* True when printing the event may need kernel symbols (stack traces,
+ * %p conversions, plugins): load them first (tk_kernel_load_symbols). */
+bool tk_kprint_needs_symbols(const struct tk_kprint *p);
+
+void tk_kprint_free(struct tk_kprint *p);
+
+#endif /* TK_KERNEL_PRINT_H */

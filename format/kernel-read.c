@@ -1,0 +1,578 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kernel-read.c - decode DIR/kernel/ (kernel-read.h).
+ *
+ * A CPU file is a sequence of the kernel's ring-buffer pages:
+ *
+ *   u64 timestamp | long commit (data bytes; bit 31 "events were missed
+ *   before this page", bit 30 "their count is stored after the data")
+ *   | data: events (kbuffer walks them, time extends included)
+ *
+ * kbuffer trusts the page; we check the commit size before handing it a
+ * page, give it a copy with zeros after the end, and check that every
+ * event it returns ends inside the data.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <event-parse.h>
+#include <kbuffer.h>
+#include "kernel-read.h"
+
+#define MAX_SAVED_FILE (256u << 20)
+#define MAX_CPUS 4096
+#define PAGE_PAD 64 /* zeros after each page copy: kbuffer may peek */
+#define MISSED_EVENTS (1ull << 31)
+#define MISSED_STORED (1ull << 30)
+#define COMMIT_FLAGS (MISSED_EVENTS | MISSED_STORED)
+
+/* Read a whole file into a NUL-terminated buffer (free it). */
+static int slurp(const char *path, char **buf, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	size_t got = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || (size_t)st.st_size > MAX_SAVED_FILE) {
+		close(fd);
+		return -EFBIG;
+	}
+	*buf = malloc((size_t)st.st_size + 1);
+	if (!*buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, *buf + got, (size_t)st.st_size - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	(*buf)[got] = '\0';
+	if (size)
+		*size = got;
+	return 0;
+}
+
+/* Decode a manifest value in place (%XX escapes, "%" alone is ""). */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	if (!strcmp(s, "%")) {
+		*s = '\0';
+		return;
+	}
+	while (*s) {
+		unsigned v;
+
+		if (*s == '%' && sscanf(s + 1, "%2x", &v) == 1) {
+			*o++ = (char)v;
+			s += 3;
+		} else {
+			*o++ = *s++;
+		}
+	}
+	*o = '\0';
+}
+
+static uint64_t num(const char *v)
+{
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+/* The manifest's "kernel" and "kcpu" records (others are read by
+ * trace-read.c); unknown keys are skipped. */
+static void read_manifest(const char *dir, struct tk_kernel *k)
+{
+	char *path, *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	if (asprintf(&path, "%s/tracekit.manifest", dir) < 0)
+		return;
+	f = fopen(path, "r");
+	free(path);
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		char *save, *kind = strtok_r(line, " \t\n", &save), *tok;
+		const char *cpu = NULL, *overrun = NULL, *dropped = NULL;
+
+		if (!kind || (strcmp(kind, "kernel") && strcmp(kind, "kcpu")))
+			continue;
+		while ((tok = strtok_r(NULL, " \t\n", &save))) {
+			char *v = strchr(tok, '=');
+
+			if (!v)
+				continue;
+			*v++ = '\0';
+			unescape(v);
+			if (!strcmp(tok, "instance"))
+				snprintf(k->instance, sizeof(k->instance), "%s", v);
+			else if (!strcmp(tok, "clock"))
+				snprintf(k->clock, sizeof(k->clock), "%s", v);
+			else if (!strcmp(tok, "tracer"))
+				snprintf(k->tracer, sizeof(k->tracer), "%s", v);
+			else if (!strcmp(tok, "events") && !k->events)
+				k->events = strdup(v);
+			else if (!strcmp(tok, "stack"))
+				k->stack = num(v) != 0;
+			else if (!strcmp(tok, "page_size") && !strcmp(kind, "kernel"))
+				k->page_size = (unsigned)num(v);
+			else if (!strcmp(tok, "cpu"))
+				cpu = v;
+			else if (!strcmp(tok, "overrun"))
+				overrun = v;
+			else if (!strcmp(tok, "dropped"))
+				dropped = v;
+		}
+		if (!strcmp(kind, "kcpu") && cpu) {
+			for (unsigned i = 0; i < k->ncpus; i++)
+				if (k->cpus[i].cpu == num(cpu)) {
+					k->cpus[i].overrun = num(overrun);
+					k->cpus[i].dropped = num(dropped);
+				}
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+static int parse_formats(struct tk_kernel *k, const char *kdir, char *err,
+			 size_t errlen)
+{
+	char *fdir;
+	DIR *sys;
+	struct dirent *s;
+	int parsed = 0;
+
+	if (asprintf(&fdir, "%s/formats", kdir) < 0)
+		return -ENOMEM;
+	sys = opendir(fdir);
+	if (!sys) {
+		snprintf(err, errlen, "cannot open '%s': %s", fdir, strerror(errno));
+		free(fdir);
+		return -EINVAL;
+	}
+	while ((s = readdir(sys))) {
+		char *sdir;
+		DIR *evs;
+		struct dirent *e;
+
+		if (s->d_name[0] == '.' || asprintf(&sdir, "%s/%s", fdir, s->d_name) < 0)
+			continue;
+		evs = opendir(sdir);
+		while (evs && (e = readdir(evs))) {
+			char *path, *buf;
+			size_t size;
+
+			if (e->d_name[0] == '.' ||
+			    asprintf(&path, "%s/%s", sdir, e->d_name) < 0)
+				continue;
+			if (slurp(path, &buf, &size) == 0) {
+				/* a format libtraceevent cannot parse only costs
+				 * its event's field text */
+				if (tep_parse_event(k->tep, buf, size, s->d_name) == 0)
+					parsed++;
+				free(buf);
+			}
+			free(path);
+		}
+		if (evs)
+			closedir(evs);
+		free(sdir);
+	}
+	closedir(sys);
+	free(fdir);
+	return parsed;
+}
+
+/* Optional text files that name pids and printk strings (kallsyms, the
+ * biggest, is read when first needed: tk_kernel_load_symbols). */
+static void parse_extras(struct tk_kernel *k, const char *kdir)
+{
+	static const struct {
+		const char *name;
+		int (*parse)(struct tep_handle *, const char *);
+	} extras[] = {
+		{ "printk_formats", tep_parse_printk_formats },
+		{ "saved_cmdlines", tep_parse_saved_cmdlines },
+	};
+
+	for (size_t i = 0; i < sizeof(extras) / sizeof(extras[0]); i++) {
+		char *path, *buf;
+
+		if (asprintf(&path, "%s/%s", kdir, extras[i].name) < 0)
+			continue;
+		if (slurp(path, &buf, NULL) == 0) {
+			extras[i].parse(k->tep, buf);
+			free(buf);
+		}
+		free(path);
+	}
+}
+
+static void common_field(struct tk_kernel *k, const char *name, unsigned *off,
+			 unsigned *size)
+{
+	struct tep_event **evs = tep_list_events(k->tep, TEP_EVENT_SORT_ID);
+
+	for (; evs && *evs; evs++) {
+		struct tep_format_field *f = tep_find_common_field(*evs, name);
+
+		if (f) {
+			*off = (unsigned)f->offset;
+			if (size)
+				*size = (unsigned)f->size;
+			return;
+		}
+	}
+}
+
+static int cpu_cmp(const void *a, const void *b)
+{
+	const struct tk_kernel_cpu *x = a, *y = b;
+
+	return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+}
+
+static int open_cpus(struct tk_kernel *k, const char *kdir, char *err,
+		     size_t errlen)
+{
+	DIR *d = opendir(kdir);
+	struct dirent *e;
+	int ret = 0;
+
+	if (!d) {
+		snprintf(err, errlen, "cannot open '%s': %s", kdir, strerror(errno));
+		return -errno;
+	}
+	while ((e = readdir(d)) && !ret) {
+		struct tk_kernel_cpu *c;
+		unsigned cpu;
+		char tail[8];
+		struct stat st;
+		int fd;
+
+		if (sscanf(e->d_name, "cpu%u.ra%1[w]%1s", &cpu, tail, tail + 2) != 2 ||
+		    cpu >= MAX_CPUS)
+			continue;
+		c = realloc(k->cpus, (k->ncpus + 1) * sizeof(*c));
+		if (!c) {
+			ret = -ENOMEM;
+			break;
+		}
+		k->cpus = c;
+		c = &k->cpus[k->ncpus++];
+		memset(c, 0, sizeof(*c));
+		c->cpu = cpu;
+		if (asprintf(&c->path, "%s/%s", kdir, e->d_name) < 0) {
+			c->path = NULL;
+			ret = -ENOMEM;
+			break;
+		}
+		c->page = calloc(1, k->page_size + PAGE_PAD);
+		c->kbuf = kbuffer_alloc(k->long_size == 4 ? KBUFFER_LSIZE_4 : KBUFFER_LSIZE_8,
+					KBUFFER_ENDIAN_SAME_AS_HOST);
+		if (!c->page || !c->kbuf) {
+			ret = -ENOMEM;
+			break;
+		}
+		fd = open(c->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot open '%s': %s", c->path,
+				 strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		c->size = (size_t)st.st_size;
+		if (c->size) {
+			void *m = mmap(NULL, c->size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+			if (m == MAP_FAILED) {
+				ret = -errno;
+				snprintf(err, errlen, "cannot map '%s': %s", c->path,
+					 strerror(errno));
+			} else {
+				c->map = m;
+				madvise(m, c->size, MADV_SEQUENTIAL);
+			}
+		}
+		close(fd);
+	}
+	closedir(d);
+	if (!ret && k->ncpus > 1)
+		qsort(k->cpus, k->ncpus, sizeof(*k->cpus), cpu_cmp);
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory reading '%s'", kdir);
+	return ret;
+}
+
+int tk_kernel_open(const char *dir, struct tk_kernel *k, char *err,
+		   size_t errlen)
+{
+	char *kdir = NULL, *path = NULL, *buf = NULL;
+	struct stat st;
+	size_t size;
+	int ret;
+
+	memset(k, 0, sizeof(*k));
+	if (asprintf(&kdir, "%s/kernel", dir) < 0)
+		return -ENOMEM;
+	if (stat(kdir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		free(kdir);
+		return -ENOENT;
+	}
+	k->long_size = sizeof(long);
+	k->page_size = 0;
+	read_manifest(dir, k); /* page size first; CPUs' counts below */
+	if (!k->page_size)
+		k->page_size = (unsigned)sysconf(_SC_PAGESIZE);
+	if (k->page_size < 64 || k->page_size > (64u << 20) ||
+	    (k->page_size & (k->page_size - 1))) {
+		snprintf(err, errlen, "'%s/tracekit.manifest': bad kernel page_size %u",
+			 dir, k->page_size);
+		ret = -EINVAL;
+		goto out;
+	}
+	k->tep = tep_alloc();
+	if (!k->tep) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	tep_set_long_size(k->tep, (int)k->long_size);
+	tep_set_page_size(k->tep, (int)k->page_size);
+	tep_set_file_bigendian(k->tep, TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(k->tep, TEP_LITTLE_ENDIAN);
+	if (asprintf(&path, "%s/header_page", kdir) < 0) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = slurp(path, &buf, &size);
+	if (ret || tep_parse_header_page(k->tep, buf, size, (int)k->long_size) < 0) {
+		snprintf(err, errlen, "cannot %s '%s'%s%s", ret ? "read" : "parse",
+			 path, ret ? ": " : "", ret ? strerror(-ret) : "");
+		/* -ENOENT means "no kernel part" to the caller */
+		ret = ret && ret != -ENOENT ? ret : -EINVAL;
+		goto out;
+	}
+	ret = parse_formats(k, kdir, err, errlen);
+	if (ret < 0)
+		goto out;
+	parse_extras(k, kdir);
+	k->kdir = strdup(kdir);
+	k->plugins = tep_load_plugins(k->tep);
+	k->type_size = 2;
+	common_field(k, "common_type", &k->type_off, &k->type_size);
+	k->flags_off = 2;
+	common_field(k, "common_flags", &k->flags_off, NULL);
+	k->pc_off = 3;
+	common_field(k, "common_preempt_count", &k->pc_off, NULL);
+	k->pid_off = 4;
+	common_field(k, "common_pid", &k->pid_off, NULL);
+	ret = open_cpus(k, kdir, err, errlen);
+	if (ret)
+		goto out;
+	tep_set_cpus(k->tep, (int)k->ncpus);
+	read_manifest(dir, k);
+out:
+	free(buf);
+	free(path);
+	free(kdir);
+	if (ret)
+		tk_kernel_close(k);
+	return ret;
+}
+
+void tk_kernel_load_symbols(struct tk_kernel *k)
+{
+	char *path, *buf;
+
+	if (k->symbols_loaded || !k->kdir)
+		return;
+	k->symbols_loaded = true;
+	if (asprintf(&path, "%s/kallsyms", k->kdir) < 0)
+		return;
+	if (slurp(path, &buf, NULL) == 0) {
+		tep_parse_kallsyms(k->tep, buf);
+		free(buf);
+	}
+	free(path);
+}
+
+static int bad_page(struct tk_kernel_cpu *c, size_t off, const char *why,
+		    char *err, size_t errlen)
+{
+	snprintf(err, errlen, "'%s' offset %zu: %s", c->path, off, why);
+	c->next_page = c->size;
+	c->loaded = false;
+	return -EINVAL;
+}
+
+/* Load the next page that holds events; false at the end of the file. */
+static int load_page(struct tk_kernel *k, struct tk_kernel_cpu *c, char *err,
+		     size_t errlen)
+{
+	unsigned hdr = 8 + k->long_size;
+
+	while (c->next_page < c->size) {
+		size_t off = c->next_page, avail = c->size - off;
+		uint64_t commit = 0;
+		unsigned data;
+
+		if (avail < hdr)
+			return bad_page(c, off, "truncated page header", err, errlen);
+		if (avail > k->page_size)
+			avail = k->page_size;
+		memcpy(c->page, c->map + off, avail);
+		memset(c->page + avail, 0, k->page_size + PAGE_PAD - avail);
+		c->next_page += k->page_size;
+		memcpy(&commit, c->page + 8, k->long_size);
+		data = (unsigned)(commit & ~COMMIT_FLAGS & 0xffffffffu);
+		if (data > k->page_size - hdr ||
+		    ((commit & MISSED_STORED) && data + k->long_size > k->page_size - hdr))
+			return bad_page(c, off, "page commit size past the page", err,
+					errlen);
+		if (hdr + data > avail)
+			return bad_page(c, off, "the file ends inside a page (truncated)",
+					err, errlen);
+		if (!data && !(commit & MISSED_EVENTS))
+			continue;
+		if (kbuffer_load_subbuffer(c->kbuf, c->page) < 0)
+			return bad_page(c, off, "unreadable page", err, errlen);
+		c->page_data = data;
+		c->loaded = true;
+		return 1;
+	}
+	return 0;
+}
+
+int tk_kernel_next(struct tk_kernel *k, struct tk_kernel_cpu *c, char *err,
+		   size_t errlen)
+{
+	unsigned hdr = 8 + k->long_size;
+
+	for (;;) {
+		unsigned long long ts;
+		void *ev;
+		bool first = false;
+		int ret;
+
+		if (!c->loaded) {
+			ret = load_page(k, c, err, errlen);
+			if (ret <= 0)
+				return ret;
+			ev = kbuffer_read_event(c->kbuf, &ts);
+			first = true;
+		} else {
+			ev = kbuffer_next_event(c->kbuf, &ts);
+		}
+		if (!ev) {
+			c->loaded = false;
+			continue;
+		}
+		int size = kbuffer_event_size(c->kbuf);
+		const unsigned char *p = ev;
+
+		if (size < 0 || p < c->page + hdr ||
+		    (size_t)(p - c->page) + (unsigned)size > hdr + c->page_data)
+			return bad_page(c, c->next_page - k->page_size,
+					"event record past the page's data", err, errlen);
+		c->missed = 0;
+		if (first) {
+			int m = kbuffer_missed_events(c->kbuf);
+
+			c->missed = m;
+			if (m > 0)
+				c->missed_total += (uint64_t)m;
+		}
+		c->ts = ts;
+		c->data = p;
+		c->data_size = (unsigned)size;
+		c->events++;
+		return 1;
+	}
+}
+
+static unsigned read_uint(const unsigned char *data, unsigned size,
+			  unsigned off, unsigned width)
+{
+	uint64_t v = 0;
+
+	if (off + width > size)
+		return 0;
+	memcpy(&v, data + off, width);
+	return (unsigned)v;
+}
+
+int tk_kernel_event_id(const struct tk_kernel *k, const void *data)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, (const char *)data + k->type_off, k->type_size > 8 ? 8 : k->type_size);
+	return (int)v;
+}
+
+int tk_kernel_pid(const struct tk_kernel *k, const void *data)
+{
+	int32_t pid;
+
+	memcpy(&pid, (const char *)data + k->pid_off, 4);
+	return pid;
+}
+
+unsigned tk_kernel_flags(const struct tk_kernel *k, const void *data)
+{
+	return read_uint(data, 64, k->flags_off, 1);
+}
+
+unsigned tk_kernel_preempt(const struct tk_kernel *k, const void *data)
+{
+	return read_uint(data, 64, k->pc_off, 1);
+}
+
+uint64_t tk_kernel_lost(const struct tk_kernel *k)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < k->ncpus; i++)
+		n += k->cpus[i].overrun + k->cpus[i].dropped;
+	return n;
+}
+
+void tk_kernel_close(struct tk_kernel *k)
+{
+	for (unsigned i = 0; i < k->ncpus; i++) {
+		struct tk_kernel_cpu *c = &k->cpus[i];
+
+		if (c->map)
+			munmap((void *)c->map, c->size);
+		if (c->kbuf)
+			kbuffer_free(c->kbuf);
+		free(c->page);
+		free(c->path);
+	}
+	free(k->cpus);
+	free(k->events);
+	free(k->kdir);
+	if (k->tep) {
+		if (k->plugins)
+			tep_unload_plugins(k->plugins, k->tep);
+		tep_free(k->tep);
+	}
+	memset(k, 0, sizeof(*k));
+}

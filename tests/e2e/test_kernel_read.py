@@ -1,0 +1,322 @@
+# SPDX-License-Identifier: MIT
+"""The reading side of kernel events: report (decoding DIR/kernel with
+libtraceevent, merged with user events), list -e/-t/-f/-o, and stat.
+
+The kernel traces here are made by kcapture.py (a private instance read
+with trace_pipe_raw, in the layout of docs/format.md) around a real
+`tracekit record` of a test program, so user and kernel events share the
+TSC.  Everything that touches tracefs runs under kernlib.guard(), which
+also checks that the kernel's tracing state is left as found.
+"""
+import os
+import re
+import shutil
+import struct
+import subprocess
+
+import kcapture
+import kernlib
+import tklib
+
+GETPPID = tklib.prog("kstat-getppid")
+BASIC = tklib.prog("basic")
+SYSCALLS = ["syscalls:sys_enter_getppid", "syscalls:sys_exit_getppid"]
+LAT_RE = re.compile(r"^[.dX][.Nnp][.hHsSzZ][.0-9a-f][.0-9a-f]$")
+
+
+def record_with_kernel(tfs, events, cmd, buffer_kb=2048, stack=False):
+    """A trace of CMD's user events (tracekit record) with kernel EVENTS
+    captured around it; returns (dir, the program's stdout)."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    p = kcapture.capture(tfs, d, events,
+                         lambda: tklib.record(d, cmd), buffer_kb=buffer_kb, stack=stack)
+    return d, p.stdout
+
+
+def window(events, pid):
+    """The events of PID strictly between its test:phase start and end."""
+    marks = [i for i, e in enumerate(events) if e["event"] == "test:phase" and e["tid"] == pid]
+    assert len(marks) == 2, "expected 2 test:phase events of %d, got %d" % (pid, len(marks))
+    start, end = marks
+    assert events[start]["text"] == "start" and events[end]["text"] == "end"
+    return events[start + 1:end], events[start]["ts"], events[end]["ts"]
+
+
+def prog_pid(d):
+    out = tklib.tracekit("report", d, check=True).stdout
+    m = re.search(r"^# process (\d+) \(", out, re.M)
+    assert m, out[:500]
+    return int(m.group(1))
+
+
+# ------------------------------------------------------------ report
+
+def test_getppid_between_user_events():
+    n = 7
+    with kernlib.guard() as tfs:
+        d, out = record_with_kernel(tfs, SYSCALLS, [GETPPID, str(n)])
+    ppid = int(re.search(r"ppid (\d+) calls", out).group(1))
+    pid = prog_pid(d)
+    events = kernlib.report(d)
+    ts = [e["ts"] for e in events]
+    assert ts == sorted(ts), "report is not in timestamp order"
+    inside, t0, t1 = window(events, pid)
+    mine = [e for e in inside if e["tid"] == pid]
+    assert [e["event"] for e in mine] == SYSCALLS * n, [e["event"] for e in mine]
+    for e in mine:
+        assert t0 < e["ts"] < t1
+        assert LAT_RE.match(e["lat"]), "bad latency columns %r" % e["lat"]
+        # trace-cmd's text: nothing for the enter, "0x%lx" of the result
+        assert e["text"] == ("" if e["name"] == "sys_enter_getppid" else "0x%x" % ppid), e
+    users = [e for e in events if e["event"].startswith("test:")]
+    assert users and all(e["lat"] is None for e in users)
+    # user and kernel lines align: after "[CPU] ", five latency columns
+    # (blank on user lines), a space, the timestamp
+    raw = tklib.tracekit("report", d, "--no-header", "--ts", "raw").stdout.splitlines()
+    for line in raw:
+        m = re.match(r"^ *\S+-\d+ \[\d{3}\] (\S{5}| {5}) \d+: \S+:", line)
+        assert m, "misaligned line %r" % line
+
+
+def test_sched_switch_around_sleep():
+    """The program leaves its CPU (state S) for its 30 ms sleep, is woken
+    30 ms or more later, and comes back, all between its two user events.
+    (Coming back can go unrecorded when the wakeup lands on the CPU that
+    is switching to it; the wakeup cannot.)"""
+    with kernlib.guard() as tfs:
+        d, _ = record_with_kernel(tfs, ["sched:sched_switch", "sched:sched_wakeup"],
+                                  [GETPPID, "1", "30"])
+    pid = prog_pid(d)
+    inside, _, _ = window(kernlib.report(d), pid)
+    away = [e for e in inside if e["name"] == "sched_switch"
+            and kernlib.sched_switch(e["text"])[:2] == (pid, "S")]
+    woken = [e for e in inside if e["name"] == "sched_wakeup"
+             and re.match(r"^\S+:%d \[\d+\]( success=\d+)? CPU:\d{3}$" % pid, e["text"])]
+    assert len(away) == 1 and woken, "no sleep and wakeup seen"
+    assert woken[0]["ts"] > away[0]["ts"]
+    clock = re.search(r"at (\d+) Hz", tklib.tracekit("report", d, check=True).stdout)
+    assert (woken[0]["ts"] - away[0]["ts"]) * 1000 >= 30 * int(clock.group(1)) * 0.99
+    back = [e for e in inside if e["name"] == "sched_switch"
+            and kernlib.sched_switch(e["text"])[2] == pid and e["ts"] > away[0]["ts"]]
+    assert all(e["ts"] >= woken[0]["ts"] for e in back)
+    # trace-cmd's sched_switch text: COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]
+    assert re.match(r"^\S+:%d \[\d+\] S ==> \S+:\d+ \[\d+\]$" % pid, away[0]["text"]), away[0]
+
+
+TC_LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+(?P<cpu>\d+)(?P<lat>\S{5})\s*"
+                     r"(?P<ts>[\d.]+): (?P<name>[^:\s]+):\s*(?P<text>.*)$")
+
+
+def test_field_text_same_as_trace_cmd():
+    """trace-cmd restore packs our raw pages into a trace.dat; trace-cmd
+    report -l of it and our report must agree on every kernel line's pid,
+    latency columns, event and field text, CPU by CPU."""
+    tc = shutil.which("trace-cmd")
+    if not tc:
+        raise tklib.Skip("trace-cmd is not installed")
+    evs = SYSCALLS + ["sched:sched_switch", "sched:sched_wakeup", "kmem:kmalloc",
+                      "exceptions:page_fault_user", "syscalls:sys_enter_openat",
+                      "syscalls:sys_exit_openat", "syscalls:sys_enter_read"]
+    with kernlib.guard() as tfs:
+        d, _ = record_with_kernel(tfs, evs, [GETPPID, "5", "5"])
+        dat = os.path.join(tklib.tmpdir(), "restore.dat")
+        raws = sorted(f for f in os.listdir(os.path.join(d, "kernel")) if f.endswith(".raw"))
+        tklib.run([tc, "restore", "-t", tfs, "-k", os.path.join(d, "kernel", "kallsyms"),
+                   "-o", dat] + [os.path.join(d, "kernel", f) for f in raws])
+    theirs = {}
+    for line in tklib.run([tc, "report", "-l", dat]).stdout.splitlines():
+        m = TC_LINE.match(line)
+        if m:
+            theirs.setdefault(int(m.group("cpu")), []).append(
+                (int(m.group("pid")), m.group("lat"), m.group("name"), m.group("text").strip()))
+    ours = {}
+    for e in kernlib.report(d):
+        if e["lat"] is not None:
+            ours.setdefault(e["cpu"], []).append((e["tid"], e["lat"], e["name"], e["text"].strip()))
+    assert sum(len(v) for v in ours.values()) > 20
+    assert sorted(ours) == sorted(theirs)
+    for cpu in ours:
+        assert len(ours[cpu]) == len(theirs[cpu]), (cpu, len(ours[cpu]), len(theirs[cpu]))
+        for a, b in zip(ours[cpu], theirs[cpu]):
+            assert a == b, "cpu %d:\n ours   %r\n theirs %r" % (cpu, a, b)
+    names = {x[2] for v in ours.values() for x in v}
+    assert {"sys_enter_getppid", "sys_exit_getppid", "sched_switch"} <= names, names
+
+
+def test_fast_printer_same_as_libtraceevent():
+    """Field text printed by our compiled print fmts equals libtraceevent's
+    (--tep-print) for every event of a busy recording."""
+    evs = ["syscalls", "sched", "irq", "timer", "kmem:kmalloc", "exceptions", "block",
+           "signal", "task", "workqueue"]
+    with kernlib.guard() as tfs:
+        d, _ = record_with_kernel(tfs, evs, ["sh", "-c", "ls -lR /usr/include >/dev/null; "
+                                                          "cat /proc/self/stat; sleep 0.01"],
+                                  buffer_kb=8192)
+    fast = tklib.tracekit("report", d, timeout=300).stdout
+    slow = tklib.tracekit("report", d, "--tep-print", timeout=300).stdout
+    assert fast.count("\n") > 1000
+    if fast != slow:
+        for a, b in zip(fast.splitlines(), slow.splitlines()):
+            assert a == b, "\n fast %r\n tep  %r" % (a, b)
+    assert fast == slow
+
+
+def test_report_options_on_kernel_events():
+    n = 6
+    with kernlib.guard() as tfs:
+        d, _ = record_with_kernel(tfs, SYSCALLS + ["sched:sched_switch"], [GETPPID, str(n)])
+    pid = prog_pid(d)
+    p = tklib.tracekit("report", d, "--count", "--events", "syscalls:*",
+                       "-F", "common_pid == %d" % pid, check=True)
+    counts = {l.split()[1]: int(l.split()[0]) for l in p.stdout.splitlines()}
+    # the window holds n; the runtime may make one call before 'start'
+    assert counts["syscalls:sys_enter_getppid"] in (n, n + 1), counts
+    assert counts["syscalls:sys_exit_getppid"] == counts["syscalls:sys_enter_getppid"]
+    assert "sched:sched_switch" not in counts
+    events = kernlib.report(d, "--events", "syscalls:sys_exit_*", "-F", "common_pid == %d" % pid)
+    assert {e["event"] for e in events} == {"syscalls:sys_exit_getppid"}
+    assert all(e["tid"] == pid for e in events)
+    p = tklib.tracekit("report", d, "-F", "nosuchfield == 1", check=False)
+    assert p.returncode != 0 and p.stderr.startswith("tracekit: bad filter"), p.stderr
+
+
+def test_lost_kernel_events_shown():
+    with kernlib.guard() as tfs:
+        d, _ = record_with_kernel(tfs, SYSCALLS, [GETPPID, "200000"], buffer_kb=16)
+    man = open(os.path.join(d, "tracekit.manifest")).read()
+    lost = {int(m.group(1)): int(m.group(2)) + int(m.group(3)) for m in re.finditer(
+        r"^kcpu cpu=(\d+) .* overrun=(\d+) dropped=(\d+)$", man, re.M)}
+    assert sum(lost.values()) > 0, "a 16 KB buffer kept 400000 events?"
+    out = tklib.tracekit("report", d, check=True).stdout
+    for cpu, n in lost.items():
+        assert re.search(r"^# kernel cpu %d: \d+ pages, %d lost" % (cpu, n), out, re.M), out[:800]
+    # the page header says events were lost before it, with their count
+    # when the kernel had room to store it
+    lines = re.findall(r"^CPU:(\d+) \[LOST (?:(\d+) )?EVENTS\]$", out, re.M)
+    assert lines, "no lost-events line"
+    for cpu, m in lines:
+        assert lost[int(cpu)] > 0 and (not m or 0 < int(m) <= lost[int(cpu)])
+
+
+def test_kernel_stack_traces():
+    with kernlib.guard() as tfs:
+        refused = kernlib.probe_refused(tfs)
+        if "stacktrace" in refused:
+            raise tklib.Skip(refused["stacktrace"])
+        d, _ = record_with_kernel(tfs, ["syscalls:sys_enter_getppid"], [GETPPID, "3"], stack=True)
+    syms = set()
+    with open(os.path.join(d, "kernel", "kallsyms")) as f:
+        for line in f:
+            syms.add(line.split()[2])
+    stacks = [e for e in kernlib.report(d) if e["name"] == "kernel_stack"]
+    assert stacks, "no kernel_stack events"
+    for e in stacks:
+        assert e["text"] == "<stack trace>" and e.get("stack"), e
+        for frame in e["stack"]:
+            m = re.match(r"^(\S+)\+0x[0-9a-f]+/0x[0-9a-f]+$", frame)
+            assert m and m.group(1) in syms, frame
+
+
+def _kernel_trace_copy():
+    with kernlib.guard() as tfs:
+        d, _ = record_with_kernel(tfs, SYSCALLS, [GETPPID, "3"])
+    return d
+
+
+def test_bad_kernel_input():
+    d = _kernel_trace_copy()
+    raw = next(os.path.join(d, "kernel", f) for f in sorted(os.listdir(os.path.join(d, "kernel")))
+               if f.endswith(".raw") and os.path.getsize(os.path.join(d, "kernel", f)))
+    good = open(raw, "rb").read()
+    # a commit size past the page
+    with open(raw, "wb") as f:
+        f.write(good[:8] + struct.pack("<Q", 5000) + good[16:])
+    p = tklib.tracekit("report", d, check=False)
+    assert p.returncode == 1
+    assert p.stderr == "tracekit: '%s' offset 0: page commit size past the page\n" % raw, p.stderr
+    # a file cut inside a page
+    with open(raw, "wb") as f:
+        f.write(good[:100])
+    p = tklib.tracekit("report", d, check=False)
+    assert p.returncode == 1
+    assert p.stderr == "tracekit: '%s' offset 0: the file ends inside a page (truncated)\n" % raw
+    # garbage pages: an error or nothing, never a crash
+    with open(raw, "wb") as f:
+        f.write(bytes((i * 131 + 7) & 0xff for i in range(8192)))
+    p = tklib.tracekit("report", d, check=False)
+    assert p.returncode in (0, 1) and p.stderr.count("\n") <= 1, p.stderr
+    with open(raw, "wb") as f:
+        f.write(good)
+    # no header_page
+    os.remove(os.path.join(d, "kernel", "header_page"))
+    p = tklib.tracekit("report", d, check=False)
+    assert p.returncode == 1
+    assert p.stderr == "tracekit: cannot read '%s/kernel/header_page': No such file or directory\n" % d
+
+
+# -------------------------------------------------------------- stat
+
+def stat_counts(stderr):
+    return {m.group(2): int(m.group(1))
+            for m in re.finditer(r"^ +(\d+) +(\S+)$", stderr, re.M)}
+
+
+def test_stat_kernel_event_exact():
+    with kernlib.guard():
+        p = tklib.tracekit("stat", "-e", "syscalls:sys_enter_getppid", "-e", "syscalls:sys_exit_getpp*",
+                           "--", GETPPID, "25", check=True)
+    assert stat_counts(p.stderr) == {"syscalls:sys_enter_getppid": 25,
+                                     "syscalls:sys_exit_getppid": 25}, p.stderr
+    assert re.search(r"^ +\d+\.\d{9} seconds time elapsed$", p.stderr, re.M)
+    assert "ppid" in p.stdout  # the command's output is its own
+
+
+def test_stat_glob_lists_zero_counts():
+    with kernlib.guard():
+        p = tklib.tracekit("stat", "-e", "syscalls:sys_enter_getpp*", "-e", "syscalls:sys_enter_getpgid",
+                           "--", GETPPID, "4", check=True)
+    assert stat_counts(p.stderr) == {"syscalls:sys_enter_getppid": 4,
+                                     "syscalls:sys_enter_getpgid": 0}, p.stderr
+
+
+def test_stat_user_events():
+    p = tklib.tracekit("stat", "-e", "test:*", "--", BASIC, "-n", "9", "-t", "2", check=True)
+    assert stat_counts(p.stderr) == {"test:seq": 18, "test:phase": 2, "test:kinds": 0}, p.stderr
+    assert "lost" not in p.stderr
+    assert not [f for f in os.listdir("/tmp") if f.startswith("tracekit-stat.")]
+
+
+def test_stat_errors():
+    with kernlib.guard():
+        p = tklib.tracekit("stat", "-e", "sched:sched_swich", "--", "true", check=False)
+        assert (p.returncode, p.stderr) == (
+            1, "tracekit: unknown event 'sched:sched_swich' (did you mean 'sched:sched_switch'?)\n")
+        p = tklib.tracekit("stat", "-e", "sched:sched_switch", "--", "/nonexistent/cmd", check=False)
+        assert (p.returncode, p.stderr) == (
+            1, "tracekit: cannot run '/nonexistent/cmd': No such file or directory\n")
+    p = tklib.tracekit("stat", "--", "true", check=False)
+    assert (p.returncode, p.stderr) == (2, "tracekit: stat needs an event to count (-e SYSTEM:EVENT)\n")
+    p = tklib.tracekit("stat", "-e", "sched:sched_switch", check=False)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+
+
+# -------------------------------------------------------------- list
+
+def test_list_kernel():
+    with kernlib.guard():
+        names = tklib.tracekit("list", "-e", "sched:*", check=True).stdout.split("\n")
+        assert "sched:sched_switch" in names and all(n.startswith("sched:") for n in names if n)
+        both = tklib.tracekit("list", "-e", BASIC, check=True).stdout.split()
+        assert {"test:seq", "test:phase", "test:kinds", "sched:sched_switch"} <= set(both)
+        assert both == sorted(both)
+        tracers = tklib.tracekit("list", "-t", check=True).stdout.split()
+        assert "nop" in tracers
+        opts = tklib.tracekit("list", "-o", check=True).stdout.splitlines()
+        assert opts and all(re.match(r"^(no)?[a-z0-9_-]+$", o) for o in opts), opts
+        p = tklib.tracekit("list", "-f", check=False)
+    if p.returncode == 0:
+        raise tklib.Skip("this kernel lets tracing list its functions: no refusal to check")
+    m = re.match(r"^tracekit: cannot read '(.*/available_filter_functions)': "
+                 r"Operation not permitted \(the kernel does not let tracing list its functions\)\n$",
+                 p.stderr)
+    assert p.returncode == 1 and m, p.stderr
