@@ -159,6 +159,11 @@ static char *find_runtime(void)
 	return out;
 }
 
+const char *functrace_build_flags(void)
+{
+	return BUILD_FLAGS;
+}
+
 int functrace_record_check(struct rec_options *o, const char *program,
 			   bool force)
 {

@@ -22,6 +22,9 @@
  * tracer: patchable entries or -finstrument-functions. */
 bool functrace_program_is_patchable(const char *program);
 
+/* The compiler flags that build a program for the function tracer. */
+const char *functrace_build_flags(void);
+
 /* Check the user tracer's options against @program (NULL: not known),
  * print one line and return < 0 when they cannot work.  @force: -l/-g may name functions of objects
  * loaded later (dlopen). */
