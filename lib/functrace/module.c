@@ -258,7 +258,8 @@ static struct ft_module *module_new(const struct found *f, bool quiet)
 		switch (tk_ft_arch_entry_kind(s->addr)) {
 		case FT_ENTRY_NOP:
 		case FT_ENTRY_NOPS:
-			s->usable = true;
+			s->usable = tk_text_patchable_at(s->addr);
+			m->unusable += !s->usable;
 			break;
 		default:
 			m->unusable++;
@@ -449,8 +450,9 @@ void tk_ft_modules_announce(bool all)
 			m->announced = true;
 		if (m->unusable && !m->warned) {
 			tk_ft_warn("'%s': %u of %u function entries cannot be patched "
-				   "(single-byte NOPs seen only once threads ran: record "
-				   "the program from its start)",
+				   "(their first bytes straddle a cache line, or single-byte "
+				   "NOPs were seen only once threads ran: record the program "
+				   "from its start)",
 				   m->path, m->unusable, m->nsites);
 			m->warned = true;
 		}

@@ -316,3 +316,29 @@ def test_bad_input():
     assert not os.path.exists(d)
     p = record(d, [prog("functree"), "tree"], "-p", "function", "-g", "main", check=False)
     assert p.returncode != 0 and p.stderr == "tracekit: -g needs -p function_graph\n", p.stderr
+
+
+def test_unaligned_entries():
+    """At -O1 gcc does not align functions: entries at odd addresses are
+    traced too (only an entry whose first two bytes straddle a cache line
+    cannot be patched safely)."""
+    work = tmpdir()
+    src = os.path.join(work, "odd.c")
+    with open(src, "w") as f:
+        f.write("static int __attribute__((noinline)) a(int x) { return x + 1; }\n"
+                "static int __attribute__((noinline)) b(int x) { return a(x) * 3; }\n"
+                "int main(void) { int s = 0; for (int i = 0; i < 7; i++) s += b(i);"
+                " return s == 84 ? 0 : 1; }\n")
+    exe = os.path.join(work, "odd")
+    run(["gcc", "-O1", "-fpatchable-function-entry=5", src, "-o", exe])
+    syms = run(["nm", exe]).stdout.split()
+    addr = {syms[i + 2]: int(syms[i], 16) for i in range(0, len(syms) - 2)
+            if syms[i + 1] in "tT" and syms[i + 2] in ("a", "b", "main")}
+    assert sorted(addr) == ["a", "b", "main"], addr
+    if all(v % 2 == 0 for v in addr.values()):
+        raise Skip("gcc aligned every function here: %s" % addr)
+    d = os.path.join(work, "t")
+    record(d, [exe], "-p", "function")
+    names = [l["text"].split()[0] for l in report(d)]
+    assert names.count("main") == 1 and names.count("b") == 7 and names.count("a") == 7, \
+        (addr, names)
