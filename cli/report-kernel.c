@@ -253,6 +253,7 @@ int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 	rk->env.tep = rk->k.tep;
 	rk->env.sym_addr = tk_kernel_symbol_addr;
 	rk->env.sym_ctx = &rk->k;
+	rk->env.syms = calloc(1, sizeof(*rk->env.syms));
 	if (rk->k.clock[0] &&
 	    strcmp(rk->k.clock, o->clock->tsc ? "x86-tsc" : "mono"))
 		tk_warn("kernel events were stamped by trace_clock '%s', user events by %s: their order against each other is not exact",
@@ -463,6 +464,7 @@ void report_kernel_close(struct report_kernel *rk)
 	free(rk->events);
 	free(rk->values);
 	trace_seq_destroy(&rk->seq);
+	free(rk->env.syms);
 	tk_kernel_close(&rk->k);
 	free(rk);
 }

@@ -129,11 +129,12 @@ static void compile(struct tk_kprint *p)
 	p->compiled = true;
 	p->how = PRINT_TEP;
 	if (p->ev->handler) {
-		p->plugin = tk_kplugin_prepare(p->tep, p->ev, &known);
+		p->plugin = tk_kplugin_prepare(p->tep, p->ev, p->env->syms, &known);
 		if (!known)
 			return;
 	}
-	p->prog = tk_kprog_compile(p->tep, p->ev, p->env->sym_addr, p->env->sym_ctx);
+	p->prog = tk_kprog_compile(p->tep, p->ev, p->env->sym_addr, p->env->sym_ctx,
+				   p->env->syms);
 	if (p->prog || (p->plugin && !tk_kplugin_prefix(p->plugin)))
 		p->how = PRINT_FAST;
 }

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kprint-compile.h"
+#include "kprint-out.h"
 
 struct tep_handle;
 struct tep_event;
@@ -40,6 +41,7 @@ struct tk_kprint_env {
 	struct tep_handle *tep;
 	tk_ksym_addr_fn sym_addr; /* names in print fmts (may be NULL) */
 	void *sym_ctx;
+	struct tk_ksym_cache *syms; /* symbol lookups (may be NULL) */
 	/* bumped whenever printing gave a pid a comm (the sched_switch
 	 * plugin's way): cached comms may be stale */
 	unsigned comm_gen;

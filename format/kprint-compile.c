@@ -42,6 +42,7 @@
 #include <string.h>
 #include <event-parse.h>
 #include "kprint-compile.h"
+#include "kprint-out.h"
 
 #define MAX_ITEMS 4096 /* per array: more means a format we leave alone */
 #define MAX_DEPTH 64
@@ -108,6 +109,7 @@ struct tk_kprog {
 	size_t text_len, text_cap;
 	tk_ksym_addr_fn sym_addr;
 	void *sym_ctx;
+	struct tk_ksym_cache *ksyms;
 };
 
 /* ------------------------------------------------------------ compile */
@@ -632,8 +634,32 @@ bool tk_kprog_needs_symbols(const struct tep_event *ev)
 	return false;
 }
 
+const char *tk_ksym_find(struct tep_handle *tep, struct tk_ksym_cache *cache,
+			 uint64_t addr, uint64_t *start)
+{
+	const char *name;
+	unsigned long long st;
+	size_t i = (size_t)((addr ^ (addr >> 12) ^ (addr >> 24)) & (TK_KSYM_CACHE - 1));
+
+	if (cache && cache->slot[i].set && cache->slot[i].addr == addr) {
+		*start = cache->slot[i].start;
+		return cache->slot[i].name;
+	}
+	if (!tep_find_function_info(tep, addr, &name, &st, NULL))
+		name = NULL;
+	*start = name ? st : 0;
+	if (cache) {
+		cache->slot[i].set = true;
+		cache->slot[i].addr = addr;
+		cache->slot[i].start = *start;
+		cache->slot[i].name = name;
+	}
+	return name;
+}
+
 struct tk_kprog *tk_kprog_compile(struct tep_handle *tep, struct tep_event *ev,
-				  tk_ksym_addr_fn sym, void *sym_ctx)
+				  tk_ksym_addr_fn sym, void *sym_ctx,
+				  struct tk_ksym_cache *syms)
 {
 	struct tk_kprog *p;
 	struct tep_print_arg *arg = ev->print_fmt.args;
@@ -648,6 +674,7 @@ struct tk_kprog *tk_kprog_compile(struct tep_handle *tep, struct tep_event *ev,
 	p->tep = tep;
 	p->sym_addr = sym;
 	p->sym_ctx = sym_ctx;
+	p->ksyms = syms;
 	while (*f) {
 		bool ok = true;
 		size_t used;
@@ -669,21 +696,8 @@ fail:
 
 /* ---------------------------------------------------------------- run */
 
-struct obuf {
-	char *p;
-	size_t n, room;
-};
-
-static inline void put(struct obuf *o, const char *s, size_t len)
-{
-	if (len > o->room - o->n)
-		len = o->room - o->n;
-	memcpy(o->p + o->n, s, len);
-	o->n += len;
-}
-
-static void putf(struct obuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void putf(struct obuf *o, const char *fmt, ...)
+static void putf(struct tk_obuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(struct tk_obuf *o, const char *fmt, ...)
 {
 	va_list ap;
 	int len;
@@ -761,38 +775,7 @@ static uint64_t eval(const struct tk_kprog *p, int n, const unsigned char *data)
 	}
 }
 
-/* v in base 10 or 16, right-aligned in width with zeros or spaces. */
-static void put_num(struct obuf *o, uint64_t v, bool neg, unsigned base, bool upper,
-		    unsigned width, bool zero)
-{
-	const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
-	char tmp[88];
-	size_t n = sizeof(tmp), len;
-
-	do {
-		tmp[--n] = digits[v % base];
-		v /= base;
-	} while (v);
-	len = sizeof(tmp) - n + neg;
-	if (zero) {
-		while (len < width) {
-			tmp[--n] = '0';
-			len++;
-		}
-		if (neg)
-			tmp[--n] = '-';
-	} else {
-		if (neg)
-			tmp[--n] = '-';
-		while (len < width) {
-			tmp[--n] = ' ';
-			len++;
-		}
-	}
-	put(o, tmp + n, sizeof(tmp) - n);
-}
-
-static void run_num(const struct step *s, uint64_t val, struct obuf *o)
+static void run_num(const struct step *s, uint64_t val, struct tk_obuf *o)
 {
 	int iv = s->ls == -2 ? (int)(signed char)val : s->ls == -1 ? (int)(short)val : (int)val;
 
@@ -813,7 +796,7 @@ static void run_num(const struct step *s, uint64_t val, struct obuf *o)
 		} else {
 			u = s->ls == -2 ? (uint8_t)iv : s->ls == -1 ? (uint16_t)iv : (uint32_t)iv;
 		}
-		put_num(o, u, neg, sign || s->conv == 'u' ? 10 : 16, s->conv == 'X', s->width,
+		tk_onum(o, u, neg, sign || s->conv == 'u' ? 10 : 16, s->conv == 'X', s->width,
 			s->zero);
 		return;
 	}
@@ -824,12 +807,12 @@ static void run_num(const struct step *s, uint64_t val, struct obuf *o)
 }
 
 /* One piece of string text under the step's conversion. */
-static void put_str(struct obuf *o, const struct step *s, const char *str, size_t len)
+static void put_str(struct tk_obuf *o, const struct step *s, const char *str, size_t len)
 {
 	char tmp[4096];
 
 	if (s->plain) {
-		put(o, str, len);
+		tk_oput(o, str, len);
 		return;
 	}
 	if (len >= sizeof(tmp))
@@ -840,7 +823,7 @@ static void put_str(struct obuf *o, const struct step *s, const char *str, size_
 }
 
 static bool run_str(const struct tk_kprog *p, const struct step *s, int sn,
-		    const unsigned char *data, unsigned size, struct obuf *o)
+		    const unsigned char *data, unsigned size, struct tk_obuf *o)
 {
 	const struct snode *x = &p->snodes[sn];
 
@@ -882,7 +865,8 @@ static bool run_str(const struct tk_kprog *p, const struct step *s, int sn,
 				return true;
 			}
 		}
-		putf(o, "0x%" PRIx64, v);
+		tk_oput(o, "0x", 2);
+		tk_ohex(o, v);
 		return true;
 	}
 	case SN_FLAGS: {
@@ -897,7 +881,7 @@ static bool run_str(const struct tk_kprog *p, const struct step *s, int sn,
 
 			if ((v & y->value) == y->value) {
 				if (printed)
-					put(o, p->text + x->lit, x->len);
+					tk_oput(o, p->text + x->lit, x->len);
 				put_str(o, s, p->text + y->str, y->len);
 				printed = true;
 				v &= ~y->value;
@@ -905,8 +889,9 @@ static bool run_str(const struct tk_kprog *p, const struct step *s, int sn,
 		}
 		if (v) {
 			if (printed)
-				put(o, p->text + x->lit, x->len);
-			putf(o, "0x%" PRIx64, v);
+				tk_oput(o, p->text + x->lit, x->len);
+			tk_oput(o, "0x", 2);
+			tk_ohex(o, v);
 		}
 		return true;
 	}
@@ -916,34 +901,34 @@ static bool run_str(const struct tk_kprog *p, const struct step *s, int sn,
 }
 
 static void run_func(const struct tk_kprog *p, const struct step *s, uint64_t v,
-		     struct obuf *o)
+		     struct tk_obuf *o)
 {
-	const char *name;
-	unsigned long long start;
+	uint64_t start;
+	const char *name = tk_ksym_find(p->tep, p->ksyms, v, &start);
 
-	if (tep_find_function_info(p->tep, v, &name, &start, NULL)) {
-		put(o, name, strlen(name));
+	if (name) {
+		tk_oput(o, name, strlen(name));
 		if (s->offset) {
-			put(o, "+0x", 3);
-			put_num(o, v - start, false, 16, false, 0, false);
+			tk_oput(o, "+0x", 3);
+			tk_onum(o, v - start, false, 16, false, 0, false);
 		}
 	} else {
-		put(o, "0x", 2);
-		put_num(o, v, false, 16, false, 0, false);
+		tk_oput(o, "0x", 2);
+		tk_onum(o, v, false, 16, false, 0, false);
 	}
 }
 
 long tk_kprog_run(const struct tk_kprog *p, const unsigned char *data,
 		  unsigned size, char *out, size_t room)
 {
-	struct obuf o = { out, 0, room };
+	struct tk_obuf o = { out, 0, room };
 
 	for (unsigned i = 0; i < p->nsteps && o.n < room; i++) {
 		const struct step *s = &p->steps[i];
 
 		switch (s->kind) {
 		case S_LIT:
-			put(&o, p->text + s->lit, s->len);
+			tk_oput(&o, p->text + s->lit, s->len);
 			break;
 		case S_NUM:
 			run_num(s, eval(p, s->arg, data), &o);
@@ -952,10 +937,10 @@ long tk_kprog_run(const struct tk_kprog *p, const unsigned char *data,
 			uint64_t v = eval(p, s->arg, data);
 
 			if (v) {
-				put(&o, "0x", 2);
-				put_num(&o, v, false, 16, false, 0, false);
+				tk_oput(&o, "0x", 2);
+				tk_onum(&o, v, false, 16, false, 0, false);
 			} else {
-				put(&o, "(nil)", 5);
+				tk_oput(&o, "(nil)", 5);
 			}
 			break;
 		}

@@ -14,6 +14,7 @@
 struct tep_handle;
 struct tep_event;
 struct tk_kprog;
+struct tk_ksym_cache;
 
 /* The address of kernel symbol @name, as libtraceevent finds it for a
  * name in a print fmt: 1 and *addr when it is in the saved kallsyms once,
@@ -23,9 +24,11 @@ typedef int (*tk_ksym_addr_fn)(void *ctx, const char *name, uint64_t *addr);
 /* Compile @ev's print fmt; NULL when it holds anything the steps cannot
  * print exactly as libtraceevent does (the caller then uses it).  Symbol
  * lookups at run time go through @tep (its kallsyms must be loaded before
- * the first run); @sym resolves names in the format once, here. */
+ * the first run; @syms caches them, may be NULL); @sym resolves names
+ * in the format once, here. */
 struct tk_kprog *tk_kprog_compile(struct tep_handle *tep, struct tep_event *ev,
-				  tk_ksym_addr_fn sym, void *sym_ctx);
+				  tk_ksym_addr_fn sym, void *sym_ctx,
+				  struct tk_ksym_cache *syms);
 
 /* True when @ev's print fmt may need kernel symbols (%p conversions,
  * names of symbols in expressions). */

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <event-parse.h>
+#include "kprint-out.h"
 #include "kprint-plugins.h"
 
 enum kind { K_SWITCH, K_WAKEUP, K_CALL_SITE, K_HRT_EXPIRE, K_HRT_START };
@@ -42,6 +43,7 @@ struct fld {
 struct tk_kplugin {
 	enum kind kind;
 	struct tep_handle *tep;
+	struct tk_ksym_cache *syms;
 	struct fld f[8];
 	struct fld comm[2];
 };
@@ -114,7 +116,7 @@ static bool find_comm(struct tep_event *ev, const char *name, struct fld *out)
 }
 
 struct tk_kplugin *tk_kplugin_prepare(struct tep_handle *tep, struct tep_event *ev,
-				      bool *known)
+				      struct tk_ksym_cache *syms, bool *known)
 {
 	const char *plugin;
 	struct tk_kplugin *pl;
@@ -139,6 +141,7 @@ struct tk_kplugin *tk_kplugin_prepare(struct tep_handle *tep, struct tep_event *
 		return NULL;
 	pl->kind = kind;
 	pl->tep = tep;
+	pl->syms = syms;
 	for (int i = 0; i < 8; i++) {
 		pl->f[i].off = -1;
 		if (field_names[kind][i] && !find(ev, field_names[kind][i], &pl->f[i]))
@@ -168,37 +171,9 @@ static uint64_t rd(const unsigned char *data, const struct fld *f)
 	return v;
 }
 
-struct out {
-	char *p;
-	size_t n, room;
-};
-
-static void putf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void putf(struct out *o, const char *fmt, ...)
-{
-	va_list ap;
-	int len;
-
-	if (o->n >= o->room)
-		return;
-	va_start(ap, fmt);
-	len = vsnprintf(o->p + o->n, o->room - o->n, fmt, ap);
-	va_end(ap);
-	if (len > 0)
-		o->n += (size_t)len < o->room - o->n ? (size_t)len : o->room - o->n - 1;
-}
-
-static void puts_n(struct out *o, const char *s, size_t len)
-{
-	if (len > o->room - o->n)
-		len = o->room - o->n;
-	memcpy(o->p + o->n, s, len);
-	o->n += len;
-}
-
 /* "%.*s" of the comm field, registered with pid as the plugin does. */
 static void comm(const struct tk_kplugin *pl, const unsigned char *data,
-		 const struct fld *f, uint64_t pid, struct out *o, bool *new_comm)
+		 const struct fld *f, uint64_t pid, struct tk_obuf *o, bool *new_comm)
 {
 	char name[256];
 	size_t len = strnlen((const char *)data + f->off, (size_t)f->size);
@@ -207,13 +182,13 @@ static void comm(const struct tk_kplugin *pl, const unsigned char *data,
 		len = sizeof(name) - 1;
 	memcpy(name, data + f->off, len);
 	name[len] = '\0';
-	puts_n(o, name, len);
+	tk_oput(o, name, len);
 	if ((int)pid && tep_register_comm(pl->tep, name, (int)pid) == 0)
 		*new_comm = true;
-	puts_n(o, ":", 1);
+	tk_oput(o, ":", 1);
 }
 
-static void state(struct out *o, int val)
+static void state(struct tk_obuf *o, int val)
 {
 	static const char states[] = "SDTtZXxW";
 	bool found = false;
@@ -222,36 +197,45 @@ static void state(struct out *o, int val)
 		if (!(val & (1 << i)))
 			continue;
 		if (found)
-			puts_n(o, "|", 1);
+			tk_oput(o, "|", 1);
 		found = true;
-		puts_n(o, &states[i], 1);
+		tk_oput(o, &states[i], 1);
 	}
 	if (!found)
-		puts_n(o, "R", 1);
+		tk_oput(o, "R", 1);
 }
 
 /* tep_print_func_field(): " function=NAME/0x(start - addr)"; false when
  * the address is in no symbol (left to libtraceevent). */
 static bool func_field(const struct tk_kplugin *pl, const unsigned char *data,
-		       const struct fld *f, struct out *o)
+		       const struct fld *f, struct tk_obuf *o)
 {
 	const char *name;
-	unsigned long long start, v;
+	uint64_t start, v;
 
 	if (f->off < 0)
 		return true;
 	v = rd(data, f);
-	if (!tep_find_function_info(pl->tep, v, &name, &start, NULL))
+	if (!(name = tk_ksym_find(pl->tep, pl->syms, v, &start)))
 		return false;
-	putf(o, " function=%s/0x%llx", name, start - v);
+	tk_oput(o, " function=", 10);
+	tk_oput(o, name, strlen(name));
+	tk_oput(o, "/0x", 3);
+	tk_ohex(o, start - v);
 	return true;
+}
+
+/* "%lld" of a value read zero-extended (never negative below 8 bytes) */
+static void lld(struct tk_obuf *o, uint64_t v)
+{
+	tk_odec(o, (int64_t)v);
 }
 
 long tk_kplugin_run(const struct tk_kplugin *pl, const unsigned char *data,
 		    unsigned size, char *out, size_t room, bool *then_fmt,
 		    bool *new_comm)
 {
-	struct out o = { out, 0, room };
+	struct tk_obuf o = { out, 0, room };
 	const struct fld *f = pl->f;
 
 	(void)size;
@@ -262,13 +246,19 @@ long tk_kplugin_run(const struct tk_kplugin *pl, const unsigned char *data,
 
 		if (pl->comm[0].off >= 0)
 			comm(pl, data, &pl->comm[0], pid, &o, new_comm);
-		putf(&o, "%lld [%d] ", (long long)pid, (int)rd(data, &f[1]));
+		lld(&o, pid);
+		tk_oput(&o, " [", 2);
+		tk_odec(&o, (int)rd(data, &f[1]));
+		tk_oput(&o, "] ", 2);
 		state(&o, (int)rd(data, &f[2]));
-		puts_n(&o, " ==> ", 5);
+		tk_oput(&o, " ==> ", 5);
 		pid = rd(data, &f[3]);
 		if (pl->comm[1].off >= 0)
 			comm(pl, data, &pl->comm[1], pid, &o, new_comm);
-		putf(&o, "%lld [%d]", (long long)pid, (int)rd(data, &f[4]));
+		lld(&o, pid);
+		tk_oput(&o, " [", 2);
+		tk_odec(&o, (int)rd(data, &f[4]));
+		tk_oput(&o, "]", 1);
 		break;
 	}
 	case K_WAKEUP: {
@@ -276,39 +266,57 @@ long tk_kplugin_run(const struct tk_kplugin *pl, const unsigned char *data,
 
 		if (pl->comm[0].off >= 0)
 			comm(pl, data, &pl->comm[0], pid, &o, new_comm);
-		putf(&o, "%lld", (long long)pid);
-		if (f[1].off >= 0)
-			putf(&o, " [%lld]", (long long)rd(data, &f[1]));
-		if (f[2].off >= 0)
-			putf(&o, " success=%lld", (long long)rd(data, &f[2]));
-		if (f[3].off >= 0)
-			putf(&o, " CPU:%03llu", (unsigned long long)rd(data, &f[3]));
+		lld(&o, pid);
+		if (f[1].off >= 0) {
+			tk_oput(&o, " [", 2);
+			lld(&o, rd(data, &f[1]));
+			tk_oput(&o, "]", 1);
+		}
+		if (f[2].off >= 0) {
+			tk_oput(&o, " success=", 9);
+			lld(&o, rd(data, &f[2]));
+		}
+		if (f[3].off >= 0) {
+			tk_oput(&o, " CPU:", 5);
+			tk_onum(&o, rd(data, &f[3]), false, 10, false, 3, true);
+		}
 		break;
 	}
 	case K_CALL_SITE: {
 		const char *name;
-		unsigned long long start, v;
+		uint64_t start, v;
 
 		*then_fmt = true;
 		if (f[0].off < 0)
 			break;
 		v = rd(data, &f[0]);
-		if (tep_find_function_info(pl->tep, v, &name, &start, NULL))
-			putf(&o, "(%s+0x%x) ", name, (int)(v - start));
+		if ((name = tk_ksym_find(pl->tep, pl->syms, v, &start))) {
+			/* "(%s+0x%x) " of (int)(v - start) */
+			tk_oput(&o, "(", 1);
+			tk_oput(&o, name, strlen(name));
+			tk_oput(&o, "+0x", 3);
+			tk_ohex(&o, (uint32_t)(v - start));
+			tk_oput(&o, ") ", 2);
+		}
 		break;
 	}
 	case K_HRT_EXPIRE:
-		putf(&o, "hrtimer=0x%llx now=%llu", (unsigned long long)rd(data, &f[0]),
-		     (unsigned long long)rd(data, &f[1]));
+		tk_oput(&o, "hrtimer=0x", 10);
+		tk_ohex(&o, rd(data, &f[0]));
+		tk_oput(&o, " now=", 5);
+		tk_onum(&o, rd(data, &f[1]), false, 10, false, 0, false);
 		if (!func_field(pl, data, &f[2], &o))
 			return -1;
 		break;
 	case K_HRT_START:
-		putf(&o, "hrtimer=0x%llx", (unsigned long long)rd(data, &f[0]));
+		tk_oput(&o, "hrtimer=0x", 10);
+		tk_ohex(&o, rd(data, &f[0]));
 		if (!func_field(pl, data, &f[1], &o))
 			return -1;
-		putf(&o, " expires=%llu softexpires=%llu", (unsigned long long)rd(data, &f[2]),
-		     (unsigned long long)rd(data, &f[3]));
+		tk_oput(&o, " expires=", 9);
+		tk_onum(&o, rd(data, &f[2]), false, 10, false, 0, false);
+		tk_oput(&o, " softexpires=", 13);
+		tk_onum(&o, rd(data, &f[3]), false, 10, false, 0, false);
 		break;
 	}
 	return (long)o.n;

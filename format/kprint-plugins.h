@@ -13,11 +13,13 @@
 struct tep_handle;
 struct tep_event;
 struct tk_kplugin;
+struct tk_ksym_cache;
 
 /* The plugin handler of @ev, mirrored: NULL when @ev has no handler or
- * one we do not mirror (*known then says which).  Free with free(). */
+ * one we do not mirror (*known then says which).  Symbol lookups go
+ * through @syms (may be NULL).  Free with free(). */
 struct tk_kplugin *tk_kplugin_prepare(struct tep_handle *tep, struct tep_event *ev,
-				      bool *known);
+				      struct tk_ksym_cache *syms, bool *known);
 
 /* True when the handler comes from plugin_sched_switch (it registers the
  * comms it prints, which changes the COMM column of later lines). */
