@@ -39,6 +39,7 @@ struct report {
 	bool no_header;
 	bool count_only;
 	bool tep_only;
+	bool tep_stats;
 	struct tk_trace trace;
 	struct report_kernel *kernel; /* NULL when the trace has none */
 	unsigned nsources;           /* nreaders, then the kernel's CPUs */
@@ -75,7 +76,9 @@ static void usage(FILE *f)
 		"  --count           decode every event but print only how many there\n"
 		"                    are of each (checks the whole trace quickly)\n"
 		"  --tep-print       kernel events' field text all from libtraceevent\n"
-		"                    (slower; to check the fast printer against it)\n");
+		"                    (slower; to check the fast printer against it)\n"
+		"  --tep-stats       after the events, on stderr: how many of each kernel\n"
+		"                    event libtraceevent printed (not the fast printer)\n");
 }
 
 static int parse_options(struct report *r, int argc, char **argv)
@@ -87,6 +90,7 @@ static int parse_options(struct report *r, int argc, char **argv)
 		{ "no-header", no_argument, NULL, 'H' },
 		{ "count", no_argument, NULL, 'C' },
 		{ "tep-print", no_argument, NULL, 'P' },
+		{ "tep-stats", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -126,6 +130,9 @@ static int parse_options(struct report *r, int argc, char **argv)
 			break;
 		case 'P':
 			r->tep_only = true;
+			break;
+		case 'S':
+			r->tep_stats = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -572,6 +579,8 @@ next:
 	if (r.count_only)
 		print_counts(&r);
 	fflush(stdout);
+	if (r.tep_stats && r.kernel)
+		report_kernel_tep_stats(r.kernel);
 	for (unsigned i = 0; i < r.nreaders; i++)
 		tk_stream_close(&r.readers[i]);
 	for (unsigned i = 0; i < r.nstates; i++)

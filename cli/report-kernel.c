@@ -433,6 +433,18 @@ int report_kernel_counts(const struct report_kernel *rk,
 	return 0;
 }
 
+void report_kernel_tep_stats(const struct report_kernel *rk)
+{
+	for (unsigned id = 0; id < rk->nids; id++) {
+		const struct kevent *e = &rk->events[id];
+		uint64_t n = e->print ? tk_kprint_tep_count(e->print) : 0;
+
+		if (n)
+			fprintf(stderr, "tracekit: libtraceevent printed %" PRIu64 " %s\n", n,
+				e->name);
+	}
+}
+
 uint64_t report_kernel_lost(const struct report_kernel *rk)
 {
 	uint64_t stats = tk_kernel_lost(&rk->k);

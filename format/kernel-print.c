@@ -36,6 +36,7 @@ struct tk_kprint {
 	struct tep_handle *tep;
 	struct tep_event *ev;
 	bool compiled, needs_symbols, saves_comms;
+	uint64_t tep_prints; /* records printed by libtraceevent */
 	unsigned min_size; /* fixed fields end here */
 	unsigned ndyn;
 	unsigned *dyn_off; /* offsets of __data_loc words to check */
@@ -144,6 +145,11 @@ bool tk_kprint_needs_symbols(const struct tk_kprint *p)
 	return p->needs_symbols;
 }
 
+uint64_t tk_kprint_tep_count(const struct tk_kprint *p)
+{
+	return p->tep_prints;
+}
+
 bool tk_kprint_is_slow(struct tk_kprint *p)
 {
 	if (!p->compiled)
@@ -223,6 +229,7 @@ static size_t print_tep(struct tk_kprint *p, struct trace_seq *seq,
 	struct tep_record rec;
 	size_t n;
 
+	p->tep_prints++;
 	memset(&rec, 0, sizeof(rec));
 	rec.ts = ts;
 	rec.data = (void *)data;

@@ -64,6 +64,9 @@ size_t tk_kprint_format(struct tk_kprint *p, struct trace_seq *seq,
  * (for tests and profiling). */
 bool tk_kprint_is_slow(struct tk_kprint *p);
 
+/* How many records libtraceevent printed (the fast printers did not). */
+uint64_t tk_kprint_tep_count(const struct tk_kprint *p);
+
 /* True when printing the event may need kernel symbols (stack traces,
  * %p conversions, plugins, symbol names): load them before its first
  * print (tk_kernel_load_symbols). */
