@@ -26,6 +26,7 @@
 #include "filter.h"
 #include "pattern.h"
 #include "printfmt.h"
+#include "report-graph.h"
 #include "report.h"
 #include "stream-read.h"
 #include "trace.h"
@@ -38,6 +39,8 @@ struct report {
 	enum ts_mode ts;
 	bool no_header;
 	bool count_only;
+	bool profile;
+	struct ftrace_view *ftrace; /* function tracer events (report-graph.c) */
 	bool tep_only;
 	bool tep_stats;
 	struct tk_trace trace;
@@ -75,6 +78,8 @@ static void usage(FILE *f)
 		"  --no-header       events only\n"
 		"  --count           decode every event but print only how many there\n"
 		"                    are of each (checks the whole trace quickly)\n"
+		"  --profile         function tracer: per function, calls, total, self,\n"
+		"                    average and maximum time, sorted by total\n"
 		"  --tep-print       kernel events' field text all from libtraceevent\n"
 		"                    (slower; to check the fast printer against it)\n"
 		"  --tep-stats       after the events, on stderr: how many of each kernel\n"
@@ -89,6 +94,7 @@ static int parse_options(struct report *r, int argc, char **argv)
 		{ "ts", required_argument, NULL, 'T' },
 		{ "no-header", no_argument, NULL, 'H' },
 		{ "count", no_argument, NULL, 'C' },
+		{ "profile", no_argument, NULL, 'Q' },
 		{ "tep-print", no_argument, NULL, 'P' },
 		{ "tep-stats", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
@@ -133,6 +139,9 @@ static int parse_options(struct report *r, int argc, char **argv)
 			break;
 		case 'S':
 			r->tep_stats = true;
+			break;
+		case 'Q':
+			r->profile = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -412,6 +421,24 @@ static void prepare_print(struct tk_event_info *ev)
 	}
 }
 
+/* The start of a line: "%16s [%03u] %s: " (comm-tid, cpu, time). */
+static size_t format_prefix(const struct report *r,
+			    const struct tk_stream_reader *rd, char *line)
+{
+	size_t n = report_put_prefix(line, rd->stream->comm, strlen(rd->stream->comm),
+				     rd->stream->tid, rd->cpu);
+
+	if (r->kernel) {
+		/* blank latency columns: aligned with the kernel's lines */
+		memset(line + n, ' ', 6);
+		n += 6;
+	}
+	n += report_put_time(&r->trace.clock, r->ts, rd->ts, line + n);
+	line[n++] = ':';
+	line[n++] = ' ';
+	return n;
+}
+
 /* One line as trace-cmd prints it: "%16s [%03u] %s: %s: %s\n". */
 static void print_event(struct report *r, const struct tk_stream_reader *rd,
 			struct event_state *st)
@@ -422,16 +449,7 @@ static void print_event(struct report *r, const struct tk_stream_reader *rd,
 
 	if (!ev->print && !ev->print_failed)
 		prepare_print(ev);
-	n = report_put_prefix(line, rd->stream->comm, strlen(rd->stream->comm),
-			      rd->stream->tid, rd->cpu);
-	if (r->kernel) {
-		/* blank latency columns: aligned with the kernel's lines */
-		memset(line + n, ' ', 6);
-		n += 6;
-	}
-	n += report_put_time(&r->trace.clock, r->ts, rd->ts, line + n);
-	line[n++] = ':';
-	line[n++] = ' ';
+	n = format_prefix(r, rd, line);
 	len = strlen(ev->full_name);
 	memcpy(line + n, ev->full_name, len);
 	n += len;
@@ -444,6 +462,13 @@ static void print_event(struct report *r, const struct tk_stream_reader *rd,
 	}
 	line[n++] = '\n';
 	fwrite_unlocked(line, 1, n, stdout);
+}
+
+static void show_ftrace(struct report *r, struct tk_stream_reader *rd)
+{
+	char prefix[128];
+
+	ftrace_view_event(r->ftrace, rd, prefix, format_prefix(r, rd, prefix));
 }
 
 static int count_name_cmp(const void *a, const void *b)
@@ -550,8 +575,9 @@ int cmd_report(int argc, char **argv)
 	if (prepare_events(&r, &kf) < 0)
 		return TK_EXIT_USAGE;
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-	if (!r.no_header && !r.count_only)
+	if (!r.no_header && !r.count_only && !r.profile)
 		print_header(&r);
+	r.ftrace = ftrace_view_open(&r.trace, r.profile);
 	if (open_readers(&r) < 0)
 		return TK_EXIT_FAILURE;
 	while (r.heap_len) {
@@ -560,7 +586,8 @@ int cmd_report(int argc, char **argv)
 		struct event_state *st;
 
 		if (idx >= r.nreaders) {
-			report_kernel_emit(r.kernel, idx - r.nreaders);
+			if (!r.profile)
+				report_kernel_emit(r.kernel, idx - r.nreaders);
 			goto next;
 		}
 		st = state_of(rd->event);
@@ -568,7 +595,9 @@ int cmd_report(int argc, char **argv)
 		    (!st->filter || tk_filter_match(st->filter, rd->values))) {
 			if (r.count_only)
 				st->count++;
-			else
+			else if (r.ftrace && ftrace_view_owns(st->ev))
+				show_ftrace(&r, rd);
+			else if (!r.profile)
 				print_event(&r, rd, st);
 		}
 next:
@@ -578,6 +607,7 @@ next:
 	}
 	if (r.count_only)
 		print_counts(&r);
+	ftrace_view_close(r.ftrace);
 	fflush(stdout);
 	if (r.tep_stats && r.kernel)
 		report_kernel_tep_stats(r.kernel);
