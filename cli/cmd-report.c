@@ -42,6 +42,7 @@ struct report {
 	bool profile;
 	struct ftrace_view *ftrace; /* function tracer events (report-graph.c) */
 	bool tep_only;
+	bool tep_stats;
 	struct tk_trace trace;
 	struct report_kernel *kernel; /* NULL when the trace has none */
 	unsigned nsources;           /* nreaders, then the kernel's CPUs */
@@ -80,7 +81,9 @@ static void usage(FILE *f)
 		"  --profile         function tracer: per function, calls, total, self,\n"
 		"                    average and maximum time, sorted by total\n"
 		"  --tep-print       kernel events' field text all from libtraceevent\n"
-		"                    (slower; to check the fast printer against it)\n");
+		"                    (slower; to check the fast printer against it)\n"
+		"  --tep-stats       after the events, on stderr: how many of each kernel\n"
+		"                    event libtraceevent printed (not the fast printer)\n");
 }
 
 static int parse_options(struct report *r, int argc, char **argv)
@@ -93,6 +96,7 @@ static int parse_options(struct report *r, int argc, char **argv)
 		{ "count", no_argument, NULL, 'C' },
 		{ "profile", no_argument, NULL, 'Q' },
 		{ "tep-print", no_argument, NULL, 'P' },
+		{ "tep-stats", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -132,6 +136,9 @@ static int parse_options(struct report *r, int argc, char **argv)
 			break;
 		case 'P':
 			r->tep_only = true;
+			break;
+		case 'S':
+			r->tep_stats = true;
 			break;
 		case 'Q':
 			r->profile = true;
@@ -602,6 +609,8 @@ next:
 		print_counts(&r);
 	ftrace_view_close(r.ftrace);
 	fflush(stdout);
+	if (r.tep_stats && r.kernel)
+		report_kernel_tep_stats(r.kernel);
 	for (unsigned i = 0; i < r.nreaders; i++)
 		tk_stream_close(&r.readers[i]);
 	for (unsigned i = 0; i < r.nstates; i++)

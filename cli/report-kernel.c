@@ -54,6 +54,8 @@ struct report_kernel {
 	struct tk_value *values;
 	unsigned values_cap;
 	struct comm_slot comms[COMM_CACHE];
+	unsigned comm_gen; /* env.comm_gen when comms[] was right */
+	struct tk_kprint_env env;
 	struct trace_seq seq;
 	uint64_t lost_seen; /* lost events the pages told of */
 	bool unknown_lost;  /* a page said "lost" without a count */
@@ -166,7 +168,7 @@ static int prepare_event(struct report_kernel *rk, struct kevent *e,
 		return -ENOMEM;
 	e->name_len = strlen(e->name);
 	e->shown = report_selected(rk->o.patterns, rk->o.npatterns, e->name);
-	e->print = tk_kprint_prepare(rk->k.tep, e->ev, rk->o.tep_only);
+	e->print = tk_kprint_prepare(&rk->env, e->ev, rk->o.tep_only);
 	if (!rk->o.filter || !e->shown)
 		return 0;
 	if (filter_fields(e) < 0)
@@ -248,6 +250,10 @@ int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 		return -1;
 	}
 	trace_seq_init(&rk->seq);
+	rk->env.tep = rk->k.tep;
+	rk->env.sym_addr = tk_kernel_symbol_addr;
+	rk->env.sym_ctx = &rk->k;
+	rk->env.syms = calloc(1, sizeof(*rk->env.syms));
 	if (rk->k.clock[0] &&
 	    strcmp(rk->k.clock, o->clock->tsc ? "x86-tsc" : "mono"))
 		tk_warn("kernel events were stamped by trace_clock '%s', user events by %s: their order against each other is not exact",
@@ -308,6 +314,12 @@ static size_t put_who(struct report_kernel *rk, char *line, int pid, unsigned cp
 {
 	struct comm_slot *s = &rk->comms[(unsigned)pid & (COMM_CACHE - 1)];
 
+	if (rk->comm_gen != rk->env.comm_gen) {
+		/* a printer gave some pid a comm: forget the cached ones */
+		for (unsigned i = 0; i < COMM_CACHE; i++)
+			rk->comms[i].set = false;
+		rk->comm_gen = rk->env.comm_gen;
+	}
 	if (!s->set || s->pid != pid) {
 		const char *comm = tep_data_comm_from_pid(rk->k.tep, pid);
 		char cpu_part[16];
@@ -338,12 +350,13 @@ static void put_latency(char *p, unsigned flags, unsigned pc)
 	p[4] = pc >> 4 ? hex[pc >> 4] : '.';
 }
 
+/* trace-cmd's words for events lost before this one */
 static void print_lost(const struct tk_kernel_cpu *c)
 {
 	if (c->missed > 0)
-		printf("CPU:%u [LOST %lld EVENTS]\n", c->cpu, c->missed);
+		printf("CPU:%u [%lld EVENTS DROPPED]\n", c->cpu, c->missed);
 	else
-		printf("CPU:%u [LOST EVENTS]\n", c->cpu);
+		printf("CPU:%u [EVENTS DROPPED]\n", c->cpu);
 }
 
 void report_kernel_emit(struct report_kernel *rk, unsigned i)
@@ -420,6 +433,18 @@ int report_kernel_counts(const struct report_kernel *rk,
 	return 0;
 }
 
+void report_kernel_tep_stats(const struct report_kernel *rk)
+{
+	for (unsigned id = 0; id < rk->nids; id++) {
+		const struct kevent *e = &rk->events[id];
+		uint64_t n = e->print ? tk_kprint_tep_count(e->print) : 0;
+
+		if (n)
+			fprintf(stderr, "tracekit: libtraceevent printed %" PRIu64 " %s\n", n,
+				e->name);
+	}
+}
+
 uint64_t report_kernel_lost(const struct report_kernel *rk)
 {
 	uint64_t stats = tk_kernel_lost(&rk->k);
@@ -451,6 +476,7 @@ void report_kernel_close(struct report_kernel *rk)
 	free(rk->events);
 	free(rk->values);
 	trace_seq_destroy(&rk->seq);
+	free(rk->env.syms);
 	tk_kernel_close(&rk->k);
 	free(rk);
 }

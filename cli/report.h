@@ -88,6 +88,11 @@ void report_kernel_emit(struct report_kernel *rk, unsigned i);
 /* Append the kernel events' counts to @counts (grown as needed). */
 int report_kernel_counts(const struct report_kernel *rk,
 			 struct report_count **counts, unsigned *n);
+
+/* On stderr, "tracekit: libtraceevent printed N SYSTEM:EVENT" for each
+ * kernel event whose field text came from libtraceevent. */
+void report_kernel_tep_stats(const struct report_kernel *rk);
+
 uint64_t report_kernel_lost(const struct report_kernel *rk);
 bool report_kernel_failed(const struct report_kernel *rk);
 void report_kernel_close(struct report_kernel *rk);

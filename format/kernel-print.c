@@ -5,13 +5,16 @@
  * Three printers:
  *   stack  ftrace's kernel_stack/user_stack: "<stack trace>" then one
  *          "\n => func+0xoff/0xsize" per caller
- *   fast   a print fmt whose every conversion takes one plain field (or a
- *          cast of one): compiled once into literal pieces and (field,
- *          conversion) steps, run on the record with no libtraceevent call
+ *   fast   the print fmt compiled once into steps (kprint-compile.c),
+ *          after what a libtraceevent plugin prints first or instead
+ *          (kprint-plugins.c), run on the record with no trace_seq
  *   tep    everything else: tep_print_event(), which also runs the
- *          plugins trace-cmd loads (sched_switch, kmalloc, ...)
- * Before any printer reads a record, its fixed fields must fit in it and
- * its dynamic fields must point inside it.
+ *          plugins trace-cmd loads; and any record the fast steps give
+ *          back (a case they do not mirror)
+ * The fast printer is compiled when the event is first printed, so a
+ * trace pays only for the events it holds.  Before any printer reads a
+ * record, its fixed fields must fit in it and its dynamic fields must
+ * point inside it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,19 +26,24 @@
 #include <trace-seq.h>
 #include "kernel-print.h"
 #include "kprint-compile.h"
+#include "kprint-plugins.h"
 
 enum printer { PRINT_TEP, PRINT_STACK, PRINT_FAST };
 
 struct tk_kprint {
 	enum printer how;
+	struct tk_kprint_env *env;
 	struct tep_handle *tep;
 	struct tep_event *ev;
+	bool compiled, needs_symbols, saves_comms;
+	uint64_t tep_prints; /* records printed by libtraceevent */
 	unsigned min_size; /* fixed fields end here */
 	unsigned ndyn;
 	unsigned *dyn_off; /* offsets of __data_loc words to check */
 	unsigned *dyn_rel; /* 1 for __rel_loc (relative to the word's end) */
 	unsigned stack_size_off, stack_caller_off;
-	struct tk_kprog *prog;
+	struct tk_kprog *prog;     /* NULL: the plugin prints it all */
+	struct tk_kplugin *plugin;
 };
 
 static int scan_fields(struct tk_kprint *p)
@@ -85,37 +93,67 @@ static bool is_stack(struct tk_kprint *p)
 	return size && size->size == 4;
 }
 
-struct tk_kprint *tk_kprint_prepare(struct tep_handle *tep,
+struct tk_kprint *tk_kprint_prepare(struct tk_kprint_env *env,
 				    struct tep_event *ev, bool tep_only)
 {
 	struct tk_kprint *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
-	p->tep = tep;
+	p->env = env;
+	p->tep = env->tep;
 	p->ev = ev;
 	if (scan_fields(p) < 0) {
 		tk_kprint_free(p);
 		return NULL;
 	}
-	if (tep_only)
+	p->saves_comms = tk_kplugin_saves_comms(ev);
+	p->needs_symbols = true;
+	if (tep_only) {
 		p->how = PRINT_TEP;
-	else if (is_stack(p)) {
+		p->compiled = true;
+	} else if (is_stack(p)) {
 		p->how = PRINT_STACK;
 		p->min_size = p->stack_caller_off; /* callers: as many as fit */
+		p->compiled = true;
+	} else {
+		p->needs_symbols = ev->handler || tk_kprog_needs_symbols(ev);
 	}
-	else if (!ev->handler && (p->prog = tk_kprog_compile(tep, ev)))
-		p->how = PRINT_FAST;
 	return p;
+}
+
+/* Pick the fast printer if the event allows it (first print). */
+static void compile(struct tk_kprint *p)
+{
+	bool known;
+
+	p->compiled = true;
+	p->how = PRINT_TEP;
+	if (p->ev->handler) {
+		p->plugin = tk_kplugin_prepare(p->tep, p->ev, p->env->syms, &known);
+		if (!known)
+			return;
+	}
+	p->prog = tk_kprog_compile(p->tep, p->ev, p->env->sym_addr, p->env->sym_ctx,
+				   p->env->syms);
+	if (p->prog || (p->plugin && !tk_kplugin_prefix(p->plugin)))
+		p->how = PRINT_FAST;
 }
 
 bool tk_kprint_needs_symbols(const struct tk_kprint *p)
 {
-	return p->how != PRINT_FAST;
+	return p->needs_symbols;
 }
 
-bool tk_kprint_is_slow(const struct tk_kprint *p)
+uint64_t tk_kprint_tep_count(const struct tk_kprint *p)
 {
+	return p->tep_prints;
+}
+
+bool tk_kprint_is_slow(struct tk_kprint *p)
+{
+	if (!p->compiled)
+		compile(p);
 	return p->how == PRINT_TEP;
 }
 
@@ -184,21 +222,14 @@ static bool record_fits(const struct tk_kprint *p, const unsigned char *data,
 	return true;
 }
 
-size_t tk_kprint_format(const struct tk_kprint *p, struct trace_seq *seq,
+static size_t print_tep(struct tk_kprint *p, struct trace_seq *seq,
 			const unsigned char *data, unsigned size, unsigned cpu,
 			uint64_t ts, char *out, size_t room)
 {
 	struct tep_record rec;
-	size_t n = 0;
+	size_t n;
 
-	if (!record_fits(p, data, size)) {
-		put(out, room, &n, "[malformed record: %u bytes]", size);
-		return n;
-	}
-	if (p->how == PRINT_STACK)
-		return print_stack(p, data, size, out, room);
-	if (p->how == PRINT_FAST)
-		return tk_kprog_run(p->prog, data, size, out, room);
+	p->tep_prints++;
 	memset(&rec, 0, sizeof(rec));
 	rec.ts = ts;
 	rec.data = (void *)data;
@@ -207,9 +238,50 @@ size_t tk_kprint_format(const struct tk_kprint *p, struct trace_seq *seq,
 	rec.cpu = (int)cpu;
 	trace_seq_reset(seq);
 	tep_print_event(p->tep, seq, &rec, "%s", TEP_PRINT_INFO);
+	if (p->saves_comms)
+		p->env->comm_gen++; /* it may have named a pid */
 	n = seq->len < room ? seq->len : room;
 	memcpy(out, seq->buffer, n);
 	return n;
+}
+
+/* The plugin's text, then the print fmt's when the plugin asks; -1 when
+ * the record goes to libtraceevent. */
+static long print_fast(struct tk_kprint *p, const unsigned char *data, unsigned size,
+		       char *out, size_t room)
+{
+	long n = 0, m;
+	bool then_fmt = true, new_comm = false;
+
+	if (p->plugin) {
+		n = tk_kplugin_run(p->plugin, data, size, out, room, &then_fmt, &new_comm);
+		if (new_comm)
+			p->env->comm_gen++;
+		if (n < 0 || !then_fmt)
+			return n;
+	}
+	m = tk_kprog_run(p->prog, data, size, out + n, room - (size_t)n);
+	return m < 0 ? -1 : n + m;
+}
+
+size_t tk_kprint_format(struct tk_kprint *p, struct trace_seq *seq,
+			const unsigned char *data, unsigned size, unsigned cpu,
+			uint64_t ts, char *out, size_t room)
+{
+	size_t n = 0;
+	long m;
+
+	if (!record_fits(p, data, size)) {
+		put(out, room, &n, "[malformed record: %u bytes]", size);
+		return n;
+	}
+	if (!p->compiled)
+		compile(p);
+	if (p->how == PRINT_STACK)
+		return print_stack(p, data, size, out, room);
+	if (p->how == PRINT_FAST && (m = print_fast(p, data, size, out, room)) >= 0)
+		return (size_t)m;
+	return print_tep(p, seq, data, size, cpu, ts, out, room);
 }
 
 void tk_kprint_free(struct tk_kprint *p)
@@ -217,6 +289,7 @@ void tk_kprint_free(struct tk_kprint *p)
 	if (!p)
 		return;
 	tk_kprog_free(p->prog);
+	free(p->plugin);
 	free(p->dyn_off);
 	free(p->dyn_rel);
 	free(p);

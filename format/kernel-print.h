@@ -3,11 +3,13 @@
  * kernel-print.h - the field text of kernel events, as trace-cmd prints
  * it (the event's print fmt, or a libtraceevent plugin's handler).
  *
- * tk_kprint_prepare() looks at an event once and picks how to print it:
- * stack traces ("=> func+0x12/0x40", symbols from the saved kallsyms) and
- * the print formats made of plain conversions of fields are formatted
- * here, straight from the record; anything else (plugins, helper
- * functions, expressions) goes through libtraceevent's tep_print_event().
+ * tk_kprint_prepare() looks at an event once; its first print picks how
+ * to print it: stack traces ("=> func+0x12/0x40", symbols from the saved
+ * kallsyms), print formats libtraceevent would print with its generic
+ * rules (fields, expressions, flags, symbolic names, %p/%ps/%pS, strings)
+ * and the sched_switch, kmem and hrtimer plugins' texts are formatted
+ * here, straight from the record; anything else (helper functions, other
+ * plugins) goes through libtraceevent's tep_print_event().
  */
 #ifndef TK_KERNEL_PRINT_H
 #define TK_KERNEL_PRINT_H
@@ -15,6 +17,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "kprint-compile.h"
+#include "kprint-out.h"
 
 struct tep_handle;
 struct tep_event;
@@ -32,25 +36,40 @@ enum {
 	TK_KFLAG_NMI = 0x40,
 };
 
+/* What the printers of one trace share (the caller's, it outlives them). */
+struct tk_kprint_env {
+	struct tep_handle *tep;
+	tk_ksym_addr_fn sym_addr; /* names in print fmts (may be NULL) */
+	void *sym_ctx;
+	struct tk_ksym_cache *syms; /* symbol lookups (may be NULL) */
+	/* bumped whenever printing gave a pid a comm (the sched_switch
+	 * plugin's way): cached comms may be stale */
+	unsigned comm_gen;
+};
+
 /* How to print @ev's fields; @tep_only sends everything to
  * libtraceevent.  NULL only when out of memory.  Free with
  * tk_kprint_free(). */
-struct tk_kprint *tk_kprint_prepare(struct tep_handle *tep,
+struct tk_kprint *tk_kprint_prepare(struct tk_kprint_env *env,
 				    struct tep_event *ev, bool tep_only);
 
 /* Write the field text of the record @data[0..size) into out[0..room)
  * (no NUL, no newline); returns the bytes written.  @seq is scratch space
  * for libtraceevent. */
-size_t tk_kprint_format(const struct tk_kprint *p, struct trace_seq *seq,
+size_t tk_kprint_format(struct tk_kprint *p, struct trace_seq *seq,
 			const unsigned char *data, unsigned size, unsigned cpu,
 			uint64_t ts, char *out, size_t room);
 
 /* True when the event's text comes from libtraceevent's print machinery
  * (for tests and profiling). */
-bool tk_kprint_is_slow(const struct tk_kprint *p);
+bool tk_kprint_is_slow(struct tk_kprint *p);
+
+/* How many records libtraceevent printed (the fast printers did not). */
+uint64_t tk_kprint_tep_count(const struct tk_kprint *p);
 
 /* True when printing the event may need kernel symbols (stack traces,
- * %p conversions, plugins): load them first (tk_kernel_load_symbols). */
+ * %p conversions, plugins, symbol names): load them before its first
+ * print (tk_kernel_load_symbols). */
 bool tk_kprint_needs_symbols(const struct tk_kprint *p);
 
 void tk_kprint_free(struct tk_kprint *p);

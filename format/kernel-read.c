@@ -400,18 +400,45 @@ out:
 
 void tk_kernel_load_symbols(struct tk_kernel *k)
 {
-	char *path, *buf;
+	char *path;
 
 	if (k->symbols_loaded || !k->kdir)
 		return;
 	k->symbols_loaded = true;
 	if (asprintf(&path, "%s/kallsyms", k->kdir) < 0)
 		return;
-	if (slurp(path, &buf, NULL) == 0) {
-		tep_parse_kallsyms(k->tep, buf);
-		free(buf);
-	}
+	if (slurp(path, &k->kallsyms, NULL) == 0)
+		tep_parse_kallsyms(k->tep, k->kallsyms);
 	free(path);
+}
+
+int tk_kernel_symbol_addr(void *kernel, const char *name, uint64_t *addr)
+{
+	struct tk_kernel *k = kernel;
+	size_t len = strlen(name);
+	int found = 0;
+
+	tk_kernel_load_symbols(k);
+	if (!k->kallsyms || !len)
+		return 0;
+	/* lines are "ADDR TYPE NAME[\tMODULE]" */
+	for (const char *s = k->kallsyms; (s = strstr(s, name)); s += len) {
+		const char *line = s;
+		unsigned long long a;
+		char type;
+
+		if (s - k->kallsyms < 3 || s[-1] != ' ' || s[-3] != ' ' ||
+		    (s[len] && s[len] != '\n' && s[len] != '\t'))
+			continue;
+		while (line > k->kallsyms && line[-1] != '\n')
+			line--;
+		if (sscanf(line, "%llx %c ", &a, &type) != 2)
+			continue;
+		if (found++)
+			return -1;
+		*addr = a;
+	}
+	return found;
 }
 
 static int bad_page(struct tk_kernel_cpu *c, size_t off, const char *why,
@@ -569,6 +596,7 @@ void tk_kernel_close(struct tk_kernel *k)
 	free(k->cpus);
 	free(k->events);
 	free(k->kdir);
+	free(k->kallsyms);
 	if (k->tep) {
 		if (k->plugins)
 			tep_unload_plugins(k->plugins, k->tep);

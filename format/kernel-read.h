@@ -61,6 +61,7 @@ struct tk_kernel {
 	bool stack;
 	char *kdir;
 	bool symbols_loaded;
+	char *kallsyms; /* the saved kallsyms text, once loaded */
 	struct tep_plugin_list *plugins;
 	/* common fields: offset and size */
 	unsigned type_off, type_size, flags_off, pc_off, pid_off;
@@ -92,6 +93,11 @@ unsigned tk_kernel_preempt(const struct tk_kernel *k, const void *data);
  * prints addresses).  Kept for when an event needs symbols: 5 MB of text
  * costs more than reading many events. */
 void tk_kernel_load_symbols(struct tk_kernel *k);
+
+/* The address of kernel symbol @name in the saved kallsyms (loaded if
+ * need be): 1 when there once, 0 when absent, -1 when there more than
+ * once.  @kernel is the struct tk_kernel (a tk_ksym_addr_fn). */
+int tk_kernel_symbol_addr(void *kernel, const char *name, uint64_t *addr);
 
 /* Events lost on all CPUs: overrun + dropped of the manifest. */
 uint64_t tk_kernel_lost(const struct tk_kernel *k);

@@ -107,58 +107,97 @@ TC_LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+(?P<cpu>\d+)(?P<lat>\S{5
                      r"(?P<ts>[\d.]+): (?P<name>[^:\s]+):\s*(?P<text>.*)$")
 
 
-def test_field_text_same_as_trace_cmd():
-    """trace-cmd restore packs our raw pages into a trace.dat; trace-cmd
-    report -l of it and our report must agree on every kernel line's pid,
-    latency columns, event and field text, CPU by CPU."""
+# Kernel events whose field text the fast printers make (compiled print
+# fmts, mirrored plugins) and that a busy command surely produces.
+FAST_KINDS = {
+    "sched_switch", "sched_wakeup", "sched_waking", "sched_stat_runtime",   # plugin, %s/%d
+    "kmem_cache_alloc", "kmem_cache_free", "kmalloc", "kfree",              # kmem plugin, %pS, flags
+    "mm_page_alloc", "mm_page_free",                                        # ?:, vmemmap_base, flags
+    "page_fault_user",                                                      # %ps
+    "hrtimer_start", "hrtimer_cancel",                                      # hrtimer plugin, %p
+    "sys_enter_getppid", "sys_exit_getppid", "sys_enter_openat",
+}
+BUSY = ("ls -lR /usr/include/linux >/dev/null; cat /proc/self/stat >/dev/null; sleep 0.02; "
+        "%s 40 1" % GETPPID)
+
+
+DROPPED = re.compile(r"^CPU:\d+ \[(\d+ )?EVENTS DROPPED\]$")
+
+
+def trace_cmd_report(tfs, d):
+    """Field text of trace-cmd report -l on d's pages packed by trace-cmd
+    restore: {cpu: [(pid, latency, event, text)]} (caller holds the lock)."""
     tc = shutil.which("trace-cmd")
-    if not tc:
-        raise tklib.Skip("trace-cmd is not installed")
-    evs = SYSCALLS + ["sched:sched_switch", "sched:sched_wakeup", "kmem:kmalloc",
-                      "exceptions:page_fault_user", "syscalls:sys_enter_openat",
-                      "syscalls:sys_exit_openat", "syscalls:sys_enter_read"]
-    with kernlib.guard() as tfs:
-        d, _ = record_with_kernel(tfs, evs, [GETPPID, "5", "5"])
-        dat = os.path.join(tklib.tmpdir(), "restore.dat")
-        raws = sorted(f for f in os.listdir(os.path.join(d, "kernel")) if f.endswith(".raw"))
-        tklib.run([tc, "restore", "-t", tfs, "-k", os.path.join(d, "kernel", "kallsyms"),
-                   "-o", dat] + [os.path.join(d, "kernel", f) for f in raws])
+    dat = os.path.join(tklib.tmpdir(), "restore.dat")
+    raws = sorted(f for f in os.listdir(os.path.join(d, "kernel")) if f.endswith(".raw"))
+    tklib.run([tc, "restore", "-t", tfs, "-k", os.path.join(d, "kernel", "kallsyms"),
+               "-o", dat] + [os.path.join(d, "kernel", f) for f in raws])
     theirs = {}
-    for line in tklib.run([tc, "report", "-l", dat]).stdout.splitlines():
+    for line in tklib.run([tc, "report", "-l", dat], timeout=300).stdout.splitlines():
         m = TC_LINE.match(line)
         if m:
             theirs.setdefault(int(m.group("cpu")), []).append(
                 (int(m.group("pid")), m.group("lat"), m.group("name"), m.group("text").strip()))
+    return theirs
+
+
+def test_field_text_same_as_trace_cmd():
+    """trace-cmd restore packs our raw pages into a trace.dat; trace-cmd
+    report -l of it and our report must agree on every kernel line's pid,
+    latency columns, event and field text, CPU by CPU; so must --tep-print
+    (libtraceevent's own printing, plugins loaded); and the common kinds
+    must not have gone through libtraceevent (--tep-stats)."""
+    if not shutil.which("trace-cmd"):
+        raise tklib.Skip("trace-cmd is not installed")
+    evs = ["sched", "kmem", "irq", "timer", "exceptions", "block",
+           "syscalls:sys_enter_getppid", "syscalls:sys_exit_getppid",
+           "syscalls:sys_enter_openat", "syscalls:sys_exit_openat", "syscalls:sys_enter_read"]
+    with kernlib.guard() as tfs:
+        d, _ = record_with_kernel(tfs, evs, ["sh", "-c", BUSY], buffer_kb=8192)
+        theirs = trace_cmd_report(tfs, d)
+    p = tklib.tracekit("report", d, "--no-header", "--ts", "raw", "--tep-stats", timeout=300)
     ours = {}
-    for e in kernlib.report(d):
+    lines = [l for l in p.stdout.splitlines() if not DROPPED.match(l)]
+    for e in kernlib.parse_report("\n".join(lines)):
         if e["lat"] is not None:
             ours.setdefault(e["cpu"], []).append((e["tid"], e["lat"], e["name"], e["text"].strip()))
-    assert sum(len(v) for v in ours.values()) > 20
+    assert sum(len(v) for v in ours.values()) > 1000
     assert sorted(ours) == sorted(theirs)
     for cpu in ours:
         assert len(ours[cpu]) == len(theirs[cpu]), (cpu, len(ours[cpu]), len(theirs[cpu]))
         for a, b in zip(ours[cpu], theirs[cpu]):
             assert a == b, "cpu %d:\n ours   %r\n theirs %r" % (cpu, a, b)
     names = {x[2] for v in ours.values() for x in v}
-    assert {"sys_enter_getppid", "sys_exit_getppid", "sched_switch"} <= names, names
-
-
-def test_fast_printer_same_as_libtraceevent():
-    """Field text printed by our compiled print fmts equals libtraceevent's
-    (--tep-print) for every event of a busy recording."""
-    evs = ["syscalls", "sched", "irq", "timer", "kmem:kmalloc", "exceptions", "block",
-           "signal", "task", "workqueue"]
-    with kernlib.guard() as tfs:
-        d, _ = record_with_kernel(tfs, evs, ["sh", "-c", "ls -lR /usr/include >/dev/null; "
-                                                          "cat /proc/self/stat; sleep 0.01"],
-                                  buffer_kb=8192)
-    fast = tklib.tracekit("report", d, timeout=300).stdout
-    slow = tklib.tracekit("report", d, "--tep-print", timeout=300).stdout
-    assert fast.count("\n") > 1000
-    if fast != slow:
-        for a, b in zip(fast.splitlines(), slow.splitlines()):
+    assert FAST_KINDS <= names, FAST_KINDS - names
+    slow = {m.group(1).split(":")[1] for m in re.finditer(
+        r"^tracekit: libtraceevent printed \d+ (\S+)$", p.stderr, re.M)}
+    assert not slow & FAST_KINDS, "printed by libtraceevent: %s" % (slow & FAST_KINDS)
+    slow_text = tklib.tracekit("report", d, "--no-header", "--ts", "raw", "--tep-print",
+                               timeout=300).stdout
+    if p.stdout != slow_text:
+        for a, b in zip(p.stdout.splitlines(), slow_text.splitlines()):
             assert a == b, "\n fast %r\n tep  %r" % (a, b)
-    assert fast == slow
+    assert p.stdout == slow_text
+
+
+def test_sched_switch_plugin_text():
+    """sched_switch, sched_wakeup(_new) in the sched_switch plugin's words,
+    and the comms it names show in the COMM column of later lines."""
+    with kernlib.guard() as tfs:
+        d, _ = record_with_kernel(tfs, ["sched:sched_switch", "sched:sched_wakeup",
+                                        "sched:sched_wakeup_new", "sched:sched_process_fork"],
+                                  ["sh", "-c", "sleep 0.01 & wait"])
+    events = kernlib.report(d)
+    sw = [e for e in events if e["name"] == "sched_switch"]
+    wk = [e for e in events if e["name"] in ("sched_wakeup", "sched_wakeup_new")]
+    assert sw and wk
+    for e in sw:
+        assert re.match(r"^.+:\d+ \[\d+\] (R|[SDTtZXxW](\|[SDTtZXxW])*) ==> .+:\d+ \[\d+\]$",
+                        e["text"]), e
+    for e in wk:
+        assert re.match(r"^.+:\d+ \[\d+\]( success=\d+)? CPU:\d{3}$", e["text"]), e
+    new = [e for e in events if e["name"] == "sched_wakeup_new"]
+    assert any(re.match(r"^sh:\d+ ", e["text"]) for e in new), new
 
 
 def test_report_options_on_kernel_events():
@@ -191,8 +230,8 @@ def test_lost_kernel_events_shown():
     for cpu, n in lost.items():
         assert re.search(r"^# kernel cpu %d: \d+ pages, %d lost" % (cpu, n), out, re.M), out[:800]
     # the page header says events were lost before it, with their count
-    # when the kernel had room to store it
-    lines = re.findall(r"^CPU:(\d+) \[LOST (?:(\d+) )?EVENTS\]$", out, re.M)
+    # when the kernel had room to store it: trace-cmd's words
+    lines = re.findall(r"^CPU:(\d+) \[(?:(\d+) )?EVENTS DROPPED\]$", out, re.M)
     assert lines, "no lost-events line"
     for cpu, m in lines:
         assert lost[int(cpu)] > 0 and (not m or 0 < int(m) <= lost[int(cpu)])

@@ -14,13 +14,15 @@
  *   anything else            the whole input -> kernel/cpu0.raw
  *
  * Every event is read (tk_kernel_next) and printed both by the fast
- * printer and by libtraceevent, as report does.  Errors must come with a
+ * printers (compiled print fmts, mirrored plugins, with kallsyms loaded
+ * and symbol names resolved) and by libtraceevent, as report does.  Errors must come with a
  * message.  Build and run (from the top of the tree, which the harness
  * needs as its current directory):
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib \
  *	-Iformat format/kernel-read.c format/kernel-print.c \
- *	format/kprint-compile.c tests/fuzz/fuzz-kernel-read.c \
+ *	format/kprint-compile.c format/kprint-plugins.c \
+ *	tests/fuzz/fuzz-kernel-read.c \
  *	-ltraceevent -o fuzz-kernel-read
  *   ./fuzz-kernel-read -max_len=8192 tests/fuzz/corpus/fuzz-kernel-read
  */
@@ -126,6 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool ready;
 	struct tk_kernel k;
+	struct tk_kprint_env env = { 0 };
 	struct trace_seq seq;
 	char err[256], out[8192], fmt_path[PATH_MAX];
 	int ret;
@@ -153,6 +156,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	trace_seq_init(&seq);
+	tk_kernel_load_symbols(&k);
+	env.tep = k.tep;
+	env.sym_addr = tk_kernel_symbol_addr;
+	env.sym_ctx = &k;
 	for (unsigned i = 0; i < k.ncpus; i++) {
 		struct tk_kernel_cpu *c = &k.cpus[i];
 
@@ -162,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!ev)
 				continue;
 			for (int slow = 0; slow < 2; slow++) {
-				struct tk_kprint *p = tk_kprint_prepare(k.tep, ev, slow);
+				struct tk_kprint *p = tk_kprint_prepare(&env, ev, slow);
 
 				if (!p)
 					continue;

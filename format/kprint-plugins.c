@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kprint-plugins.c - libtraceevent's plugin handlers, mirrored
+ * (kprint-plugins.h).
+ *
+ * trace-cmd loads libtraceevent's plugins, and some replace or prefix an
+ * event's print fmt.  We recognise a handler by the plugin file it lives
+ * in (dladdr) and the event it serves, and print what it prints:
+ *
+ *   plugin_sched_switch  sched_switch:  COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]
+ *                        (STATE: letters of "SDTtZXxW" joined by '|',
+ *                        R when none), sched_wakeup(_new):
+ *                        COMM:PID [PRIO] success=N CPU:NNN; both register
+ *                        each comm they print with its pid
+ *   plugin_kmem          "(FUNC+0xOFF) " of call_site, then the print fmt
+ *   plugin_hrtimer       hrtimer_expire_entry: hrtimer=0x.. now=N
+ *                        function=FUNC/0x..; hrtimer_start: hrtimer=0x..
+ *                        function=FUNC/0x.. expires=N softexpires=N
+ *
+ * Fields are read as libtraceevent reads them (zero-extended); a handler
+ * is mirrored only when every field it reads is there with a numeric
+ * size, so its error texts never arise.  Other plugins (function, kvm,
+ * scsi, ...) stay with libtraceevent.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <event-parse.h>
+#include "kprint-out.h"
+#include "kprint-plugins.h"
+
+enum kind { K_SWITCH, K_WAKEUP, K_CALL_SITE, K_HRT_EXPIRE, K_HRT_START };
+
+struct fld {
+	int off; /* -1: absent */
+	int size;
+};
+
+struct tk_kplugin {
+	enum kind kind;
+	struct tep_handle *tep;
+	struct tk_ksym_cache *syms;
+	struct fld f[8];
+	struct fld comm[2];
+};
+
+/* Field names by handler, in f[] order (NULL ends; '?' prefix: optional;
+ * '|' joins alternatives tried in order). */
+static const char *const field_names[][8] = {
+	[K_SWITCH] = { "prev_pid", "prev_prio", "prev_state", "next_pid", "next_prio" },
+	[K_WAKEUP] = { "pid", "?prio", "?success", "?target_cpu" },
+	[K_CALL_SITE] = { "?call_site" },
+	[K_HRT_EXPIRE] = { "timer|hrtimer", "now", "?function" },
+	[K_HRT_START] = { "timer|hrtimer", "?function", "expires", "softexpires" },
+};
+
+static bool num_size(int size)
+{
+	return size == 1 || size == 2 || size == 4 || size == 8;
+}
+
+static const char *plugin_of(tep_event_handler_func fn)
+{
+	Dl_info info;
+	const char *base;
+
+	if (!dladdr((void *)fn, &info) || !info.dli_fname)
+		return "";
+	base = strrchr(info.dli_fname, '/');
+	return base ? base + 1 : info.dli_fname;
+}
+
+bool tk_kplugin_saves_comms(struct tep_event *ev)
+{
+	return ev->handler && !strcmp(plugin_of(ev->handler), "plugin_sched_switch.so");
+}
+
+static bool find(struct tep_event *ev, const char *spec, struct fld *out)
+{
+	bool optional = spec[0] == '?';
+	char names[64];
+	char *save, *name;
+
+	snprintf(names, sizeof(names), "%s", spec + optional);
+	out->off = -1;
+	for (name = strtok_r(names, "|", &save); name; name = strtok_r(NULL, "|", &save)) {
+		struct tep_format_field *f = tep_find_field(ev, name);
+
+		if (f && f->offset >= 0 && num_size(f->size)) {
+			out->off = f->offset;
+			out->size = f->size;
+			return true;
+		}
+		if (f && !optional)
+			return false; /* present but unreadable: its error text */
+	}
+	return optional;
+}
+
+static bool find_comm(struct tep_event *ev, const char *name, struct fld *out)
+{
+	struct tep_format_field *f = tep_find_any_field(ev, name);
+
+	out->off = -1;
+	if (!f)
+		return true;
+	if (f->offset < 0 || f->size <= 0)
+		return false;
+	out->off = f->offset;
+	out->size = f->size;
+	return true;
+}
+
+struct tk_kplugin *tk_kplugin_prepare(struct tep_handle *tep, struct tep_event *ev,
+				      struct tk_ksym_cache *syms, bool *known)
+{
+	const char *plugin;
+	struct tk_kplugin *pl;
+	enum kind kind;
+
+	*known = false;
+	if (!ev->handler)
+		return NULL;
+	plugin = plugin_of(ev->handler);
+	if (!strcmp(plugin, "plugin_sched_switch.so"))
+		kind = !strcmp(ev->name, "sched_switch") ? K_SWITCH : K_WAKEUP;
+	else if (!strcmp(plugin, "plugin_kmem.so"))
+		kind = K_CALL_SITE;
+	else if (!strcmp(plugin, "plugin_hrtimer.so") && !strcmp(ev->name, "hrtimer_expire_entry"))
+		kind = K_HRT_EXPIRE;
+	else if (!strcmp(plugin, "plugin_hrtimer.so") && !strcmp(ev->name, "hrtimer_start"))
+		kind = K_HRT_START;
+	else
+		return NULL;
+	pl = calloc(1, sizeof(*pl));
+	if (!pl)
+		return NULL;
+	pl->kind = kind;
+	pl->tep = tep;
+	pl->syms = syms;
+	for (int i = 0; i < 8; i++) {
+		pl->f[i].off = -1;
+		if (field_names[kind][i] && !find(ev, field_names[kind][i], &pl->f[i]))
+			goto no;
+	}
+	if ((kind == K_SWITCH && (!find_comm(ev, "prev_comm", &pl->comm[0]) ||
+				  !find_comm(ev, "next_comm", &pl->comm[1]))) ||
+	    (kind == K_WAKEUP && !find_comm(ev, "comm", &pl->comm[0])))
+		goto no;
+	*known = true;
+	return pl;
+no:
+	free(pl);
+	return NULL;
+}
+
+bool tk_kplugin_prefix(const struct tk_kplugin *pl)
+{
+	return pl->kind == K_CALL_SITE;
+}
+
+static uint64_t rd(const unsigned char *data, const struct fld *f)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, data + f->off, (size_t)f->size); /* little-endian host */
+	return v;
+}
+
+/* "%.*s" of the comm field, registered with pid as the plugin does. */
+static void comm(const struct tk_kplugin *pl, const unsigned char *data,
+		 const struct fld *f, uint64_t pid, struct tk_obuf *o, bool *new_comm)
+{
+	char name[256];
+	size_t len = strnlen((const char *)data + f->off, (size_t)f->size);
+
+	if (len >= sizeof(name))
+		len = sizeof(name) - 1;
+	memcpy(name, data + f->off, len);
+	name[len] = '\0';
+	tk_oput(o, name, len);
+	if ((int)pid && tep_register_comm(pl->tep, name, (int)pid) == 0)
+		*new_comm = true;
+	tk_oput(o, ":", 1);
+}
+
+static void state(struct tk_obuf *o, int val)
+{
+	static const char states[] = "SDTtZXxW";
+	bool found = false;
+
+	for (unsigned i = 0; i < sizeof(states) - 1; i++) {
+		if (!(val & (1 << i)))
+			continue;
+		if (found)
+			tk_oput(o, "|", 1);
+		found = true;
+		tk_oput(o, &states[i], 1);
+	}
+	if (!found)
+		tk_oput(o, "R", 1);
+}
+
+/* tep_print_func_field(): " function=NAME/0x(start - addr)"; false when
+ * the address is in no symbol (left to libtraceevent). */
+static bool func_field(const struct tk_kplugin *pl, const unsigned char *data,
+		       const struct fld *f, struct tk_obuf *o)
+{
+	const char *name;
+	uint64_t start, v;
+
+	if (f->off < 0)
+		return true;
+	v = rd(data, f);
+	if (!(name = tk_ksym_find(pl->tep, pl->syms, v, &start)))
+		return false;
+	tk_oput(o, " function=", 10);
+	tk_oput(o, name, strlen(name));
+	tk_oput(o, "/0x", 3);
+	tk_ohex(o, start - v);
+	return true;
+}
+
+/* "%lld" of a value read zero-extended (never negative below 8 bytes) */
+static void lld(struct tk_obuf *o, uint64_t v)
+{
+	tk_odec(o, (int64_t)v);
+}
+
+long tk_kplugin_run(const struct tk_kplugin *pl, const unsigned char *data,
+		    unsigned size, char *out, size_t room, bool *then_fmt,
+		    bool *new_comm)
+{
+	struct tk_obuf o = { out, 0, room };
+	const struct fld *f = pl->f;
+
+	(void)size;
+	*then_fmt = false;
+	switch (pl->kind) {
+	case K_SWITCH: {
+		uint64_t pid = rd(data, &f[0]);
+
+		if (pl->comm[0].off >= 0)
+			comm(pl, data, &pl->comm[0], pid, &o, new_comm);
+		lld(&o, pid);
+		tk_oput(&o, " [", 2);
+		tk_odec(&o, (int)rd(data, &f[1]));
+		tk_oput(&o, "] ", 2);
+		state(&o, (int)rd(data, &f[2]));
+		tk_oput(&o, " ==> ", 5);
+		pid = rd(data, &f[3]);
+		if (pl->comm[1].off >= 0)
+			comm(pl, data, &pl->comm[1], pid, &o, new_comm);
+		lld(&o, pid);
+		tk_oput(&o, " [", 2);
+		tk_odec(&o, (int)rd(data, &f[4]));
+		tk_oput(&o, "]", 1);
+		break;
+	}
+	case K_WAKEUP: {
+		uint64_t pid = rd(data, &f[0]);
+
+		if (pl->comm[0].off >= 0)
+			comm(pl, data, &pl->comm[0], pid, &o, new_comm);
+		lld(&o, pid);
+		if (f[1].off >= 0) {
+			tk_oput(&o, " [", 2);
+			lld(&o, rd(data, &f[1]));
+			tk_oput(&o, "]", 1);
+		}
+		if (f[2].off >= 0) {
+			tk_oput(&o, " success=", 9);
+			lld(&o, rd(data, &f[2]));
+		}
+		if (f[3].off >= 0) {
+			tk_oput(&o, " CPU:", 5);
+			tk_onum(&o, rd(data, &f[3]), false, 10, false, 3, true);
+		}
+		break;
+	}
+	case K_CALL_SITE: {
+		const char *name;
+		uint64_t start, v;
+
+		*then_fmt = true;
+		if (f[0].off < 0)
+			break;
+		v = rd(data, &f[0]);
+		if ((name = tk_ksym_find(pl->tep, pl->syms, v, &start))) {
+			/* "(%s+0x%x) " of (int)(v - start) */
+			tk_oput(&o, "(", 1);
+			tk_oput(&o, name, strlen(name));
+			tk_oput(&o, "+0x", 3);
+			tk_ohex(&o, (uint32_t)(v - start));
+			tk_oput(&o, ") ", 2);
+		}
+		break;
+	}
+	case K_HRT_EXPIRE:
+		tk_oput(&o, "hrtimer=0x", 10);
+		tk_ohex(&o, rd(data, &f[0]));
+		tk_oput(&o, " now=", 5);
+		tk_onum(&o, rd(data, &f[1]), false, 10, false, 0, false);
+		if (!func_field(pl, data, &f[2], &o))
+			return -1;
+		break;
+	case K_HRT_START:
+		tk_oput(&o, "hrtimer=0x", 10);
+		tk_ohex(&o, rd(data, &f[0]));
+		if (!func_field(pl, data, &f[1], &o))
+			return -1;
+		tk_oput(&o, " expires=", 9);
+		tk_onum(&o, rd(data, &f[2]), false, 10, false, 0, false);
+		tk_oput(&o, " softexpires=", 13);
+		tk_onum(&o, rd(data, &f[3]), false, 10, false, 0, false);
+		break;
+	}
+	return (long)o.n;
+}
