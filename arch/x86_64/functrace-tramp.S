@@ -2,26 +2,28 @@
 /*
  * functrace-tramp.S (x86-64) - the function tracer's trampolines.
  *
- * A traced function's entry holds "call STUB" (5 bytes, where the compiler
- * left a NOP); the stub, a page near the module (lib/functrace/patch.c),
- * jumps here.  On arrival:
- *
- *     [rsp]      the function's entry + 5 (where it goes on)
- *     [rsp + 8]  the return address into the caller (the call site)
+ * A traced function's entry holds "jmp STUB" (5 bytes, where the compiler
+ * left a NOP); its stub (arch/x86_64/functrace.c), in a page near the
+ * module, loads the entry + 5 into r11 (scratch at a function's entry) and
+ * jumps here.  On arrival [rsp] is the return address into the caller.
  *
  * tk__ft_tramp saves every general register a function receives arguments
  * in (rdi rsi rdx rcx r8 r9, rax for varargs, r10 for the static chain)
  * and calls tk__ft_enter_fast(entry, &return_slot, root)
  * (lib/functrace/fast.c: no vector registers, no calls).  When that
  * answers 1 it aligns the stack, saves xmm0-7 too and calls the full
- * tk__ft_enter with the same arguments.  Then it goes on into the
- * function.
+ * tk__ft_enter with the same arguments.  Both answer 2 when they replaced
+ * the return address with tk__ft_return (function_graph).  Then it goes on
+ * into the function: with a jump, or, when the return is hooked, with
+ * "call" from the instruction just before tk__ft_return (tk__ft_into), so
+ * that the CPU's return stack predicts the function's ret to
+ * tk__ft_return, and the caller's address stays under it for the return
+ * from there.
  *
- * function_graph may have replaced the return address with tk__ft_return,
- * which saves the return registers rax rdx and calls
- * tk__ft_exit_fast(sp) for the original return address; when that answers
- * 0, it saves xmm0 xmm1 too and asks tk__ft_exit(sp); then it jumps
- * there.
+ * tk__ft_return saves the return registers rax rdx and calls
+ * tk__ft_exit_fast(sp) for the original return address; when that
+ * answers 0, it saves xmm0 xmm1 too and asks tk__ft_exit(sp).  It goes
+ * back to the caller with push + ret, which the return stack predicts.
  * x87 registers (long double results) are left alone: the C code never
  * touches them.
  */
@@ -34,6 +36,8 @@
 	.p2align 4
 \name:
 	.cfi_startproc
+	push %r11
+	.cfi_adjust_cfa_offset 8
 	push %rdi
 	.cfi_adjust_cfa_offset 8
 	push %rsi
@@ -50,14 +54,15 @@
 	.cfi_adjust_cfa_offset 8
 	push %r10
 	.cfi_adjust_cfa_offset 8
-	mov 0x40(%rsp), %rdi
-	sub $5, %rdi
+	lea -5(%r11), %rdi
 	lea 0x48(%rsp), %rsi
 	mov $\root, %edx
 	call tk__ft_enter_fast
-	test %eax, %eax
-	jnz 2f
-1:	pop %r10
+	cmp $1, %eax
+	je 2f
+	/* the flags say 2 (hooked) through the pops */
+1:	cmp $2, %eax
+	pop %r10
 	.cfi_remember_state
 	.cfi_adjust_cfa_offset -8
 	pop %rax
@@ -74,7 +79,10 @@
 	.cfi_adjust_cfa_offset -8
 	pop %rdi
 	.cfi_adjust_cfa_offset -8
-	ret
+	pop %r11
+	.cfi_adjust_cfa_offset -8
+	je tk__ft_into
+	jmp *%r11
 	.cfi_restore_state
 	/* The full handler: C code that may use vector registers and call
 	 * anything, with the stack aligned (compilers do not always keep
@@ -120,12 +128,23 @@
 	FT_TRAMP tk__ft_tramp, 0
 	FT_TRAMP tk__ft_tramp_root, 1
 
+/* Into a hooked function (r11): the call pushes tk__ft_return, which the
+ * return slot holds already; tk__ft_go drops it again.  An unwinder that
+ * meets tk__ft_return as a return address stops here. */
+	.p2align 4
+	.type tk__ft_into, @function
+tk__ft_into:
+	.cfi_startproc
+	.cfi_undefined rip
+	call tk__ft_go
+	.cfi_endproc
+	.size tk__ft_into, . - tk__ft_into
+
 /* Reached by the traced function's ret: rsp is just above the slot that
  * held the return address. */
 	.globl tk__ft_return
 	.hidden tk__ft_return
 	.type tk__ft_return, @function
-	.p2align 4
 tk__ft_return:
 	.cfi_startproc
 	.cfi_undefined rip
@@ -143,7 +162,9 @@ tk__ft_return:
 	.cfi_adjust_cfa_offset -8
 	pop %rax
 	.cfi_adjust_cfa_offset -8
-	jmp *%r11
+	push %r11
+	.cfi_adjust_cfa_offset 8
+	ret
 	.cfi_restore_state
 2:	push %rbp
 	.cfi_adjust_cfa_offset 8
@@ -166,5 +187,14 @@ tk__ft_return:
 	jmp 1b
 	.cfi_endproc
 	.size tk__ft_return, . - tk__ft_return
+
+	.type tk__ft_go, @function
+tk__ft_go:
+	.cfi_startproc
+	.cfi_undefined rip
+	lea 8(%rsp), %rsp
+	jmp *%r11
+	.cfi_endproc
+	.size tk__ft_go, . - tk__ft_go
 
 	.section .note.GNU-stack, "", @progbits

@@ -66,8 +66,8 @@ static inline void put(char *p, uintptr_t a, uint64_t b, uint32_t bsize)
 	tk__commit(p + 8 + bsize);
 }
 
-/* tk__ft_enter's common case: 0 when done, 1 when the full handler must
- * do it. */
+/* tk__ft_enter's common case: 1 when the full handler must do it, else
+ * done: 2 when the return goes through tk__ft_return now, 0 if not. */
 FAST int tk__ft_enter_fast(uintptr_t site, uintptr_t *slot, int root)
 {
 	uint32_t mode = __atomic_load_n(&tk_ft.mode, __ATOMIC_RELAXED);
@@ -109,7 +109,7 @@ FAST int tk__ft_enter_fast(uintptr_t site, uintptr_t *slot, int root)
 		t->roots++;
 	put(p, site, i, 4);
 	*slot = tk_ft_return_hook;
-	return 0;
+	return 2;
 }
 
 /* tk__ft_exit's common case (the top frame is the one returning, not a

@@ -174,9 +174,10 @@ static bool push(struct ft_thread *t, uintptr_t ret, uintptr_t func,
 }
 
 /* Called by the trampoline at a traced function's entry @site; @slot holds
- * the return address into the caller; @root: a -g function. */
-__attribute__((visibility("hidden"))) void tk__ft_enter(uintptr_t site,
-							 uintptr_t *slot, int root)
+ * the return address into the caller; @root: a -g function.  Returns 2
+ * when the return goes through tk__ft_return now, else 0. */
+__attribute__((visibility("hidden"))) int tk__ft_enter(uintptr_t site,
+							uintptr_t *slot, int root)
 {
 	uint32_t mode = __atomic_load_n(&tk_ft.mode, __ATOMIC_RELAXED);
 	struct ft_thread *t;
@@ -185,25 +186,25 @@ __attribute__((visibility("hidden"))) void tk__ft_enter(uintptr_t site,
 
 	if (mode == FT_FUNCTION && !tk_ft.stack) {
 		put_function(site, ret);
-		return;
+		return 0;
 	}
 	if (mode == FT_OFF)
-		return;
+		return 0;
 	t = &tk_ft_thr;
 	if (TK__UNLIKELY(!t->f) && !frames_alloc(t)) {
 		if (mode == FT_FUNCTION)
 			put_function(site, ret);
-		return;
+		return 0;
 	}
 	if (t->top && (t->f[t->top - 1].slot & ~SLOT_ROOT) <= s)
 		drop_dead(t, s, ret);
 	if (tk_ft.graph_roots && !root && !t->roots)
-		return;
+		return 0;
 	depth = t->top;
 	if (depth >= tk_ft.max_depth)
-		return;
+		return 0;
 	if (!push(t, ret, site, s | (root ? SLOT_ROOT : 0)))
-		return;
+		return 0;
 	if (mode == FT_GRAPH)
 		put_graph(tk_ft.id_entry, site, depth);
 	else
@@ -211,6 +212,7 @@ __attribute__((visibility("hidden"))) void tk__ft_enter(uintptr_t site,
 	if (tk_ft.stack)
 		put_stack(t, ret);
 	*slot = tk_ft_return_hook;
+	return 2;
 }
 
 static void __attribute__((noreturn)) lost_return(void)

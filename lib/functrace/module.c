@@ -7,7 +7,7 @@
  * addresses of its entries, the function each belongs to.  An entry is
  *
  *   untouched    its NOP, as compiled (the original bytes are kept)
- *   traced       "call stub" to the module's stub page
+ *   traced       a jump to its stub, in the module's stub area
  *
  * and goes from one to the other through tk_text_patch (arch/<arch>/text-patch.c:
  * a jump to itself over the first two bytes, membarrier, the tail,
@@ -21,9 +21,10 @@
  * or just after dlopen); entries of this kind met later are left alone and
  * reported.
  *
- * A call reaches +-2 GiB: each module gets a stub page mapped within reach
- * (a PIE program lives far from the libraries); the page is never unmapped,
- * since a thread may be on its way through it.
+ * The jump reaches +-2 GiB: each module gets a stub area (a stub per entry,
+ * arch/<arch>/functrace.c) mapped within reach (a PIE program lives far
+ * from the libraries); it is never unmapped, since a thread may be on its
+ * way through it.
  *
  * Everything here runs under the functrace lock.
  */
@@ -146,36 +147,34 @@ static void module_free(struct ft_module *m)
 	free(m);
 }
 
-/* Map a stub page within a call's reach of the whole module. */
-static uint8_t *stub_page(const struct ft_module *m)
+/* Map the stub area of @m within a jump's reach of the whole module. */
+static uint8_t *stub_area(const struct ft_module *m)
 {
 	uintptr_t reach = tk_ft_arch_reach(), step = 1u << 24;
+	size_t size = tk_ft_arch_stubs_size(m->nsites);
 
-	for (struct ft_module *o = modules; o; o = o->next) {
-		/* share a page that is in reach already */
-		if (o->stub && (uintptr_t)o->stub + STUB_PAGE - m->lo < reach &&
-		    m->hi - (uintptr_t)o->stub < reach)
-			return o->stub;
-	}
+	size = (size + STUB_PAGE - 1) & ~(size_t)(STUB_PAGE - 1);
 	for (int dir = 0; dir < 2; dir++) {
-		for (uintptr_t d = step; d < reach - (m->hi - m->lo); d += step) {
+		for (uintptr_t d = step; d + size < reach - (m->hi - m->lo); d += step) {
 			uintptr_t hint;
-			void *p;
+			uint8_t *p;
 
 			if (dir == 0) {
-				if (m->lo < d + STUB_PAGE)
+				if (m->lo < d + size)
 					break;
-				hint = (m->lo - d) & ~(uintptr_t)(STUB_PAGE - 1);
+				hint = (m->lo - d - size) & ~(uintptr_t)(STUB_PAGE - 1);
 			} else {
 				hint = (m->hi + d) & ~(uintptr_t)(STUB_PAGE - 1);
 			}
-			p = mmap((void *)hint, STUB_PAGE, PROT_READ | PROT_WRITE,
+			p = mmap((void *)hint, size, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 			if (p == MAP_FAILED)
 				continue;
-			tk_ft_arch_stubs(p);
-			if (mprotect(p, STUB_PAGE, PROT_READ | PROT_EXEC) < 0) {
-				munmap(p, STUB_PAGE);
+			tk_ft_arch_stubs_init(p);
+			for (unsigned i = 0; i < m->nsites; i++)
+				tk_ft_arch_stub_site(p, i, m->sites[i].addr);
+			if (mprotect(p, size, PROT_READ | PROT_EXEC) < 0) {
+				munmap(p, size);
 				return NULL;
 			}
 			return p;
@@ -346,9 +345,9 @@ unsigned tk_ft_modules_apply(const struct ft_options *opt)
 				  wanted(opt, m->elf.names + s->func->name, &root);
 
 			if (on && !m->stub)
-				m->stub = stub_page(m);
+				m->stub = stub_area(m);
 			if (on && (!m->stub ||
-				   !tk_ft_arch_call(s->addr, m->stub + (root ? FT_STUB_ROOT : 0),
+				   !tk_ft_arch_jump(s->addr, tk_ft_arch_stub(m->stub, i, root),
 						    p[n].insn)))
 				on = false;
 			if (!on)

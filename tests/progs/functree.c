@@ -17,7 +17,7 @@
  *                            2 threads         thread_main > worker(50) >
  *                                              leaf() 50 times each
  *                          prints "tree ok SUM"
- *   prog-functree bytes    waits until leaf's entry is a call (patched),
+ *   prog-functree bytes    waits until leaf's entry is a jump (patched),
  *                          prints "patched", calls leaf until it is back to
  *                          a NOP, prints "restored XX XX XX XX XX" and
  *                          "leaf 42" (leaf(41) still works)
@@ -190,15 +190,15 @@ static int bytes(void)
 	volatile unsigned char *p = (volatile unsigned char *)(void *)leaf;
 	int i;
 
-	for (i = 0; i < 10000 && p[0] != 0xe8; i++)
+	for (i = 0; i < 10000 && p[0] != 0xe9; i++)
 		usleep(1000);
-	if (p[0] != 0xe8) {
+	if (p[0] != 0xe9) {
 		printf("never patched: %02x\n", p[0]);
 		return 1;
 	}
 	printf("patched\n");
 	fflush(stdout);
-	for (i = 0; i < 20000 && p[0] == 0xe8; i++) {
+	for (i = 0; i < 20000 && p[0] == 0xe9; i++) {
 		leaf(i);
 		usleep(1000);
 	}
