@@ -24,7 +24,8 @@
  * The jump reaches +-2 GiB: each module gets a stub area (a stub per entry,
  * arch/<arch>/functrace.c) mapped within reach (a PIE program lives far
  * from the libraries); it is never unmapped, since a thread may be on its
- * way through it.
+ * way through it, but the area of an unloaded module (dlclose: no thread
+ * runs its code any more) is kept for a later one within reach.
  *
  * Everything here runs under the functrace lock.
  */
@@ -61,6 +62,7 @@ struct ft_module {
 	unsigned nsites;
 	unsigned unusable; /* single-byte NOPs met too late, other bytes */
 	uint8_t *stub;
+	size_t stub_size;
 	bool seen;
 	bool announced;
 	bool warned;
@@ -70,6 +72,14 @@ struct ft_module {
 /* recursive: dlclose runs destructors that may dlopen */
 static pthread_mutex_t ft_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static struct ft_module *modules;
+
+/* stub areas of unloaded modules, for reuse */
+struct ft_spare {
+	uint8_t *area;
+	size_t size;
+	struct ft_spare *next;
+};
+static struct ft_spare *spares;
 
 void tk_ft_lock(void)
 {
@@ -141,23 +151,67 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 
 static void module_free(struct ft_module *m)
 {
+	struct ft_spare *sp = m->stub ? malloc(sizeof(*sp)) : NULL;
+
+	if (sp) {
+		sp->area = m->stub;
+		sp->size = m->stub_size;
+		sp->next = spares;
+		spares = sp;
+	}
 	tk_ft_elf_free(&m->elf);
 	free(m->sites);
 	free(m->path);
 	free(m);
 }
 
-/* Map the stub area of @m within a jump's reach of the whole module. */
-static uint8_t *stub_area(const struct ft_module *m)
+static bool stubs_fill(const struct ft_module *m, uint8_t *p, size_t size)
+{
+	tk_ft_arch_stubs_init(p);
+	for (unsigned i = 0; i < m->nsites; i++)
+		tk_ft_arch_stub_site(p, i, m->sites[i].addr);
+	return mprotect(p, size, PROT_READ | PROT_EXEC) == 0;
+}
+
+/* A spare area big enough and within reach of @m, made writable. */
+static uint8_t *stub_spare(const struct ft_module *m, size_t size,
+			   size_t *got)
+{
+	uintptr_t reach = tk_ft_arch_reach();
+
+	for (struct ft_spare **pp = &spares; *pp; pp = &(*pp)->next) {
+		struct ft_spare *sp = *pp;
+		uintptr_t a = (uintptr_t)sp->area, z = a + sp->size;
+		/* module and area together span less than the reach */
+		uintptr_t lo = a < m->lo ? a : m->lo, hi = z > m->hi ? z : m->hi;
+
+		if (sp->size < size || hi - lo >= reach ||
+		    mprotect(sp->area, sp->size, PROT_READ | PROT_WRITE) < 0)
+			continue;
+		*pp = sp->next;
+		*got = sp->size;
+		free(sp);
+		return (uint8_t *)a;
+	}
+	return NULL;
+}
+
+/* The stub area of @m within a jump's reach of the whole module. */
+static uint8_t *stub_area(struct ft_module *m)
 {
 	uintptr_t reach = tk_ft_arch_reach(), step = 1u << 24;
-	size_t size = tk_ft_arch_stubs_size(m->nsites);
+	size_t size = tk_ft_arch_stubs_size(m->nsites), got;
+	uint8_t *p;
 
 	size = (size + STUB_PAGE - 1) & ~(size_t)(STUB_PAGE - 1);
+	p = stub_spare(m, size, &got);
+	if (p) {
+		m->stub_size = got;
+		return stubs_fill(m, p, got) ? p : NULL;
+	}
 	for (int dir = 0; dir < 2; dir++) {
 		for (uintptr_t d = step; d + size < reach - (m->hi - m->lo); d += step) {
 			uintptr_t hint;
-			uint8_t *p;
 
 			if (dir == 0) {
 				if (m->lo < d + size)
@@ -170,13 +224,11 @@ static uint8_t *stub_area(const struct ft_module *m)
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 			if (p == MAP_FAILED)
 				continue;
-			tk_ft_arch_stubs_init(p);
-			for (unsigned i = 0; i < m->nsites; i++)
-				tk_ft_arch_stub_site(p, i, m->sites[i].addr);
-			if (mprotect(p, size, PROT_READ | PROT_EXEC) < 0) {
+			if (!stubs_fill(m, p, size)) {
 				munmap(p, size);
 				return NULL;
 			}
+			m->stub_size = size;
 			return p;
 		}
 	}

@@ -283,6 +283,18 @@ def test_dlopen():
         ["plug_work() {"] + leaves("plug_leaf", 5, 1) + ["} /* plug_work */"])
 
 
+def test_dlopen_again():
+    """An object loaded and unloaded 20 times is traced each time, its
+    stub area reused: one executable anonymous mapping is left."""
+    d = os.path.join(tmpdir(), "t")
+    lib = os.path.join(BUILD, "tests", "progs", "libfuncplug.so")
+    p = record(d, [prog("functree"), "dlopen", lib, "20"], "-p", "function_graph",
+               "-l", "plug_*", "--force")
+    assert p.stdout == "plug 10\n" * 20 + "exec maps 1\n", p.stdout
+    assert [l["line"] for l in report(d)] == (
+        ["plug_work() {"] + leaves("plug_leaf", 5, 1) + ["} /* plug_work */"]) * 20
+
+
 def test_symbols_outlive_the_program():
     """The report resolves names from the trace alone."""
     work = tmpdir()

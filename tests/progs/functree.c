@@ -24,7 +24,10 @@
  *   prog-functree exit     a thread leaves with pthread_exit from inside
  *                          texit_outer > texit_inner; then main leaves with
  *                          exit(3) from inside exit_outer > exit_inner
- *   prog-functree dlopen LIB   dlopen(LIB), call its plug_work(5), dlclose
+ *   prog-functree dlopen LIB [N]   N times (default 1): dlopen(LIB), call
+ *                          its plug_work(5), dlclose; with N, then prints
+ *                          "exec maps K", the anonymous executable
+ *                          mappings left (the function tracer's stubs)
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -265,6 +268,31 @@ static int plugin(const char *path)
 	return 0;
 }
 
+static int exec_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512], perm[8];
+	unsigned long ino;
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %7s %*s %*s %lu", perm, &ino) == 2 &&
+		    perm[2] == 'x' && ino == 0 && !strstr(line, "["))
+			n++;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static int plugins(const char *path, int times)
+{
+	for (int i = 0; i < times; i++)
+		if (plugin(path))
+			return 1;
+	printf("exec maps %d\n", exec_maps());
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "tree"))
@@ -273,8 +301,10 @@ int main(int argc, char **argv)
 		return bytes();
 	if (argc > 1 && !strcmp(argv[1], "exit"))
 		return exits();
+	if (argc > 3 && !strcmp(argv[1], "dlopen"))
+		return plugins(argv[2], atoi(argv[3]));
 	if (argc > 2 && !strcmp(argv[1], "dlopen"))
 		return plugin(argv[2]);
-	fprintf(stderr, "usage: prog-functree tree|bytes|exit|dlopen LIB\n");
+	fprintf(stderr, "usage: prog-functree tree|bytes|exit|dlopen LIB [N]\n");
 	return 2;
 }
