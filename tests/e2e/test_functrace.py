@@ -271,6 +271,35 @@ def test_exit_inside_traced_functions():
         "main() {", "  exit_outer() {", "    exit_inner() {"]
 
 
+REGS_OUT = ("d8 68\n"
+            "dd 0.1111111111111111 0.47619047619047616\n"
+            "ll 54321 87600000\n"
+            "va 12345.5\n"
+            "calls 2.333333333333333\n") * 3
+
+
+def test_registers_kept():
+    """Arguments in every argument register, on the stack and as varargs,
+    results in rax:rdx and xmm0:xmm1 go through the trampolines intact:
+    their fast path (main thread, later calls), their full handler (each
+    thread's first call; -g roots' exits) and -p function."""
+    for variant in ("functree", "functree-clang"):
+        path = prog(variant)
+        if not os.path.exists(path):
+            raise Skip("%s was not built" % variant)
+        assert run([path, "regs"]).stdout == REGS_OUT
+        for opts in (["-p", "function_graph", "-l", "reg_*"],
+                     ["-p", "function_graph", "-g", "reg_calls"],
+                     ["-p", "function", "-l", "reg_*"]):
+            d = os.path.join(tmpdir(), "t")
+            p = record(d, [path, "regs"], *opts)
+            assert p.stdout == REGS_OUT, (variant, opts, p.stdout)
+            names = [l["name"] if "name" in l else l["text"].split()[0]
+                     for l in report(d) if not l.get("close")]
+            assert sorted(names) == sorted(
+                ["reg_calls", "reg_d8", "reg_dd", "reg_ll", "reg_va"] * 3), names
+
+
 def test_dlopen():
     """An object dlopen'd while recording is patched too."""
     d = os.path.join(tmpdir(), "t")

@@ -24,6 +24,11 @@
  *   prog-functree exit     a thread leaves with pthread_exit from inside
  *                          texit_outer > texit_inner; then main leaves with
  *                          exit(3) from inside exit_outer > exit_inner
+ *   prog-functree regs     calls reg_* functions with arguments in every
+ *                          argument register (and on the stack, and
+ *                          varargs), in main then in a new thread, and
+ *                          prints what they return: tracing must not
+ *                          change a digit
  *   prog-functree dlopen LIB [N]   N times (default 1): dlopen(LIB), call
  *                          its plug_work(5), dlclose; with N, then prints
  *                          "exec maps K", the anonymous executable
@@ -33,6 +38,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +259,90 @@ static int exits(void)
 	return 0;
 }
 
+TRACED double reg_d8(double a, double b, double c, double d, double e,
+		     double f, double g, double h)
+{
+	NOTAIL();
+	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h;
+}
+
+struct reg_dd {
+	double x, y;
+};
+
+TRACED struct reg_dd reg_dd(double a, double b)
+{
+	struct reg_dd r = { a / 3, b / 7 };
+
+	NOTAIL();
+	return r;
+}
+
+struct reg_ll {
+	long x, y;
+};
+
+/* six in registers, two on the stack; returned in rax:rdx */
+TRACED struct reg_ll reg_ll(long a, long b, long c, long d, long e, long f,
+			    long g, long h)
+{
+	struct reg_ll r = { a + 10 * b + 100 * c + 1000 * d + 10000 * e,
+			    100000 * f + 1000000 * g + 10000000 * h };
+
+	NOTAIL();
+	return r;
+}
+
+TRACED double reg_va(int n, ...)
+{
+	double sum = 0;
+	va_list ap;
+
+	va_start(ap, n);
+	for (int i = 0; i < n; i++)
+		sum = sum * 10 + va_arg(ap, double);
+	va_end(ap);
+	NOTAIL();
+	return sum;
+}
+
+/* a thread's first traced call (the full handler), and with -g a root
+ * (its exit too): both see a vector register argument and result */
+TRACED double reg_calls(double k)
+{
+	struct reg_dd dd;
+	struct reg_ll ll;
+
+	printf("d8 %.17g\n", reg_d8(k, 2 * k, 3 * k, 4 * k, 5 * k, 6 * k, 7 * k, 8 * k));
+	dd = reg_dd(k, 10 * k);
+	printf("dd %.17g %.17g\n", dd.x, dd.y);
+	ll = reg_ll(1, 2, 3, 4, 5, 6, 7, 8);
+	printf("ll %ld %ld\n", ll.x, ll.y);
+	printf("va %.17g\n", reg_va(5, 1.0, 2.0, 3.0, 4.0, 5.5));
+	NOTAIL();
+	return k * 7;
+}
+
+static void *regs_thread(void *arg)
+{
+	(void)arg;
+	printf("calls %.17g\n", reg_calls(1.0 / 3));
+	return NULL;
+}
+
+static int regs(void)
+{
+	pthread_t th;
+
+	regs_thread(NULL);
+	regs_thread(NULL);
+	fflush(stdout);
+	if (pthread_create(&th, NULL, regs_thread, NULL) != 0)
+		return 1;
+	pthread_join(th, NULL);
+	return 0;
+}
+
 static int plugin(const char *path)
 {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -301,10 +391,12 @@ int main(int argc, char **argv)
 		return bytes();
 	if (argc > 1 && !strcmp(argv[1], "exit"))
 		return exits();
+	if (argc > 1 && !strcmp(argv[1], "regs"))
+		return regs();
 	if (argc > 3 && !strcmp(argv[1], "dlopen"))
 		return plugins(argv[2], atoi(argv[3]));
 	if (argc > 2 && !strcmp(argv[1], "dlopen"))
 		return plugin(argv[2]);
-	fprintf(stderr, "usage: prog-functree tree|bytes|exit|dlopen LIB [N]\n");
+	fprintf(stderr, "usage: prog-functree tree|bytes|exit|regs|dlopen LIB [N]\n");
 	return 2;
 }
