@@ -108,7 +108,7 @@ def check_tree(variant, tree_level=False, lib=True):
 
 def test_graph_gcc_patchable():
     """gcc's five one-byte NOPs, PIE program, a patchable shared library
-    (its own stub page); the program does not link libtracekit."""
+    (its own stub area); the program does not link libtracekit."""
     ldd = run(["ldd", prog("functree")]).stdout
     assert "libtracekit" not in ldd, ldd
     check_tree("functree")
