@@ -16,7 +16,7 @@ void tk_ft_arch_nop(uint8_t insn[TK_SITE_BYTES])
 	(void)insn;
 }
 
-bool tk_ft_arch_call(const uint8_t *site, const uint8_t *target,
+bool tk_ft_arch_jump(const uint8_t *site, const uint8_t *target,
 		     uint8_t insn[TK_SITE_BYTES])
 {
 	(void)site;
@@ -30,9 +30,29 @@ uintptr_t tk_ft_arch_reach(void)
 	return 0;
 }
 
-void tk_ft_arch_stubs(uint8_t *page)
+size_t tk_ft_arch_stubs_size(unsigned nsites)
 {
-	(void)page;
+	(void)nsites;
+	return 0;
+}
+
+void tk_ft_arch_stubs_init(uint8_t *area)
+{
+	(void)area;
+}
+
+void tk_ft_arch_stub_site(uint8_t *area, unsigned i, const uint8_t *entry)
+{
+	(void)area;
+	(void)i;
+	(void)entry;
+}
+
+const uint8_t *tk_ft_arch_stub(const uint8_t *area, unsigned i, bool root)
+{
+	(void)i;
+	(void)root;
+	return area;
 }
 
 uintptr_t tk_ft_arch_return_hook(void)

@@ -5,10 +5,18 @@
  *   gcc  -fpatchable-function-entry=5     90 90 90 90 90   (FT_ENTRY_NOPS)
  *   clang -fpatchable-function-entry=5    0f 1f 44 00 08   (FT_ENTRY_NOP)
  *   gcc -pg -mfentry -mnop-mcount         0f 1f 44 00 00   (FT_ENTRY_NOP)
- *   traced                                e8 <rel32>       call the stub
+ *   traced                                e9 <rel32>       jump to its stub
  *
- * A stub is "jmp *0(%rip)" followed by the trampoline's address: 14 bytes
- * that reach anywhere, placed within a call's reach of the module.
+ * The stubs of a module are an area within a jump's reach of it:
+ *
+ *   0   jmp *0(%rip); .quad tk__ft_tramp          (14 bytes: reach anywhere)
+ *   16  jmp *0(%rip); .quad tk__ft_tramp_root
+ *   32 + 32 i       entry i: movabs $entry+5, %r11; jmp area+0
+ *   32 + 32 i + 16  entry i as a -g root: the same, jmp area+16
+ *
+ * A stub per entry tells the trampoline which function it is without a
+ * call, so the CPU's return stack stays in step with the real one
+ * (functrace-tramp.S).
  */
 #include <string.h>
 #include "functrace/arch.h"
@@ -27,7 +35,7 @@ enum ft_entry_kind tk_ft_arch_entry_kind(const uint8_t *site)
 		return FT_ENTRY_NOP; /* any displacement byte */
 	if (!memcmp(site, nops, TK_SITE_BYTES))
 		return FT_ENTRY_NOPS;
-	if (site[0] == 0xe8)
+	if (site[0] == 0xe8 || site[0] == 0xe9)
 		return FT_ENTRY_CALL;
 	return FT_ENTRY_NONE;
 }
@@ -37,17 +45,23 @@ void tk_ft_arch_nop(uint8_t insn[TK_SITE_BYTES])
 	memcpy(insn, nop5, TK_SITE_BYTES);
 }
 
-bool tk_ft_arch_call(const uint8_t *site, const uint8_t *target,
-		     uint8_t insn[TK_SITE_BYTES])
+/* "jmp target" (e9 rel32) at @site into @insn; false if out of reach. */
+static bool jump(const uint8_t *site, const uint8_t *target, uint8_t insn[5])
 {
-	intptr_t rel = (intptr_t)target - (intptr_t)(site + TK_SITE_BYTES);
+	intptr_t rel = (intptr_t)target - (intptr_t)(site + 5);
 	int32_t r32 = (int32_t)rel;
 
 	if (rel != r32)
 		return false;
-	insn[0] = 0xe8;
+	insn[0] = 0xe9;
 	memcpy(insn + 1, &r32, 4);
 	return true;
+}
+
+bool tk_ft_arch_jump(const uint8_t *site, const uint8_t *target,
+		     uint8_t insn[TK_SITE_BYTES])
+{
+	return jump(site, target, insn);
 }
 
 uintptr_t tk_ft_arch_reach(void)
@@ -64,10 +78,38 @@ static void stub(uint8_t *at, void (*target)(void))
 	memcpy(at + sizeof(jmp_rip), &t, sizeof(t));
 }
 
-void tk_ft_arch_stubs(uint8_t *page)
+#define STUB_HEAD 32
+#define STUB_SITE 32
+
+size_t tk_ft_arch_stubs_size(unsigned nsites)
 {
-	stub(page, tk__ft_tramp);
-	stub(page + FT_STUB_ROOT, tk__ft_tramp_root);
+	return STUB_HEAD + (size_t)nsites * STUB_SITE;
+}
+
+void tk_ft_arch_stubs_init(uint8_t *area)
+{
+	memset(area, 0xcc, STUB_HEAD);
+	stub(area, tk__ft_tramp);
+	stub(area + 16, tk__ft_tramp_root);
+}
+
+void tk_ft_arch_stub_site(uint8_t *area, unsigned i, const uint8_t *entry)
+{
+	uint8_t *at = area + STUB_HEAD + (size_t)i * STUB_SITE;
+	uintptr_t next = (uintptr_t)entry + TK_SITE_BYTES;
+
+	for (int root = 0; root < 2; root++, at += 16) {
+		at[0] = 0x49; /* movabs $next, %r11 */
+		at[1] = 0xbb;
+		memcpy(at + 2, &next, 8);
+		jump(at + 10, area + 16 * root, at + 10); /* within the area */
+		at[15] = 0xcc;
+	}
+}
+
+const uint8_t *tk_ft_arch_stub(const uint8_t *area, unsigned i, bool root)
+{
+	return area + STUB_HEAD + (size_t)i * STUB_SITE + (root ? 16 : 0);
 }
 
 uintptr_t tk_ft_arch_return_hook(void)

@@ -4,8 +4,8 @@
  *
  * A patchable entry is TK_SITE_BYTES long (text-patch.h).  Untraced it
  * holds a NOP as the compiler left it (or five one-byte NOPs turned into
- * one NOP before any thread could be inside them); traced, a call to a
- * stub near its module, which jumps to the trampoline.
+ * one NOP before any thread could be inside them); traced, a jump to the
+ * entry's own stub near its module, which goes on to the trampoline.
  */
 #ifndef TK_FUNCTRACE_ARCH_H
 #define TK_FUNCTRACE_ARCH_H
@@ -19,7 +19,7 @@ enum ft_entry_kind {
 	FT_ENTRY_NONE = 0, /* not an entry we can patch */
 	FT_ENTRY_NOP,      /* one NOP of TK_SITE_BYTES: patch any time */
 	FT_ENTRY_NOPS,     /* single-byte NOPs: convert while no thread runs */
-	FT_ENTRY_CALL,     /* already a call (patched by someone else) */
+	FT_ENTRY_CALL,     /* already a call or jump (patched by someone else) */
 };
 
 /* What the bytes at an entry are. */
@@ -28,17 +28,21 @@ enum ft_entry_kind tk_ft_arch_entry_kind(const uint8_t *site);
 /* The NOP a FT_ENTRY_NOPS entry becomes. */
 void tk_ft_arch_nop(uint8_t insn[TK_SITE_BYTES]);
 
-/* "call target" at site; false if target is out of reach. */
-bool tk_ft_arch_call(const uint8_t *site, const uint8_t *target,
+/* "jump to target" at site; false if target is out of reach. */
+bool tk_ft_arch_jump(const uint8_t *site, const uint8_t *target,
 		     uint8_t insn[TK_SITE_BYTES]);
 
-/* How far a call reaches either way. */
+/* How far the jump reaches either way. */
 uintptr_t tk_ft_arch_reach(void);
 
-/* Write the stubs into @page (writable): at offset 0 a jump to the
- * trampoline, at FT_STUB_ROOT one to the -g trampoline. */
-#define FT_STUB_ROOT 16
-void tk_ft_arch_stubs(uint8_t *page);
+/* A module's stubs: an area of tk_ft_arch_stubs_size(nsites) bytes within
+ * reach of its entries, written (while writable) by stubs_init and one
+ * stub_site per entry; tk_ft_arch_stub is where entry @i jumps, as a -g
+ * root or not. */
+size_t tk_ft_arch_stubs_size(unsigned nsites);
+void tk_ft_arch_stubs_init(uint8_t *area);
+void tk_ft_arch_stub_site(uint8_t *area, unsigned i, const uint8_t *entry);
+const uint8_t *tk_ft_arch_stub(const uint8_t *area, unsigned i, bool root);
 
 /* The address traced functions return through (function_graph). */
 uintptr_t tk_ft_arch_return_hook(void);

@@ -48,27 +48,13 @@
 #include "internal.h"
 #include "functrace.h"
 #include "functrace/arch.h"
+#include "frames.h"
 
-#define FT_FRAMES 1024
 #define FT_STACK_MAX 64 /* addresses in a --func-stack event */
-#define SLOT_ROOT ((uintptr_t)1)
 
-struct ft_frame {
-	uintptr_t ret;
-	uintptr_t func;
-	uintptr_t slot;
-};
-
-struct ft_thread {
-	struct ft_frame *f;
-	uint32_t top;
-	uint32_t roots; /* -g roots among the frames */
-	uint32_t dead;  /* the thread is exiting: no more frames */
-};
-
-static __thread struct ft_thread ft_thr __attribute__((tls_model("initial-exec")));
+__thread struct ft_thread tk_ft_thr __attribute__((tls_model("initial-exec")));
 static pthread_key_t ft_key;
-static uintptr_t return_hook;
+uintptr_t tk_ft_return_hook;
 
 struct ft_state tk_ft;
 
@@ -148,7 +134,7 @@ static void drop_dead(struct ft_thread *t, uintptr_t slot, uintptr_t ret)
 
 		if (!fs || at > slot)
 			return; /* live, or being written by who we interrupted */
-		if (at == slot && ret == return_hook)
+		if (at == slot && ret == tk_ft_return_hook)
 			return; /* a tail call from that frame's function */
 		if (at < slot && !checked) {
 			stack_t ss;
@@ -188,9 +174,10 @@ static bool push(struct ft_thread *t, uintptr_t ret, uintptr_t func,
 }
 
 /* Called by the trampoline at a traced function's entry @site; @slot holds
- * the return address into the caller; @root: a -g function. */
-__attribute__((visibility("hidden"))) void tk__ft_enter(uintptr_t site,
-							 uintptr_t *slot, int root)
+ * the return address into the caller; @root: a -g function.  Returns 2
+ * when the return goes through tk__ft_return now, else 0. */
+__attribute__((visibility("hidden"))) int tk__ft_enter(uintptr_t site,
+							uintptr_t *slot, int root)
 {
 	uint32_t mode = __atomic_load_n(&tk_ft.mode, __ATOMIC_RELAXED);
 	struct ft_thread *t;
@@ -199,32 +186,33 @@ __attribute__((visibility("hidden"))) void tk__ft_enter(uintptr_t site,
 
 	if (mode == FT_FUNCTION && !tk_ft.stack) {
 		put_function(site, ret);
-		return;
+		return 0;
 	}
 	if (mode == FT_OFF)
-		return;
-	t = &ft_thr;
+		return 0;
+	t = &tk_ft_thr;
 	if (TK__UNLIKELY(!t->f) && !frames_alloc(t)) {
 		if (mode == FT_FUNCTION)
 			put_function(site, ret);
-		return;
+		return 0;
 	}
 	if (t->top && (t->f[t->top - 1].slot & ~SLOT_ROOT) <= s)
 		drop_dead(t, s, ret);
 	if (tk_ft.graph_roots && !root && !t->roots)
-		return;
+		return 0;
 	depth = t->top;
 	if (depth >= tk_ft.max_depth)
-		return;
+		return 0;
 	if (!push(t, ret, site, s | (root ? SLOT_ROOT : 0)))
-		return;
+		return 0;
 	if (mode == FT_GRAPH)
 		put_graph(tk_ft.id_entry, site, depth);
 	else
 		put_function(site, ret);
 	if (tk_ft.stack)
 		put_stack(t, ret);
-	*slot = return_hook;
+	*slot = tk_ft_return_hook;
+	return 2;
 }
 
 static void __attribute__((noreturn)) lost_return(void)
@@ -241,7 +229,7 @@ static void __attribute__((noreturn)) lost_return(void)
  * function's ret: returns where it was to return. */
 __attribute__((visibility("hidden"))) uintptr_t tk__ft_exit(uintptr_t sp)
 {
-	struct ft_thread *t = &ft_thr;
+	struct ft_thread *t = &tk_ft_thr;
 	uintptr_t s = sp - sizeof(uintptr_t);
 	uint32_t i = t->top;
 	struct ft_frame f;
@@ -265,13 +253,13 @@ __attribute__((visibility("hidden"))) uintptr_t tk__ft_exit(uintptr_t sp)
 
 void tk_ft_unhook_thread(void)
 {
-	struct ft_thread *t = &ft_thr;
+	struct ft_thread *t = &tk_ft_thr;
 
 	while (t->top) {
 		struct ft_frame *f = &t->f[t->top - 1];
 		uintptr_t *slot = (uintptr_t *)(f->slot & ~SLOT_ROOT);
 
-		if (slot && *slot == return_hook)
+		if (slot && *slot == tk_ft_return_hook)
 			*slot = f->ret;
 		if (f->slot & SLOT_ROOT)
 			t->roots--;
@@ -285,7 +273,7 @@ void tk_ft_unhook_thread(void)
 void tk_ft_cyg_enter(uintptr_t fn, uintptr_t site, uintptr_t sp, unsigned flags)
 {
 	uint32_t mode = __atomic_load_n(&tk_ft.mode, __ATOMIC_RELAXED);
-	struct ft_thread *t = &ft_thr;
+	struct ft_thread *t = &tk_ft_thr;
 	bool root = flags & FT_CYG_ROOT, record;
 	uint32_t depth = 0;
 
@@ -313,7 +301,7 @@ void tk_ft_cyg_enter(uintptr_t fn, uintptr_t site, uintptr_t sp, unsigned flags)
 
 void tk_ft_cyg_exit(uintptr_t fn, uintptr_t sp)
 {
-	struct ft_thread *t = &ft_thr;
+	struct ft_thread *t = &tk_ft_thr;
 	uint32_t i, depth = 0;
 	struct ft_frame f;
 
@@ -341,7 +329,7 @@ void tk_ft_cyg_exit(uintptr_t fn, uintptr_t sp)
 
 static void thread_gone(void *frames)
 {
-	struct ft_thread *t = &ft_thr;
+	struct ft_thread *t = &tk_ft_thr;
 
 	/* Later destructors may still call traced functions: they run
 	 * unhooked from now on. */
@@ -354,7 +342,7 @@ static void thread_gone(void *frames)
 
 void tk_ft_handler_init(void)
 {
-	return_hook = tk_ft_arch_return_hook();
+	tk_ft_return_hook = tk_ft_arch_return_hook();
 	tk_ft.max_depth = UINT32_MAX;
 	pthread_key_create(&ft_key, thread_gone);
 }

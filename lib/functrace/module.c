@@ -7,7 +7,7 @@
  * addresses of its entries, the function each belongs to.  An entry is
  *
  *   untouched    its NOP, as compiled (the original bytes are kept)
- *   traced       "call stub" to the module's stub page
+ *   traced       a jump to its stub, in the module's stub area
  *
  * and goes from one to the other through tk_text_patch (arch/<arch>/text-patch.c:
  * a jump to itself over the first two bytes, membarrier, the tail,
@@ -21,9 +21,11 @@
  * or just after dlopen); entries of this kind met later are left alone and
  * reported.
  *
- * A call reaches +-2 GiB: each module gets a stub page mapped within reach
- * (a PIE program lives far from the libraries); the page is never unmapped,
- * since a thread may be on its way through it.
+ * The jump reaches +-2 GiB: each module gets a stub area (a stub per entry,
+ * arch/<arch>/functrace.c) mapped within reach (a PIE program lives far
+ * from the libraries); it is never unmapped, since a thread may be on its
+ * way through it, but the area of an unloaded module (dlclose: no thread
+ * runs its code any more) is kept for a later one within reach.
  *
  * Everything here runs under the functrace lock.
  */
@@ -60,6 +62,7 @@ struct ft_module {
 	unsigned nsites;
 	unsigned unusable; /* single-byte NOPs met too late, other bytes */
 	uint8_t *stub;
+	size_t stub_size;
 	bool seen;
 	bool announced;
 	bool warned;
@@ -69,6 +72,14 @@ struct ft_module {
 /* recursive: dlclose runs destructors that may dlopen */
 static pthread_mutex_t ft_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static struct ft_module *modules;
+
+/* stub areas of unloaded modules, for reuse */
+struct ft_spare {
+	uint8_t *area;
+	size_t size;
+	struct ft_spare *next;
+};
+static struct ft_spare *spares;
 
 void tk_ft_lock(void)
 {
@@ -140,44 +151,84 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 
 static void module_free(struct ft_module *m)
 {
+	struct ft_spare *sp = m->stub ? malloc(sizeof(*sp)) : NULL;
+
+	if (sp) {
+		sp->area = m->stub;
+		sp->size = m->stub_size;
+		sp->next = spares;
+		spares = sp;
+	}
 	tk_ft_elf_free(&m->elf);
 	free(m->sites);
 	free(m->path);
 	free(m);
 }
 
-/* Map a stub page within a call's reach of the whole module. */
-static uint8_t *stub_page(const struct ft_module *m)
+static bool stubs_fill(const struct ft_module *m, uint8_t *p, size_t size)
+{
+	tk_ft_arch_stubs_init(p);
+	for (unsigned i = 0; i < m->nsites; i++)
+		tk_ft_arch_stub_site(p, i, m->sites[i].addr);
+	return mprotect(p, size, PROT_READ | PROT_EXEC) == 0;
+}
+
+/* A spare area big enough and within reach of @m, made writable. */
+static uint8_t *stub_spare(const struct ft_module *m, size_t size,
+			   size_t *got)
+{
+	uintptr_t reach = tk_ft_arch_reach();
+
+	for (struct ft_spare **pp = &spares; *pp; pp = &(*pp)->next) {
+		struct ft_spare *sp = *pp;
+		uintptr_t a = (uintptr_t)sp->area, z = a + sp->size;
+		/* module and area together span less than the reach */
+		uintptr_t lo = a < m->lo ? a : m->lo, hi = z > m->hi ? z : m->hi;
+
+		if (sp->size < size || hi - lo >= reach ||
+		    mprotect(sp->area, sp->size, PROT_READ | PROT_WRITE) < 0)
+			continue;
+		*pp = sp->next;
+		*got = sp->size;
+		free(sp);
+		return (uint8_t *)a;
+	}
+	return NULL;
+}
+
+/* The stub area of @m within a jump's reach of the whole module. */
+static uint8_t *stub_area(struct ft_module *m)
 {
 	uintptr_t reach = tk_ft_arch_reach(), step = 1u << 24;
+	size_t size = tk_ft_arch_stubs_size(m->nsites), got;
+	uint8_t *p;
 
-	for (struct ft_module *o = modules; o; o = o->next) {
-		/* share a page that is in reach already */
-		if (o->stub && (uintptr_t)o->stub + STUB_PAGE - m->lo < reach &&
-		    m->hi - (uintptr_t)o->stub < reach)
-			return o->stub;
+	size = (size + STUB_PAGE - 1) & ~(size_t)(STUB_PAGE - 1);
+	p = stub_spare(m, size, &got);
+	if (p) {
+		m->stub_size = got;
+		return stubs_fill(m, p, got) ? p : NULL;
 	}
 	for (int dir = 0; dir < 2; dir++) {
-		for (uintptr_t d = step; d < reach - (m->hi - m->lo); d += step) {
+		for (uintptr_t d = step; d + size < reach - (m->hi - m->lo); d += step) {
 			uintptr_t hint;
-			void *p;
 
 			if (dir == 0) {
-				if (m->lo < d + STUB_PAGE)
+				if (m->lo < d + size)
 					break;
-				hint = (m->lo - d) & ~(uintptr_t)(STUB_PAGE - 1);
+				hint = (m->lo - d - size) & ~(uintptr_t)(STUB_PAGE - 1);
 			} else {
 				hint = (m->hi + d) & ~(uintptr_t)(STUB_PAGE - 1);
 			}
-			p = mmap((void *)hint, STUB_PAGE, PROT_READ | PROT_WRITE,
+			p = mmap((void *)hint, size, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 			if (p == MAP_FAILED)
 				continue;
-			tk_ft_arch_stubs(p);
-			if (mprotect(p, STUB_PAGE, PROT_READ | PROT_EXEC) < 0) {
-				munmap(p, STUB_PAGE);
+			if (!stubs_fill(m, p, size)) {
+				munmap(p, size);
 				return NULL;
 			}
+			m->stub_size = size;
 			return p;
 		}
 	}
@@ -347,9 +398,9 @@ unsigned tk_ft_modules_apply(const struct ft_options *opt)
 				  wanted(opt, m->elf.names + s->func->name, &root);
 
 			if (on && !m->stub)
-				m->stub = stub_page(m);
+				m->stub = stub_area(m);
 			if (on && (!m->stub ||
-				   !tk_ft_arch_call(s->addr, m->stub + (root ? FT_STUB_ROOT : 0),
+				   !tk_ft_arch_jump(s->addr, tk_ft_arch_stub(m->stub, i, root),
 						    p[n].insn)))
 				on = false;
 			if (!on)

@@ -108,7 +108,7 @@ def check_tree(variant, tree_level=False, lib=True):
 
 def test_graph_gcc_patchable():
     """gcc's five one-byte NOPs, PIE program, a patchable shared library
-    (its own stub page); the program does not link libtracekit."""
+    (its own stub area); the program does not link libtracekit."""
     ldd = run(["ldd", prog("functree")]).stdout
     assert "libtracekit" not in ldd, ldd
     check_tree("functree")
@@ -271,6 +271,35 @@ def test_exit_inside_traced_functions():
         "main() {", "  exit_outer() {", "    exit_inner() {"]
 
 
+REGS_OUT = ("d8 68\n"
+            "dd 0.1111111111111111 0.47619047619047616\n"
+            "ll 54321 87600000\n"
+            "va 12345.5\n"
+            "calls 2.333333333333333\n") * 3
+
+
+def test_registers_kept():
+    """Arguments in every argument register, on the stack and as varargs,
+    results in rax:rdx and xmm0:xmm1 go through the trampolines intact:
+    their fast path (main thread, later calls), their full handler (each
+    thread's first call; -g roots' exits) and -p function."""
+    for variant in ("functree", "functree-clang"):
+        path = prog(variant)
+        if not os.path.exists(path):
+            raise Skip("%s was not built" % variant)
+        assert run([path, "regs"]).stdout == REGS_OUT
+        for opts in (["-p", "function_graph", "-l", "reg_*"],
+                     ["-p", "function_graph", "-g", "reg_calls"],
+                     ["-p", "function", "-l", "reg_*"]):
+            d = os.path.join(tmpdir(), "t")
+            p = record(d, [path, "regs"], *opts)
+            assert p.stdout == REGS_OUT, (variant, opts, p.stdout)
+            names = [l["name"] if "name" in l else l["text"].split()[0]
+                     for l in report(d) if not l.get("close")]
+            assert sorted(names) == sorted(
+                ["reg_calls", "reg_d8", "reg_dd", "reg_ll", "reg_va"] * 3), names
+
+
 def test_dlopen():
     """An object dlopen'd while recording is patched too."""
     d = os.path.join(tmpdir(), "t")
@@ -281,6 +310,18 @@ def test_dlopen():
     assert p.stdout == "plug 10\n"
     assert [l["line"] for l in report(d)] == (
         ["plug_work() {"] + leaves("plug_leaf", 5, 1) + ["} /* plug_work */"])
+
+
+def test_dlopen_again():
+    """An object loaded and unloaded 20 times is traced each time, its
+    stub area reused: one executable anonymous mapping is left."""
+    d = os.path.join(tmpdir(), "t")
+    lib = os.path.join(BUILD, "tests", "progs", "libfuncplug.so")
+    p = record(d, [prog("functree"), "dlopen", lib, "20"], "-p", "function_graph",
+               "-l", "plug_*", "--force")
+    assert p.stdout == "plug 10\n" * 20 + "exec maps 1\n", p.stdout
+    assert [l["line"] for l in report(d)] == (
+        ["plug_work() {"] + leaves("plug_leaf", 5, 1) + ["} /* plug_work */"]) * 20
 
 
 def test_symbols_outlive_the_program():
