@@ -68,6 +68,10 @@ void tk_filter_replace(struct tk_event *ev, struct tk_filter *f);
 
 /* stream.c */
 void tk_streams_init(void);
+/* Create the calling thread's buffer now if a session is active and it has
+ * none (the function tracer does, at a thread's first traced call, so that
+ * the call's time does not include making the buffer). */
+void tk_stream_prepare(void);
 /* Make every thread take the slow path on its next event and leave the
  * session's buffers (called when a session starts or ends). */
 void tk_streams_session_changed(void);

@@ -264,6 +264,19 @@ TK_EXPORT char *tk__reserve_slow(uint32_t size, uint64_t tsc)
 	return t->pos;
 }
 
+void tk_stream_prepare(void)
+{
+	struct tk__thread *t = &tk__thread;
+
+	if (t->stream || t->busy)
+		return;
+	t->busy = 1; /* an event of a signal handler meanwhile is counted lost */
+	if (tk_session_child_pending())
+		tk_session_reconnect_child();
+	stream_create(t, __atomic_load_n(&tk_session_gen, __ATOMIC_SEQ_CST));
+	__atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
+}
+
 TK_EXPORT void tk__lost_nested(void)
 {
 	struct tk_stream *s = tk__thread.stream;

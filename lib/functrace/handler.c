@@ -115,6 +115,7 @@ static bool frames_alloc(struct ft_thread *t)
 	t->f = p;
 	/* freed at thread exit; a thread that cannot say so keeps them */
 	pthread_setspecific(ft_key, p);
+	tk_stream_prepare();
 	return true;
 }
 

@@ -383,3 +383,8 @@ def test_unaligned_entries():
     names = [l["text"].split()[0] for l in report(d)]
     assert names.count("main") == 1 and names.count("b") == 7 and names.count("a") == 7, \
         (addr, names)
+    # The thread's buffer (64 MiB here, tens of ms to make) is made before
+    # the first traced call's clock is read: main's time is its own.
+    record(d, [exe], "-p", "function_graph", "-b", "65536")
+    last = report(d)[-1]
+    assert last["close"] and last["name"] == "main" and last["us"] < 10000, last
