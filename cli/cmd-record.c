@@ -35,6 +35,7 @@
 #include "filter.h"
 #include "pattern.h"
 #include "protocol.h"
+#include "record-functrace.h"
 #include "record-kernel.h"
 #include "session.h"
 
@@ -635,6 +636,7 @@ static int start_command(struct record *r, struct rec_session *s,
 		sigaction(SIGTERM, &r->saved_term, NULL);
 		sigprocmask(SIG_SETMASK, oldmask, NULL);
 		setenv(TK_SESSION_ENV, s->sock_name, 1);
+		functrace_child_env(&r->opt);
 		execv(r->program, r->opt.argv);
 		child_errno = errno;
 		if (write(errpipe[1], &child_errno, sizeof(child_errno)) < 0)
@@ -773,11 +775,13 @@ static int prepare(struct record *r)
 		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)r->opt.attach_pid);
 		program = exe;
 	}
-	if (record_kernel_tracer(&r->opt, program) < 0 || precheck_program(r) < 0 ||
-	    record_kernel_check(&r->kernel, &r->opt) < 0)
+	if (record_kernel_tracer(&r->opt, program) < 0 ||
+	    functrace_record_check(&r->opt, program, r->force) < 0 ||
+	    precheck_program(r) < 0 || record_kernel_check(&r->kernel, &r->opt) < 0)
 		return -1;
 	/* worth a word only when the user side is all there is */
-	if (r->no_user_events && r->opt.nrules && !r->kernel.wanted && !r->opt.quiet)
+	if (r->no_user_events && r->opt.nrules && !r->kernel.wanted && !r->opt.quiet &&
+	    !r->opt.user_tracer)
 		tk_warn("'%s' defines no tracekit events (not linked with libtracekit)",
 			r->opt.argv[0]);
 	return 0;
@@ -804,8 +808,9 @@ static int start(struct record *r, struct rec_session *s, const sigset_t *oldmas
 	return 0;
 }
 
-/* The user streams' table when user events were asked for or came, the
- * kernel's per-CPU table, then one line for both. */
+/* The user streams' table when user events were asked for or came, what
+ * the function tracer patched, the kernel's per-CPU table, then one line
+ * for both. */
 static void print_summary(struct record *r, const struct rec_session *s)
 {
 	char user[96] = "", kernel[96] = "";
@@ -815,6 +820,7 @@ static void print_summary(struct record *r, const struct rec_session *s)
 		session_print_streams(s, stderr);
 		session_describe(s, user, sizeof(user));
 	}
+	functrace_print_summary(&r->opt, stderr);
 	record_kernel_summary(&r->kernel, stderr);
 	fprintf(stderr, "tracekit: %s%s%s recorded in '%s'\n", user,
 		user[0] && kernel[0] ? " and " : "", kernel, r->final_dir);
@@ -880,7 +886,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (s.failed)
 		tk_error("%s", s.error);
-	if (record_kernel_stop(&r.kernel, &s, r.work_dir) < 0)
+	if (functrace_save_symbols(&r.opt, r.opt.outdir) < 0 ||
+	    record_kernel_stop(&r.kernel, &s, r.work_dir) < 0)
 		s.failed = true;
 	if (session_finish(&s) < 0) {
 		tk_error("%s", s.error);

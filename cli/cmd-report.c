@@ -26,6 +26,7 @@
 #include "filter.h"
 #include "pattern.h"
 #include "printfmt.h"
+#include "report-graph.h"
 #include "report.h"
 #include "stream-read.h"
 #include "trace.h"
@@ -38,6 +39,8 @@ struct report {
 	enum ts_mode ts;
 	bool no_header;
 	bool count_only;
+	bool profile;
+	struct ftrace_view *ftrace; /* function tracer events (report-graph.c) */
 	bool tep_only;
 	struct tk_trace trace;
 	struct report_kernel *kernel; /* NULL when the trace has none */
@@ -74,6 +77,8 @@ static void usage(FILE *f)
 		"  --no-header       events only\n"
 		"  --count           decode every event but print only how many there\n"
 		"                    are of each (checks the whole trace quickly)\n"
+		"  --profile         function tracer: per function, calls, total, self,\n"
+		"                    average and maximum time, sorted by total\n"
 		"  --tep-print       kernel events' field text all from libtraceevent\n"
 		"                    (slower; to check the fast printer against it)\n");
 }
@@ -86,6 +91,7 @@ static int parse_options(struct report *r, int argc, char **argv)
 		{ "ts", required_argument, NULL, 'T' },
 		{ "no-header", no_argument, NULL, 'H' },
 		{ "count", no_argument, NULL, 'C' },
+		{ "profile", no_argument, NULL, 'Q' },
 		{ "tep-print", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -126,6 +132,9 @@ static int parse_options(struct report *r, int argc, char **argv)
 			break;
 		case 'P':
 			r->tep_only = true;
+			break;
+		case 'Q':
+			r->profile = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -405,6 +414,24 @@ static void prepare_print(struct tk_event_info *ev)
 	}
 }
 
+/* The start of a line: "%16s [%03u] %s: " (comm-tid, cpu, time). */
+static size_t format_prefix(const struct report *r,
+			    const struct tk_stream_reader *rd, char *line)
+{
+	size_t n = report_put_prefix(line, rd->stream->comm, strlen(rd->stream->comm),
+				     rd->stream->tid, rd->cpu);
+
+	if (r->kernel) {
+		/* blank latency columns: aligned with the kernel's lines */
+		memset(line + n, ' ', 6);
+		n += 6;
+	}
+	n += report_put_time(&r->trace.clock, r->ts, rd->ts, line + n);
+	line[n++] = ':';
+	line[n++] = ' ';
+	return n;
+}
+
 /* One line as trace-cmd prints it: "%16s [%03u] %s: %s: %s\n". */
 static void print_event(struct report *r, const struct tk_stream_reader *rd,
 			struct event_state *st)
@@ -415,16 +442,7 @@ static void print_event(struct report *r, const struct tk_stream_reader *rd,
 
 	if (!ev->print && !ev->print_failed)
 		prepare_print(ev);
-	n = report_put_prefix(line, rd->stream->comm, strlen(rd->stream->comm),
-			      rd->stream->tid, rd->cpu);
-	if (r->kernel) {
-		/* blank latency columns: aligned with the kernel's lines */
-		memset(line + n, ' ', 6);
-		n += 6;
-	}
-	n += report_put_time(&r->trace.clock, r->ts, rd->ts, line + n);
-	line[n++] = ':';
-	line[n++] = ' ';
+	n = format_prefix(r, rd, line);
 	len = strlen(ev->full_name);
 	memcpy(line + n, ev->full_name, len);
 	n += len;
@@ -437,6 +455,13 @@ static void print_event(struct report *r, const struct tk_stream_reader *rd,
 	}
 	line[n++] = '\n';
 	fwrite_unlocked(line, 1, n, stdout);
+}
+
+static void show_ftrace(struct report *r, struct tk_stream_reader *rd)
+{
+	char prefix[128];
+
+	ftrace_view_event(r->ftrace, rd, prefix, format_prefix(r, rd, prefix));
 }
 
 static int count_name_cmp(const void *a, const void *b)
@@ -543,8 +568,9 @@ int cmd_report(int argc, char **argv)
 	if (prepare_events(&r, &kf) < 0)
 		return TK_EXIT_USAGE;
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-	if (!r.no_header && !r.count_only)
+	if (!r.no_header && !r.count_only && !r.profile)
 		print_header(&r);
+	r.ftrace = ftrace_view_open(&r.trace, r.profile);
 	if (open_readers(&r) < 0)
 		return TK_EXIT_FAILURE;
 	while (r.heap_len) {
@@ -553,7 +579,8 @@ int cmd_report(int argc, char **argv)
 		struct event_state *st;
 
 		if (idx >= r.nreaders) {
-			report_kernel_emit(r.kernel, idx - r.nreaders);
+			if (!r.profile)
+				report_kernel_emit(r.kernel, idx - r.nreaders);
 			goto next;
 		}
 		st = state_of(rd->event);
@@ -561,7 +588,9 @@ int cmd_report(int argc, char **argv)
 		    (!st->filter || tk_filter_match(st->filter, rd->values))) {
 			if (r.count_only)
 				st->count++;
-			else
+			else if (r.ftrace && ftrace_view_owns(st->ev))
+				show_ftrace(&r, rd);
+			else if (!r.profile)
 				print_event(&r, rd, st);
 		}
 next:
@@ -571,6 +600,7 @@ next:
 	}
 	if (r.count_only)
 		print_counts(&r);
+	ftrace_view_close(r.ftrace);
 	fflush(stdout);
 	for (unsigned i = 0; i < r.nreaders; i++)
 		tk_stream_close(&r.readers[i]);

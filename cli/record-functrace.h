@@ -1,17 +1,54 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * record-functrace.h - what record asks of the user-space function
- * tracer.  A bare "-p function" or "-p function_graph" traces the
- * program's own code when it was built with patchable function entries,
- * else the kernel's functions.
+ * record-functrace.h - tracekit record's side of the function tracer for
+ * user code (-p function|function_graph, -l, -n, -g, --max-graph-depth,
+ * --func-stack): checks before the program runs, the runtime's options in
+ * the CONFIG, LD_PRELOAD of libtracekit, the objects the processes report
+ * and their symbols saved into the trace.
+ * A bare "-p function" or "-p function_graph" traces the program's own
+ * code when it was built with patchable function entries (or
+ * -finstrument-functions), else the kernel's functions.
  */
 #ifndef TK_RECORD_FUNCTRACE_H
 #define TK_RECORD_FUNCTRACE_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "session.h"
 
-/* Whether @program (a path) or one of its libraries carries patchable
- * function entries that the user-space function tracer can use. */
+/* Whether @program (or a library it needs) is built for the function
+ * tracer: patchable entries or -finstrument-functions. */
 bool functrace_program_is_patchable(const char *program);
+
+/* The compiler flags that build a program for the function tracer. */
+const char *functrace_build_flags(void);
+
+/* Check the user tracer's options against @program (NULL: not known),
+ * print one line and return < 0 when they cannot work.  @force: -l/-g may name functions of objects
+ * loaded later (dlopen). */
+int functrace_record_check(struct rec_options *o, const char *program,
+			   bool force);
+
+/* In the command's child, before exec: LD_PRELOAD libtracekit if the
+ * program does not carry it, and say that a function tracer is wanted. */
+void functrace_child_env(const struct rec_options *o);
+
+/* Append the function tracer's options to a CONFIG message being built in
+ * buf[0..len) (capacity cap); sets TK_CONFIG_FUNCTRACE in *flags.  Returns
+ * the new length or -E2BIG. */
+long functrace_config_append(const struct rec_options *o, char *buf, size_t len,
+			     size_t cap, uint32_t *flags);
+
+/* A MODULE message from process @pid.  Returns 0 or -EPROTO. */
+int functrace_on_module(uint32_t pid, const void *msg, size_t len);
+
+/* Save the symbols of the objects reported into @dir; prints and returns
+ * < 0 on failure. */
+int functrace_save_symbols(const struct rec_options *o, const char *dir);
+
+/* Lines for record's summary: functions traced per process. */
+void functrace_print_summary(const struct rec_options *o, FILE *f);
 
 #endif /* TK_RECORD_FUNCTRACE_H */

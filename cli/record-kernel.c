@@ -29,13 +29,6 @@
 #include "record-kernel.h"
 #include "tracekit/runtime.h"
 
-/* The user-space function tracer replaces this (record-functrace.h). */
-__attribute__((weak)) bool functrace_program_is_patchable(const char *program)
-{
-	(void)program;
-	return false;
-}
-
 int record_kernel_tracer(struct rec_options *o, const char *program)
 {
 	if (o->bare_tracer) {
@@ -48,12 +41,8 @@ int record_kernel_tracer(struct rec_options *o, const char *program)
 			return -1;
 		}
 		*slot = o->bare_tracer;
+		o->bare_went_kernel = !user && program;
 		o->bare_tracer = NULL;
-	}
-	/* The user-space function tracer is being built. */
-	if (o->user_tracer || o->max_graph_depth || o->func_stack) {
-		tk_error("tracers, -l/-n/-g, --stack and -F are not available yet");
-		return -1;
 	}
 	return 0;
 }
@@ -138,7 +127,7 @@ int record_kernel_check(struct record_kernel *rk, const struct rec_options *o)
 			 o->kernel_stack ? "--stack" : "-F");
 		return -1;
 	}
-	if (func_lists && !rk->tracer) {
+	if (func_lists && !rk->tracer && !o->user_tracer) {
 		tk_error("-l, -n and -g need a function tracer (-p function or -p function_graph)");
 		return -1;
 	}
@@ -274,6 +263,13 @@ int record_kernel_start(struct record_kernel *rk, const struct rec_options *o,
 	if (!ret && (ret = tk_kinstance_tracing_on(&rk->inst, true)) < 0)
 		snprintf(err, sizeof(err), "cannot turn tracing on in instance '%s': %s",
 			 name, strerror(-ret));
+	if (ret && o->bare_went_kernel && o->argv) {
+		/* the user meant the program's functions, most likely */
+		tk_error("%s; and '%s' is not built for function tracing: compile it with %s",
+			 err[0] ? err : strerror(-ret), o->argv[0],
+			 functrace_build_flags());
+		goto fail_quiet;
+	}
 	if (ret) {
 		tk_error("%s", err[0] ? err : strerror(-ret));
 		goto fail_quiet;

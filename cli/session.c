@@ -28,6 +28,7 @@
 #include "filter.h"
 #include "pattern.h"
 #include "protocol.h"
+#include "record-functrace.h"
 #include "unix-socket.h"
 #include "tracekit/runtime.h"
 
@@ -186,6 +187,11 @@ static int send_config(struct rec_session *s, struct rec_process *p)
 		memcpy(buf + len, flt, strlen(flt) + 1);
 		len += strlen(flt) + 1;
 	}
+	long flen = functrace_config_append(o, buf, len, sizeof(buf), &m->flags);
+
+	if (flen < 0)
+		return -E2BIG;
+	len = (size_t)flen;
 	m->m.len = (uint32_t)len;
 	if (send(p->fd, buf, len, MSG_NOSIGNAL) < 0)
 		return -errno;
@@ -384,6 +390,9 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 		ret = 0; /* a bad buffer is dropped, not the process */
 		break;
 	}
+	case TK_MSG_MODULE:
+		ret = p->hello ? functrace_on_module(p->pid, buf, (size_t)n) : -EPROTO;
+		break;
 	case TK_MSG_ERROR:
 		buf[n - 1] = '\0';
 		if (s->opt->attach_pid && !p->configured) {

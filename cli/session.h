@@ -46,6 +46,8 @@ struct rec_options {
 	const char *user_tracer;   /* function, function_graph or NULL */
 	const char *kernel_tracer; /* any of available_tracers, or NULL */
 	const char *bare_tracer;   /* -p function[_graph] before the choice */
+	bool bare_went_kernel;     /* ... which went to the kernel: the program
+				    * is not built for function tracing */
 	struct rec_list func_filter;  /* -l GLOB: trace only these functions */
 	struct rec_list func_notrace; /* -n GLOB: never these */
 	struct rec_list graph_funcs;  /* -g FUNC: only FUNC and its callees */

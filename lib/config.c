@@ -2,7 +2,8 @@
 /*
  * config.c - parse and check the recorder's CONFIG message (config.h).
  *
- *   struct tk_msg_config, then nrules times "pattern\0filter\0"
+ *   struct tk_msg_config, then nrules times "pattern\0filter\0", then with
+ *   TK_CONFIG_FUNCTRACE the function tracer's "key=value\0" strings
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,8 +25,41 @@ void tk_rules_free(struct tk_rule *rules, unsigned n)
 	free(rules);
 }
 
+void tk_config_func_opts_free(struct tk_config_msg *c)
+{
+	for (unsigned i = 0; i < c->nfunc_opts; i++)
+		free(c->func_opts[i]);
+	free(c->func_opts);
+	c->func_opts = NULL;
+	c->nfunc_opts = 0;
+}
+
+/* The function tracer's "key=value\0" strings, up to @end. */
+static int parse_func_opts(const char *p, const char *end,
+			   struct tk_config_msg *out)
+{
+	while (p < end) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+		char **grown;
+
+		if (!nul || nul == p || out->nfunc_opts >= MAX_RULES)
+			return -EINVAL;
+		grown = realloc(out->func_opts, (out->nfunc_opts + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		out->func_opts = grown;
+		grown[out->nfunc_opts] = strdup(p);
+		if (!grown[out->nfunc_opts])
+			return -ENOMEM;
+		out->nfunc_opts++;
+		p = nul + 1;
+	}
+	return 0;
+}
+
 void tk_config_msg_free(struct tk_config_msg *c)
 {
+	tk_config_func_opts_free(c);
 	tk_rules_free(c->rules, c->nrules);
 	memset(c, 0, sizeof(*c));
 }
@@ -69,6 +103,16 @@ int tk_config_msg_parse(const void *msg, size_t len, struct tk_config_msg *out)
 			tk_rules_free(rules, m->nrules);
 			return -ENOMEM;
 		}
+	}
+	if (m->flags & TK_CONFIG_FUNCTRACE) {
+		int err = parse_func_opts(p, end, out);
+
+		if (err) {
+			tk_config_func_opts_free(out);
+			tk_rules_free(rules, m->nrules);
+			return err;
+		}
+		p = end;
 	}
 	if (p != end)
 		goto bad; /* trailing bytes: not a message we wrote */

@@ -23,6 +23,8 @@ struct tk_config_msg {
 	uint32_t flags;
 	unsigned nrules;
 	struct tk_rule *rules;
+	char **func_opts; /* TK_CONFIG_FUNCTRACE: "key=value" strings */
+	unsigned nfunc_opts;
 };
 
 /* Parse and check a CONFIG message of @len bytes.  Returns 0 and fills
@@ -31,5 +33,6 @@ struct tk_config_msg {
 int tk_config_msg_parse(const void *msg, size_t len, struct tk_config_msg *out);
 void tk_rules_free(struct tk_rule *rules, unsigned n);
 void tk_config_msg_free(struct tk_config_msg *c);
+void tk_config_func_opts_free(struct tk_config_msg *c);
 
 #endif /* TK_CONFIG_H */

@@ -28,6 +28,7 @@
 #include "internal.h"
 #include "ringbuf-layout.h"
 #include "unix-socket.h"
+#include "functrace/functrace.h"
 
 #define CONFIG_WAIT_MS 3000
 
@@ -166,6 +167,7 @@ static void session_close(void)
 	tk_streams_session_changed();
 	tk_registry_apply_all_locked();
 	tk_registry_unlock();
+	tk_functrace_session(NULL, 0);
 }
 
 static int apply_config(const void *msg, size_t len)
@@ -188,6 +190,8 @@ static int apply_config(const void *msg, size_t len)
 	tk_streams_session_changed();
 	tk_registry_apply_all_locked();
 	tk_registry_unlock();
+	tk_functrace_session(c.func_opts, c.nfunc_opts);
+	tk_config_func_opts_free(&c);
 	return 0;
 }
 

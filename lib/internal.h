@@ -43,6 +43,10 @@ void tk_registry_unlock(void);
  * lock held.  Sends nothing. */
 void tk_registry_apply_all_locked(void);
 void tk_registry_apply_locked(struct tk_event *ev);
+/* Register the events of [start, stop) (tk__module_register without
+ * starting the runtime: the function tracer's own events). */
+void tk_registry_add_module(const char *start, const char *stop,
+			    const char *keys_start, const char *keys_stop);
 /* Send an EVENT message for every registered event, then EVENTS_DONE. */
 int tk_registry_announce_locked(int fd);
 extern struct tk_session_config tk_config; /* under the registry lock */

@@ -10,7 +10,8 @@
  * native-endian (both ends are on one machine).
  *
  *   process -> recorder   HELLO, EVENT..., EVENTS_DONE, then STREAM (with a
- *                         memfd) as threads start, EVENT as modules load
+ *                         memfd) as threads start, EVENT as modules load,
+ *                         MODULE per loaded object (function tracer)
  *   recorder -> process   CONFIG (starts recording), STOP
  */
 #ifndef TK_PROTOCOL_H
@@ -21,6 +22,8 @@
 #define TK_PROTOCOL_VERSION 1
 #define TK_MSG_MAX 65536
 #define TK_SESSION_ENV "TRACEKIT_SESSION"
+/* Set by record for a function tracer: a preloaded libtracekit starts. */
+#define TK_FUNCTRACE_ENV "TRACEKIT_FUNCTRACE"
 #define TK_SOCKET_PREFIX "tracekit-"
 
 enum tk_msg_type {
@@ -31,6 +34,7 @@ enum tk_msg_type {
 	TK_MSG_CONFIG = 5,
 	TK_MSG_STOP = 6,
 	TK_MSG_ERROR = 7,
+	TK_MSG_MODULE = 8,
 };
 
 struct tk_msg {
@@ -69,9 +73,12 @@ struct tk_msg_stream {
 
 enum tk_config_flags {
 	TK_CONFIG_FOLLOW_FORK = 1u << 0,
+	TK_CONFIG_FUNCTRACE = 1u << 1, /* function tracer options follow */
 };
 
-/* Followed by nrules rules, each "pattern\0filter\0" (filter may be ""). */
+/* Followed by nrules rules, each "pattern\0filter\0" (filter may be ""),
+ * then with TK_CONFIG_FUNCTRACE the function tracer's options, each
+ * "key=value\0" (lib/functrace/functrace.c), up to the end. */
 struct tk_msg_config {
 	struct tk_msg m;
 	uint32_t mode; /* enum tk_rb_mode */
@@ -79,6 +86,21 @@ struct tk_msg_config {
 	uint32_t nsub;
 	uint32_t flags; /* enum tk_config_flags */
 	uint32_t nrules;
+	uint32_t pad;
+};
+
+/* A loaded object, for the function tracer (symbols are saved from its
+ * file by the recorder).  Followed by its path, NUL-terminated. */
+struct tk_msg_module {
+	struct tk_msg m;
+	uint64_t bias;   /* load bias */
+	uint64_t lo, hi; /* mapped addresses */
+	uint32_t entries;  /* patchable entries */
+	uint32_t traced;   /* of which patched */
+	uint32_t unusable; /* that cannot be patched */
+	uint32_t cyg;      /* built with -finstrument-functions */
+	uint8_t build_id[20];
+	uint32_t build_id_len;
 	uint32_t pad;
 };
 

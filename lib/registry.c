@@ -243,11 +243,17 @@ static struct reg_module *find_module(const char *start)
 TK_EXPORT void tk__module_register(const char *start, const char *stop,
 				    const char *keys_start, const char *keys_stop)
 {
-	struct reg_module *mod;
-
 	if (!start || !stop || stop <= start)
 		return;
 	tk_runtime_init();
+	tk_registry_add_module(start, stop, keys_start, keys_stop);
+}
+
+void tk_registry_add_module(const char *start, const char *stop,
+			    const char *keys_start, const char *keys_stop)
+{
+	struct reg_module *mod;
+
 	tk_registry_lock();
 	mod = find_module(start);
 	if (mod) {

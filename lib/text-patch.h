@@ -29,6 +29,10 @@ int tk_text_patch_init(const char **why);
 void tk_text_site_insn(uint8_t *site, uint8_t *target, bool on,
 		       uint8_t insn[TK_SITE_BYTES]);
 
+/* Whether a site at @addr can be rewritten safely (its first two bytes
+ * in one cache line); tk_text_patch() leaves the others as they are. */
+bool tk_text_patchable_at(const void *addr);
+
 /* Rewrite the sites, safely while other threads run them.  Sites whose
  * bytes already are the wanted ones are skipped.  Returns 0 or -errno. */
 int tk_text_patch(const struct tk_site_patch *p, unsigned n);

@@ -27,3 +27,9 @@ int tk_text_patch(const struct tk_site_patch *p, unsigned n)
 	(void)n;
 	return -ENOTSUP;
 }
+
+bool tk_text_patchable_at(const void *addr)
+{
+	(void)addr;
+	return false;
+}

@@ -2,7 +2,10 @@
 /*
  * text-patch.c (x86-64) - rewrite 5-byte call sites while threads run them.
  *
- * Each site starts at an even address (runtime.h).  To change one:
+ * A site's first two bytes must not straddle a cache line: x86 stores
+ * them in one atomic access then, aligned or not (static-key sites are at
+ * even addresses, runtime.h; function entries may be anywhere).  To change
+ * one:
  *
  *   1. store "jmp ." (eb fe, a jump to itself) over its first two bytes,
  *      in one atomic 16-bit store
@@ -81,12 +84,20 @@ static int protect(const struct tk_site_patch *p, unsigned n, bool writable)
 	return 0;
 }
 
+/* One 16-bit store, in one instruction even at an odd address (a C
+ * atomic on a misaligned pointer would be undefined). */
 static void store2(uint8_t *addr, const uint8_t bytes[2])
 {
 	uint16_t v;
 
 	memcpy(&v, bytes, 2);
-	__atomic_store_n((uint16_t *)(void *)addr, v, __ATOMIC_RELEASE);
+	__asm__ volatile("movw %1, %0" : "=m"(*(uint16_t *)(void *)addr) : "r"(v)
+			 : "memory");
+}
+
+bool tk_text_patchable_at(const void *addr)
+{
+	return ((uintptr_t)addr & 63) != 63;
 }
 
 int tk_text_patch_init(const char **why)
@@ -150,7 +161,7 @@ int tk_text_patch(const struct tk_site_patch *p, unsigned n)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (unsigned i = 0; i < n; i++)
 		todo[i] = memcmp(p[i].addr, p[i].insn, TK_SITE_BYTES) != 0 &&
-			  ((uintptr_t)p[i].addr & 1) == 0;
+			  tk_text_patchable_at(p[i].addr);
 	err = protect(p, n, true);
 	if (err) {
 		protect(p, n, false);

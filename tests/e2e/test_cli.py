@@ -940,3 +940,25 @@ def test_error_disk_full_keeps_old_trace():
         assert tk("report", d, check=True).stdout == before
     finally:
         tklib.run(["umount", mnt], check=False)
+
+
+def test_bare_function_tracer_on_plain_program():
+    # A bare -p function_graph on a program not built for function tracing
+    # goes to the kernel; where the kernel cannot do it either, the one line
+    # says both, so the user learns how to build the program.
+    import kernlib
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        p = tklib.record(d, [BASIC, "1"], "-p", "function_graph", check=False)
+    if p.returncode == 0:
+        raise tklib.Skip("this kernel runs function_graph in an instance")
+    m = re.fullmatch(r"tracekit: (.*); and '(.*)' is not built for function tracing: "
+                     r"compile it with -fpatchable-function-entry=5 \(gcc, clang\), "
+                     r"-pg -mfentry -mnop-mcount -mrecord-mcount with -fno-pie -no-pie "
+                     r"\(gcc\) or -finstrument-functions\n", p.stderr)
+    assert m, p.stderr
+    assert m.group(2) == BASIC
+    assert m.group(1) in ("the kernel does not permit the function_graph tracer here "
+                          "(current_tracer: Operation not permitted)",) or \
+        m.group(1).startswith("tracer 'function_graph' is not available (available: "), p.stderr
+    assert not os.path.exists(d)

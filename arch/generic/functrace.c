@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * functrace.c (generic) - no trampolines: patchable entries stay NOPs and
+ * only -finstrument-functions builds can be traced here.
+ */
+#include "functrace/arch.h"
+
+enum ft_entry_kind tk_ft_arch_entry_kind(const uint8_t *site)
+{
+	(void)site;
+	return FT_ENTRY_NONE;
+}
+
+void tk_ft_arch_nop(uint8_t insn[TK_SITE_BYTES])
+{
+	(void)insn;
+}
+
+bool tk_ft_arch_call(const uint8_t *site, const uint8_t *target,
+		     uint8_t insn[TK_SITE_BYTES])
+{
+	(void)site;
+	(void)target;
+	(void)insn;
+	return false;
+}
+
+uintptr_t tk_ft_arch_reach(void)
+{
+	return 0;
+}
+
+void tk_ft_arch_stubs(uint8_t *page)
+{
+	(void)page;
+}
+
+uintptr_t tk_ft_arch_return_hook(void)
+{
+	return 0;
+}
+
+bool tk_ft_arch_supported(void)
+{
+	return false;
+}

@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * record-functrace.c - tracekit record and the function tracer for user
+ * code (docs/functrace.md).
+ *
+ * Before the program runs (after record-kernel.c sent a bare -p
+ * function[_graph] to user code if functrace_program_is_patchable): -l and
+ * -g globs must name functions that can be traced.  The program need not link libtracekit:
+ * the runtime is preloaded (LD_PRELOAD), found next to this binary (build
+ * tree or install tree) or named by TRACEKIT_LIBRARY.
+ *
+ * While it runs: the options go in the CONFIG; each process reports the
+ * objects it has loaded (MODULE).  At the end their function symbols are
+ * saved into DIR/symbols (format/symbols.h), so that reports resolve
+ * addresses after the program is gone, on any machine.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "elf-events.h"
+#include "protocol.h"
+#include "record-functrace.h"
+#include "symbols.h"
+
+#define BUILD_FLAGS "-fpatchable-function-entry=5 (gcc, clang), " \
+	"-pg -mfentry -mnop-mcount -mrecord-mcount with -fno-pie -no-pie (gcc) " \
+	"or -finstrument-functions"
+
+struct ft_mod {
+	struct tk_sym_module m;
+	uint32_t entries, traced, unusable, cyg;
+};
+
+static struct ft_mod *mods;
+static unsigned nmods;
+static char *preload; /* libtracekit to preload, NULL if not needed */
+
+struct traceable {
+	char **name;
+	unsigned count;
+	bool patchable;
+	bool links_tracekit;
+};
+
+static void traceable_free(struct traceable *t)
+{
+	for (unsigned i = 0; i < t->count; i++)
+		free(t->name[i]);
+	free(t->name);
+	memset(t, 0, sizeof(*t));
+}
+
+/* The functions of @program and the libraries it needs that can be
+ * traced. */
+static int traceable_read(const char *program, struct traceable *out)
+{
+	struct tk_elf_modules m;
+	char err[512];
+
+	memset(out, 0, sizeof(*out));
+	if (tk_elf_modules_read(program, true, &m, err, sizeof(err)) < 0)
+		return -ENOEXEC;
+	for (unsigned i = 0; i < m.count; i++) {
+		struct tk_symtab syms;
+		struct tk_elf_functrace ft;
+		const char *base = strrchr(m.module[i].path, '/');
+
+		base = base ? base + 1 : m.module[i].path;
+		out->links_tracekit |= m.module[i].links_tracekit ||
+				       !strncmp(base, "libtracekit.so", 14);
+		if (tk_elf_symbols_read(m.module[i].path, &syms, &ft, err,
+					sizeof(err)) < 0)
+			continue;
+		if (ft.entries || ft.cyg)
+			out->patchable = true;
+		if (ft.ntraceable) {
+			char **grown = realloc(out->name, (out->count + ft.ntraceable) *
+							  sizeof(*grown));
+
+			if (grown) {
+				out->name = grown;
+				memcpy(grown + out->count, ft.traceable,
+				       ft.ntraceable * sizeof(*grown));
+				out->count += ft.ntraceable;
+				ft.ntraceable = 0;
+			}
+		}
+		tk_elf_functrace_free(&ft);
+		tk_symtab_free(&syms);
+	}
+	tk_elf_modules_free(&m);
+	return 0;
+}
+
+bool functrace_program_is_patchable(const char *program)
+{
+	struct traceable t;
+	bool yes;
+
+	if (!program || traceable_read(program, &t) < 0)
+		return false;
+	yes = t.patchable;
+	traceable_free(&t);
+	return yes;
+}
+
+static bool glob_matches(const struct traceable *t, const char *glob)
+{
+	for (unsigned i = 0; i < t->count; i++)
+		if (fnmatch(glob, t->name[i], 0) == 0)
+			return true;
+	return false;
+}
+
+/* libtracekit next to this tool: build tree (build/cli/tracekit,
+ * build/lib/) or install tree (bin/, lib/[triplet/]). */
+static char *find_runtime(void)
+{
+	static const char *const rel[] = { "../lib/libtracekit.so.0",
+					   "../lib64/libtracekit.so.0" };
+	const char *env = getenv("TRACEKIT_LIBRARY");
+	char exe[4096], *dir, *out = NULL;
+	ssize_t n;
+	glob_t g;
+
+	if (env && *env)
+		return access(env, R_OK) == 0 ? realpath(env, NULL) : NULL;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	dir = dirname(exe);
+	for (unsigned i = 0; i < 2 && !out; i++) {
+		char *p;
+
+		if (asprintf(&p, "%s/%s", dir, rel[i]) < 0)
+			return NULL;
+		if (access(p, R_OK) == 0)
+			out = realpath(p, NULL);
+		free(p);
+	}
+	if (!out) {
+		char *pat;
+
+		if (asprintf(&pat, "%s/../lib/*/libtracekit.so.0", dir) < 0)
+			return NULL;
+		if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc)
+			out = realpath(g.gl_pathv[0], NULL);
+		globfree(&g);
+		free(pat);
+	}
+	return out;
+}
+
+const char *functrace_build_flags(void)
+{
+	return BUILD_FLAGS;
+}
+
+int functrace_record_check(struct rec_options *o, const char *program,
+			   bool force)
+{
+	struct traceable t;
+	char exe[64];
+	bool known;
+
+	if (!program && o->attach_pid) {
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)o->attach_pid);
+		program = exe;
+	}
+	known = program && traceable_read(program, &t) == 0;
+	if (!o->user_tracer) {
+		if (known)
+			traceable_free(&t);
+		return 0;
+	}
+	if (known && !t.patchable) {
+		tk_error("'%s' is not built for function tracing: compile it with %s",
+			 o->argv ? o->argv[0] : program, BUILD_FLAGS);
+		goto fail;
+	}
+	if (strcmp(o->user_tracer, "function_graph")) {
+		if (o->graph_funcs.count || o->max_graph_depth) {
+			tk_error("%s needs -p function_graph",
+				 o->graph_funcs.count ? "-g" : "--max-graph-depth");
+			goto fail;
+		}
+	}
+	for (unsigned k = 0; known && !force && k < 2; k++) {
+		const struct rec_list *l = k ? &o->graph_funcs : &o->func_filter;
+
+		for (unsigned i = 0; i < l->count; i++) {
+			if (glob_matches(&t, l->item[i]))
+				continue;
+			tk_error("%s '%s' matches no function of '%s' that can be traced "
+				 "(--force records anyway)",
+				 k ? "-g" : "-l", l->item[i],
+				 o->argv ? o->argv[0] : program);
+			goto fail;
+		}
+	}
+	if (o->argv && !(known && t.links_tracekit)) {
+		preload = find_runtime();
+		if (!preload) {
+			tk_error("cannot find libtracekit.so.0 to preload next to tracekit "
+				 "(set TRACEKIT_LIBRARY, or link the program with -ltracekit)");
+			goto fail;
+		}
+	}
+	if (known)
+		traceable_free(&t);
+	return 0;
+fail:
+	if (known)
+		traceable_free(&t);
+	return -EINVAL;
+}
+
+void functrace_child_env(const struct rec_options *o)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *v;
+
+	if (!o->user_tracer)
+		return;
+	setenv(TK_FUNCTRACE_ENV, "1", 1);
+	if (!preload)
+		return;
+	if (old && *old && asprintf(&v, "%s:%s", preload, old) >= 0)
+		setenv("LD_PRELOAD", v, 1);
+	else
+		setenv("LD_PRELOAD", preload, 1);
+}
+
+static long put(char *buf, size_t len, size_t cap, const char *key,
+		const char *value)
+{
+	size_t need = strlen(key) + 1 + strlen(value) + 1;
+
+	if (len + need > cap)
+		return -E2BIG;
+	sprintf(buf + len, "%s=%s", key, value);
+	return (long)(len + need);
+}
+
+long functrace_config_append(const struct rec_options *o, char *buf, size_t len,
+			     size_t cap, uint32_t *flags)
+{
+	const struct { const char *key; const struct rec_list *l; } lists[] = {
+		{ "filter", &o->func_filter },
+		{ "notrace", &o->func_notrace },
+		{ "graph", &o->graph_funcs },
+	};
+	long n = (long)len;
+	char num[16];
+
+	if (!o->user_tracer)
+		return n;
+	*flags |= TK_CONFIG_FUNCTRACE;
+	n = put(buf, (size_t)n, cap, "tracer", o->user_tracer);
+	for (unsigned k = 0; k < 3 && n >= 0; k++)
+		for (unsigned i = 0; i < lists[k].l->count && n >= 0; i++)
+			n = put(buf, (size_t)n, cap, lists[k].key, lists[k].l->item[i]);
+	if (n >= 0 && o->max_graph_depth) {
+		snprintf(num, sizeof(num), "%u", o->max_graph_depth);
+		n = put(buf, (size_t)n, cap, "depth", num);
+	}
+	if (n >= 0 && o->func_stack)
+		n = put(buf, (size_t)n, cap, "stack", "1");
+	return n;
+}
+
+int functrace_on_module(uint32_t pid, const void *msg, size_t len)
+{
+	const struct tk_msg_module *m = msg;
+	const char *path = (const char *)(m + 1);
+	size_t plen = len - sizeof(*m);
+	struct ft_mod *grown, *f = NULL;
+
+	if (len <= sizeof(*m) || !memchr(path, '\0', plen) || !*path ||
+	    m->build_id_len > sizeof(m->build_id) || m->hi <= m->lo)
+		return -EPROTO;
+	for (unsigned i = 0; i < nmods && !f; i++)
+		if (mods[i].m.pid == pid && mods[i].m.lo == m->lo &&
+		    !strcmp(mods[i].m.path, path))
+			f = &mods[i];
+	if (!f) {
+		grown = realloc(mods, (nmods + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		mods = grown;
+		f = &mods[nmods];
+		memset(f, 0, sizeof(*f));
+		f->m.path = strdup(path);
+		if (!f->m.path)
+			return -ENOMEM;
+		nmods++;
+	}
+	f->m.pid = pid;
+	f->m.lo = m->lo;
+	f->m.hi = m->hi;
+	f->m.bias = m->bias;
+	for (unsigned i = 0; i < m->build_id_len; i++)
+		sprintf(f->m.build_id + 2 * i, "%02x", m->build_id[i]);
+	f->entries = m->entries;
+	f->traced = m->traced;
+	f->unusable = m->unusable;
+	f->cyg = m->cyg;
+	return 0;
+}
+
+int functrace_save_symbols(const struct rec_options *o, const char *dir)
+{
+	struct tk_sym_module *list;
+	struct tk_symtab *tabs;
+	char err[512];
+	int ret;
+
+	if (!o->user_tracer || !nmods)
+		return 0;
+	list = calloc(nmods, sizeof(*list));
+	tabs = calloc(nmods, sizeof(*tabs));
+	if (!list || !tabs) {
+		free(list);
+		free(tabs);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < nmods; i++) {
+		list[i] = mods[i].m;
+		/* read each file once */
+		for (unsigned j = 0; j < i && !list[i].syms; j++)
+			if (!strcmp(mods[j].m.path, mods[i].m.path))
+				list[i].syms = list[j].syms;
+		if (!list[i].syms && mods[i].m.path[0] == '/' &&
+		    tk_elf_symbols_read(mods[i].m.path, &tabs[i], NULL, err,
+					sizeof(err)) == 0)
+			list[i].syms = &tabs[i];
+	}
+	ret = tk_symbols_save(dir, list, nmods, err, sizeof(err));
+	if (ret < 0)
+		tk_error("%s", err);
+	for (unsigned i = 0; i < nmods; i++)
+		tk_symtab_free(&tabs[i]);
+	free(tabs);
+	free(list);
+	return ret;
+}
+
+void functrace_print_summary(const struct rec_options *o, FILE *f)
+{
+	uint32_t done[64];
+	unsigned ndone = 0;
+
+	if (!o->user_tracer)
+		return;
+	for (unsigned i = 0; i < nmods && ndone < 64; i++) {
+		uint32_t pid = mods[i].m.pid, traced = 0, objects = 0;
+		bool seen = false, cyg = false;
+
+		for (unsigned k = 0; k < ndone; k++)
+			seen |= done[k] == pid;
+		if (seen)
+			continue;
+		done[ndone++] = pid;
+		for (unsigned j = i; j < nmods; j++) {
+			if (mods[j].m.pid != pid)
+				continue;
+			traced += mods[j].traced;
+			objects += mods[j].traced > 0 || mods[j].cyg;
+			cyg |= mods[j].cyg != 0;
+		}
+		fprintf(f, "tracekit: process %u: %s: %u function entries patched in %u object%s%s\n",
+			pid, o->user_tracer, traced, objects, objects == 1 ? "" : "s",
+			cyg ? " (and -finstrument-functions hooks)" : "");
+	}
+}

@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report-graph.c - the function tracer's events as ftrace prints them.
+ *
+ *   function:             leaf <-mid
+ *   funcgraph_entry:                  |  mid() {
+ *   funcgraph_entry:        0.120 us  |    leaf();
+ *   funcgraph_exit:       + 12.340 us |  }
+ *   user_stack:           <user stack trace>
+ *    => mid+0x1b
+ *
+ * (closing braces also name their function in a C comment, as ftrace's
+ * funcgraph-tail option does).
+ * A call whose exit is the next event of its thread is a leaf, printed on
+ * one line.  Durations come from the timestamps of entry and exit; the
+ * mark before one says it is long, as ftrace marks them: + over 10 us,
+ * ! over 100 us, # over 1 ms, * over 10 ms, @ over 100 ms, $ over 1 s.
+ * Each thread keeps its open calls; an exit matches the open call of its
+ * depth, and calls left open above it (longjmp) are dropped.  Addresses
+ * are resolved with the symbols saved in the trace (format/symbols.h).
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "report-graph.h"
+#include "symbols.h"
+
+enum ft_kind { K_FUNCTION, K_ENTRY, K_EXIT, K_STACK, K_NONE };
+
+struct open_call {
+	uint64_t func;
+	uint64_t ts;
+	uint32_t depth;
+	uint64_t child_ns; /* time in calls made from it */
+};
+
+struct thread_graph {
+	struct open_call *call;
+	unsigned n, cap;
+};
+
+struct ftrace_view {
+	const struct tk_trace *t;
+	struct tk_symbols *syms;
+	bool profile;
+	struct ftrace_profile *prof;
+	struct thread_graph *thread; /* per stream of t */
+	struct {
+		uint32_t pid;
+		uint64_t addr;
+		const char *name;
+		uint64_t off;
+	} cache[1024];
+	char num[32];
+};
+
+static enum ft_kind kind_of(const struct tk_event_info *ev)
+{
+	if (strcmp(ev->provider, "ftrace"))
+		return K_NONE;
+	if (!strcmp(ev->name, "function") && ev->nfields == 2)
+		return K_FUNCTION;
+	if (!strcmp(ev->name, "funcgraph_entry") && ev->nfields == 2)
+		return K_ENTRY;
+	if (!strcmp(ev->name, "funcgraph_exit") && ev->nfields == 2)
+		return K_EXIT;
+	if (!strcmp(ev->name, "user_stack") && ev->nfields == 1 &&
+	    ev->fields[0].kind == TK_KIND_BYTES)
+		return K_STACK;
+	return K_NONE;
+}
+
+bool ftrace_view_owns(const struct tk_event_info *ev)
+{
+	return kind_of(ev) != K_NONE;
+}
+
+struct ftrace_view *ftrace_view_open(const struct tk_trace *t, bool profile)
+{
+	struct ftrace_view *v = calloc(1, sizeof(*v));
+	char err[256];
+
+	if (!v)
+		return NULL;
+	v->t = t;
+	v->profile = profile;
+	v->thread = calloc(t->nstreams + 1, sizeof(*v->thread));
+	if (profile)
+		v->prof = ftrace_profile_new();
+	if (!v->thread || (profile && !v->prof) ||
+	    tk_symbols_load(t->dir, &v->syms, err, sizeof(err)) < 0) {
+		ftrace_view_close(v);
+		return NULL;
+	}
+	return v;
+}
+
+/* The symbol of @addr (cached), its offset in *off; a number if unknown. */
+static const char *name_of(struct ftrace_view *v, uint32_t pid, uint64_t addr,
+			   uint64_t *off)
+{
+	unsigned h = (unsigned)((addr ^ pid) * 0x9e3779b1u >> 22) & 1023;
+	const char *name;
+
+	if (v->cache[h].name && v->cache[h].addr == addr && v->cache[h].pid == pid) {
+		*off = v->cache[h].off;
+		return v->cache[h].name;
+	}
+	name = tk_symbols_lookup(v->syms, pid, addr, off);
+	if (!name) {
+		snprintf(v->num, sizeof(v->num), "0x%" PRIx64, addr);
+		*off = 0;
+		return v->num;
+	}
+	v->cache[h].pid = pid;
+	v->cache[h].addr = addr;
+	v->cache[h].name = name;
+	v->cache[h].off = *off;
+	return name;
+}
+
+/* The function a return address (call site) is in: the call before it
+ * may be the last instruction of its function (a call that the compiler
+ * knows does not return). */
+static const char *caller_of(struct ftrace_view *v, uint32_t pid, uint64_t ret,
+			     uint64_t *off)
+{
+	const char *name = name_of(v, pid, ret - 1, off);
+
+	if (name == v->num) {
+		snprintf(v->num, sizeof(v->num), "0x%" PRIx64, ret);
+		*off = 0;
+		return v->num;
+	}
+	(*off)++;
+	return name;
+}
+
+static uint64_t ticks_to_ns(const struct ftrace_view *v, uint64_t d)
+{
+	const struct tk_trace_clock *c = &v->t->clock;
+
+	if (!c->tsc || !c->freq)
+		return d;
+	return (uint64_t)((unsigned __int128)d * 1000000000u / c->freq);
+}
+
+static struct thread_graph *graph_of(struct ftrace_view *v,
+				     const struct tk_stream_reader *rd)
+{
+	return &v->thread[rd->stream - v->t->streams];
+}
+
+static int push(struct thread_graph *g, uint64_t func, uint64_t ts,
+		uint32_t depth)
+{
+	if (g->n == g->cap) {
+		unsigned cap = g->cap ? g->cap * 2 : 64;
+		struct open_call *c = realloc(g->call, cap * sizeof(*c));
+
+		if (!c)
+			return -1;
+		g->call = c;
+		g->cap = cap;
+	}
+	g->call[g->n++] = (struct open_call){ func, ts, depth, 0 };
+	return 0;
+}
+
+/* Close the open call of @depth; false if there is none (its entry was
+ * not recorded).  Calls above it never returned. */
+static bool pop(struct ftrace_view *v, struct thread_graph *g, uint32_t pid,
+		uint64_t func, uint32_t depth, uint64_t ts, uint64_t *ns)
+{
+	uint64_t off;
+
+	while (g->n && g->call[g->n - 1].depth > depth) {
+		g->n--;
+		if (v->prof)
+			ftrace_profile_add(v->prof,
+					   name_of(v, pid, g->call[g->n].func, &off),
+					   false, 0, 0);
+	}
+	if (!g->n || g->call[g->n - 1].depth != depth ||
+	    g->call[g->n - 1].func != func)
+		return false;
+	g->n--;
+	*ns = ticks_to_ns(v, ts - g->call[g->n].ts);
+	if (v->prof)
+		ftrace_profile_add(v->prof, name_of(v, pid, func, &off), true, *ns,
+				   *ns > g->call[g->n].child_ns ? *ns - g->call[g->n].child_ns : 0);
+	if (g->n)
+		g->call[g->n - 1].child_ns += *ns;
+	return true;
+}
+
+static size_t put_duration(char *b, uint64_t ns, bool known)
+{
+	static const struct { uint64_t over; char mark; } marks[] = {
+		{ 1000000000u, '$' }, { 100000000u, '@' }, { 10000000u, '*' },
+		{ 1000000u, '#' }, { 100000u, '!' }, { 10000u, '+' },
+	};
+	char mark = ' ';
+
+	if (!known)
+		return (size_t)sprintf(b, "%16s |  ", "");
+	for (unsigned i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+		if (ns > marks[i].over) {
+			mark = marks[i].mark;
+			break;
+		}
+	return (size_t)sprintf(b, "%c %7" PRIu64 ".%03u us |  ", mark, ns / 1000,
+			       (unsigned)(ns % 1000));
+}
+
+static void emit(const char *prefix, size_t plen, const char *label,
+		 const char *text, size_t tlen)
+{
+	fwrite_unlocked(prefix, 1, plen, stdout);
+	fputs_unlocked(label, stdout);
+	fwrite_unlocked(text, 1, tlen, stdout);
+	putc_unlocked('\n', stdout);
+}
+
+static size_t indent(char *b, uint32_t depth)
+{
+	uint32_t n = depth > 200 ? 400 : depth * 2;
+
+	memset(b, ' ', n);
+	return n;
+}
+
+/* An entry: a leaf when the thread's next event is its exit. */
+static void show_entry(struct ftrace_view *v, struct tk_stream_reader *rd,
+		       const char *prefix, size_t plen)
+{
+	uint64_t func = rd->values[0].u, ts = rd->ts, off, ns = 0;
+	uint32_t depth = (uint32_t)rd->values[1].u, pid = rd->stream->pid;
+	struct tk_stream_reader peek = *rd;
+	struct tk_value vals[4];
+	char line[1024], err[64];
+	bool leaf = false;
+	size_t n;
+
+	peek.values = vals;
+	peek.values_cap = 4;
+	if (tk_stream_next(&peek, err, sizeof(err)) == 1 &&
+	    kind_of(peek.event) == K_EXIT && peek.values[0].u == func &&
+	    peek.values[1].u == depth) {
+		leaf = true;
+		ns = ticks_to_ns(v, peek.ts - ts);
+	}
+	if (peek.values != vals)
+		free(peek.values);
+	n = put_duration(line, ns, leaf);
+	n += indent(line + n, depth);
+	n += (size_t)snprintf(line + n, sizeof(line) - n - 8, "%s()",
+			      name_of(v, pid, func, &off));
+	if (n > sizeof(line) - 8)
+		n = sizeof(line) - 8;
+	memcpy(line + n, leaf ? ";" : " {", leaf ? 1 : 2);
+	n += leaf ? 1 : 2;
+	emit(prefix, plen, "funcgraph_entry: ", line, n);
+	if (leaf) {
+		/* the exit is shown: step onto it */
+		tk_stream_next(rd, err, sizeof(err));
+		return;
+	}
+	push(graph_of(v, rd), func, ts, depth);
+}
+
+static void show_exit(struct ftrace_view *v, struct tk_stream_reader *rd,
+		      const char *prefix, size_t plen)
+{
+	uint64_t func = rd->values[0].u, ns = 0, off;
+	uint32_t depth = (uint32_t)rd->values[1].u;
+	bool known = pop(v, graph_of(v, rd), rd->stream->pid, func, depth, rd->ts, &ns);
+	char line[1024];
+	size_t n = put_duration(line, ns, known);
+
+	n += indent(line + n, depth);
+	n += (size_t)snprintf(line + n, sizeof(line) - n, "} /* %s */",
+			      name_of(v, rd->stream->pid, func, &off));
+	if (n >= sizeof(line))
+		n = sizeof(line) - 1;
+	emit(prefix, plen, "funcgraph_exit:  ", line, n);
+}
+
+static void show_function(struct ftrace_view *v, const struct tk_stream_reader *rd,
+			  const char *prefix, size_t plen)
+{
+	uint32_t pid = rd->stream->pid;
+	uint64_t off;
+	char line[1024];
+	int n;
+
+	n = snprintf(line, sizeof(line), "%s <-", name_of(v, pid, rd->values[0].u, &off));
+	if (n < 0 || (size_t)n >= sizeof(line))
+		n = (int)sizeof(line) - 1;
+	n += snprintf(line + n, sizeof(line) - (size_t)n, "%s",
+		      caller_of(v, pid, rd->values[1].u, &off));
+	if (n < 0 || (size_t)n >= sizeof(line))
+		n = (int)sizeof(line) - 1;
+	emit(prefix, plen, "function:             ", line, (size_t)n);
+}
+
+static void show_stack(struct ftrace_view *v, const struct tk_stream_reader *rd,
+		       const char *prefix, size_t plen)
+{
+	const struct tk_value *b = &rd->values[0];
+	static const char head[] = "<user stack trace>";
+
+	emit(prefix, plen, "user_stack:           ", head, sizeof(head) - 1);
+	for (uint32_t i = 0; i + 8 <= b->len; i += 8) {
+		uint64_t a, off;
+		const char *name;
+
+		memcpy(&a, b->str + i, 8);
+		name = caller_of(v, rd->stream->pid, a, &off);
+		printf(" => %s+0x%" PRIx64 "\n", name, off);
+	}
+}
+
+/* --profile: the same bookkeeping, nothing printed. */
+static void count(struct ftrace_view *v, const struct tk_stream_reader *rd,
+		  enum ft_kind k)
+{
+	struct thread_graph *g = graph_of(v, rd);
+	uint32_t pid = rd->stream->pid;
+	uint64_t off, ns;
+
+	switch (k) {
+	case K_FUNCTION:
+		ftrace_profile_add(v->prof, name_of(v, pid, rd->values[0].u, &off),
+				   false, 0, 0);
+		break;
+	case K_ENTRY:
+		push(g, rd->values[0].u, rd->ts, (uint32_t)rd->values[1].u);
+		break;
+	case K_EXIT:
+		pop(v, g, pid, rd->values[0].u, (uint32_t)rd->values[1].u, rd->ts, &ns);
+		break;
+	default:
+		break;
+	}
+}
+
+void ftrace_view_event(struct ftrace_view *v, struct tk_stream_reader *rd,
+		       const char *prefix, size_t plen)
+{
+	enum ft_kind k = kind_of(rd->event);
+
+	if (v->profile) {
+		count(v, rd, k);
+		return;
+	}
+	switch (k) {
+	case K_FUNCTION:
+		show_function(v, rd, prefix, plen);
+		break;
+	case K_ENTRY:
+		show_entry(v, rd, prefix, plen);
+		break;
+	case K_EXIT:
+		show_exit(v, rd, prefix, plen);
+		break;
+	case K_STACK:
+		show_stack(v, rd, prefix, plen);
+		break;
+	default:
+		break;
+	}
+}
+
+void ftrace_view_close(struct ftrace_view *v)
+{
+	if (!v)
+		return;
+	if (v->prof) {
+		/* calls still open at the end: counted, not timed */
+		for (unsigned i = 0; v->thread && i < v->t->nstreams; i++) {
+			struct thread_graph *g = &v->thread[i];
+			uint64_t off;
+
+			while (g->n) {
+				g->n--;
+				ftrace_profile_add(v->prof,
+						   name_of(v, v->t->streams[i].pid,
+							   g->call[g->n].func, &off),
+						   false, 0, 0);
+			}
+		}
+		ftrace_profile_print(v->prof, stdout);
+		ftrace_profile_free(v->prof);
+	}
+	for (unsigned i = 0; v->thread && i < v->t->nstreams; i++)
+		free(v->thread[i].call);
+	free(v->thread);
+	tk_symbols_free(v->syms);
+	free(v);
+}

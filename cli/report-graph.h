@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report-graph.h - how tracekit report shows the function tracer's events
+ * (ftrace:*): function lines "func <-caller", function_graph as ftrace
+ * draws it, user stacks, and the --profile table (report-profile.c).
+ */
+#ifndef TK_REPORT_GRAPH_H
+#define TK_REPORT_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "stream-read.h"
+#include "trace.h"
+
+struct ftrace_view;
+
+/* A view of trace @t (symbols loaded from its directory); @profile: only
+ * gather the per-function table.  NULL on allocation failure. */
+struct ftrace_view *ftrace_view_open(const struct tk_trace *t, bool profile);
+
+/* Whether @ev is one of the function tracer's events. */
+bool ftrace_view_owns(const struct tk_event_info *ev);
+
+/* Show (or count) the event @rd is on; @prefix[0..plen) is the line's
+ * start ("comm-tid [cpu] time: ").  May move @rd one event further (the
+ * exit of a leaf call, shown on the entry's line). */
+void ftrace_view_event(struct ftrace_view *v, struct tk_stream_reader *rd,
+		       const char *prefix, size_t plen);
+
+/* Print the profile if asked for, and free. */
+void ftrace_view_close(struct ftrace_view *v);
+
+/* report-profile.c: per function name, calls and times in ns. */
+struct ftrace_profile;
+struct ftrace_profile *ftrace_profile_new(void);
+/* One call of @name; @timed: total and self are known. */
+void ftrace_profile_add(struct ftrace_profile *p, const char *name, bool timed,
+			uint64_t total_ns, uint64_t self_ns);
+void ftrace_profile_print(struct ftrace_profile *p, FILE *f);
+void ftrace_profile_free(struct ftrace_profile *p);
+
+#endif /* TK_REPORT_GRAPH_H */

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arch.h - what the function tracer needs from arch/<arch>/functrace*.
+ *
+ * A patchable entry is TK_SITE_BYTES long (text-patch.h).  Untraced it
+ * holds a NOP as the compiler left it (or five one-byte NOPs turned into
+ * one NOP before any thread could be inside them); traced, a call to a
+ * stub near its module, which jumps to the trampoline.
+ */
+#ifndef TK_FUNCTRACE_ARCH_H
+#define TK_FUNCTRACE_ARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "text-patch.h"
+
+enum ft_entry_kind {
+	FT_ENTRY_NONE = 0, /* not an entry we can patch */
+	FT_ENTRY_NOP,      /* one NOP of TK_SITE_BYTES: patch any time */
+	FT_ENTRY_NOPS,     /* single-byte NOPs: convert while no thread runs */
+	FT_ENTRY_CALL,     /* already a call (patched by someone else) */
+};
+
+/* What the bytes at an entry are. */
+enum ft_entry_kind tk_ft_arch_entry_kind(const uint8_t *site);
+
+/* The NOP a FT_ENTRY_NOPS entry becomes. */
+void tk_ft_arch_nop(uint8_t insn[TK_SITE_BYTES]);
+
+/* "call target" at site; false if target is out of reach. */
+bool tk_ft_arch_call(const uint8_t *site, const uint8_t *target,
+		     uint8_t insn[TK_SITE_BYTES]);
+
+/* How far a call reaches either way. */
+uintptr_t tk_ft_arch_reach(void);
+
+/* Write the stubs into @page (writable): at offset 0 a jump to the
+ * trampoline, at FT_STUB_ROOT one to the -g trampoline. */
+#define FT_STUB_ROOT 16
+void tk_ft_arch_stubs(uint8_t *page);
+
+/* The address traced functions return through (function_graph). */
+uintptr_t tk_ft_arch_return_hook(void);
+
+/* Whether this architecture has trampolines at all. */
+bool tk_ft_arch_supported(void);
+
+#endif /* TK_FUNCTRACE_ARCH_H */

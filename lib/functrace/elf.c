@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * elf.c - the little the runtime reads from a loaded object's ELF file.
+ *
+ * The file is mapped read-only and read once when its module is first
+ * seen: the section headers, the tables of patchable entries
+ * (__patchable_function_entries from -fpatchable-function-entry,
+ * __mcount_loc from -mrecord-mcount), the function symbols (.symtab, else
+ * .dynsym) and whether it calls __cyg_profile_func_enter.  No libelf in
+ * the runtime: this is all it needs, every offset checked against the
+ * file's size.
+ *
+ * Table entries are link-time addresses, which GNU ld writes into the file
+ * even where a relative relocation fixes them at load; where the file has
+ * 0 (other linkers), the relocated value is read from memory instead.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "functrace.h"
+
+struct elf_file {
+	const uint8_t *map;
+	size_t size;
+	const Elf64_Ehdr *eh;
+	const Elf64_Shdr *sh;
+	unsigned shnum;
+	const Elf64_Shdr *shstr;
+};
+
+static bool in_file(const struct elf_file *f, uint64_t off, uint64_t len)
+{
+	return off <= f->size && len <= f->size - off;
+}
+
+static const char *sec_name(const struct elf_file *f, const Elf64_Shdr *s)
+{
+	const char *base;
+	size_t max;
+
+	if (!f->shstr || s->sh_name >= f->shstr->sh_size)
+		return "";
+	base = (const char *)f->map + f->shstr->sh_offset;
+	max = f->shstr->sh_size - s->sh_name;
+	return memchr(base + s->sh_name, '\0', max) ? base + s->sh_name : "";
+}
+
+static int elf_map(const char *path, struct elf_file *f)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const Elf64_Ehdr *eh;
+
+	memset(f, 0, sizeof(*f));
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	f->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (f->map == MAP_FAILED)
+		return -errno;
+	f->size = (size_t)st.st_size;
+	eh = (const Elf64_Ehdr *)(const void *)f->map;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shentsize != sizeof(Elf64_Shdr) ||
+	    !in_file(f, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)) ||
+	    eh->e_shoff % 8) {
+		munmap((void *)f->map, f->size);
+		return -ENOEXEC;
+	}
+	f->eh = eh;
+	f->sh = (const Elf64_Shdr *)(const void *)(f->map + eh->e_shoff);
+	f->shnum = eh->e_shnum;
+	if (eh->e_shstrndx < f->shnum &&
+	    in_file(f, f->sh[eh->e_shstrndx].sh_offset, f->sh[eh->e_shstrndx].sh_size))
+		f->shstr = &f->sh[eh->e_shstrndx];
+	return 0;
+}
+
+static int add_entries(const struct elf_file *f, const Elf64_Shdr *s,
+		       uintptr_t bias, struct ft_elf_info *out)
+{
+	uint64_t n = s->sh_size / 8;
+	uintptr_t *grown;
+
+	if (s->sh_type == SHT_NOBITS || !in_file(f, s->sh_offset, s->sh_size) ||
+	    s->sh_offset % 8 || n > (1u << 24))
+		return 0;
+	grown = realloc(out->entries, (out->nentries + n + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	out->entries = grown;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t v;
+
+		memcpy(&v, f->map + s->sh_offset + 8 * i, 8);
+		if (v == 0 && (s->sh_flags & SHF_ALLOC))
+			memcpy(&v, (const void *)(s->sh_addr + bias + 8 * i), 8);
+		else if (v)
+			v += bias;
+		if (v)
+			grown[out->nentries++] = (uintptr_t)v;
+	}
+	return 0;
+}
+
+static int func_cmp(const void *a, const void *b)
+{
+	const struct ft_func *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int addr_cmp(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Function symbols of a symbol table (and whether it calls the
+ * -finstrument-functions hook). */
+static int read_symbols(const struct elf_file *f, const Elf64_Shdr *s,
+			uintptr_t bias, bool want_funcs, struct ft_elf_info *out)
+{
+	const Elf64_Shdr *strs;
+	uint64_t n;
+	size_t names_len = 0, names_cap = 0;
+
+	if (s->sh_link >= f->shnum || s->sh_entsize != sizeof(Elf64_Sym) ||
+	    !in_file(f, s->sh_offset, s->sh_size))
+		return 0;
+	strs = &f->sh[s->sh_link];
+	if (!in_file(f, strs->sh_offset, strs->sh_size))
+		return 0;
+	n = s->sh_size / sizeof(Elf64_Sym);
+	if (want_funcs) {
+		out->funcs = calloc(n + 1, sizeof(*out->funcs));
+		if (!out->funcs)
+			return -ENOMEM;
+	}
+	for (uint64_t i = 1; i < n; i++) {
+		const Elf64_Sym *sym = (const Elf64_Sym *)(const void *)(f->map + s->sh_offset) + i;
+		const char *name;
+		size_t len;
+		int type = ELF64_ST_TYPE(sym->st_info);
+
+		if (sym->st_name >= strs->sh_size)
+			continue;
+		name = (const char *)f->map + strs->sh_offset + sym->st_name;
+		if (!memchr(name, '\0', strs->sh_size - sym->st_name))
+			continue;
+		if (sym->st_shndx == SHN_UNDEF) {
+			if (!strcmp(name, "__cyg_profile_func_enter"))
+				out->cyg = true;
+			continue;
+		}
+		if (!want_funcs || (type != STT_FUNC && type != STT_GNU_IFUNC) ||
+		    !sym->st_value || !*name)
+			continue;
+		len = strlen(name) + 1;
+		if (names_len + len > names_cap) {
+			size_t cap = names_cap ? names_cap * 2 : 4096;
+			char *grown;
+
+			while (cap < names_len + len)
+				cap *= 2;
+			grown = realloc(out->names, cap);
+			if (!grown)
+				return -ENOMEM;
+			out->names = grown;
+			names_cap = cap;
+		}
+		memcpy(out->names + names_len, name, len);
+		out->funcs[out->nfuncs].addr = (uintptr_t)(sym->st_value + bias);
+		out->funcs[out->nfuncs].size = sym->st_size;
+		out->funcs[out->nfuncs].name = (uint32_t)names_len;
+		out->nfuncs++;
+		names_len += len;
+	}
+	return 0;
+}
+
+static void read_build_id(const struct elf_file *f, const Elf64_Shdr *s,
+			  struct ft_elf_info *out)
+{
+	const Elf64_Nhdr *nh;
+
+	if (!in_file(f, s->sh_offset, s->sh_size) || s->sh_size < sizeof(*nh))
+		return;
+	nh = (const Elf64_Nhdr *)(const void *)(f->map + s->sh_offset);
+	if (nh->n_type != NT_GNU_BUILD_ID || nh->n_namesz != 4 || nh->n_descsz > 20 ||
+	    sizeof(*nh) + 4 + nh->n_descsz > s->sh_size)
+		return;
+	memcpy(out->build_id, (const uint8_t *)(nh + 1) + 4, nh->n_descsz);
+	out->build_id_len = nh->n_descsz;
+}
+
+int tk_ft_elf_read(const char *path, uintptr_t bias, struct ft_elf_info *out)
+{
+	const Elf64_Shdr *symtab = NULL, *dynsym = NULL;
+	struct elf_file f;
+	int err = elf_map(path, &f);
+
+	memset(out, 0, sizeof(*out));
+	if (err)
+		return err;
+	for (unsigned i = 0; i < f.shnum && !err; i++) {
+		const Elf64_Shdr *s = &f.sh[i];
+		const char *name = sec_name(&f, s);
+
+		if (!strcmp(name, "__patchable_function_entries") ||
+		    !strcmp(name, "__mcount_loc"))
+			err = add_entries(&f, s, bias, out);
+		else if (s->sh_type == SHT_SYMTAB)
+			symtab = s;
+		else if (s->sh_type == SHT_DYNSYM)
+			dynsym = s;
+		else if (s->sh_type == SHT_NOTE && !strcmp(name, ".note.gnu.build-id"))
+			read_build_id(&f, s, out);
+	}
+	if (!err && dynsym)
+		err = read_symbols(&f, dynsym, bias, false, out);
+	if (!err && (out->nentries || out->cyg) && (symtab || dynsym))
+		err = read_symbols(&f, symtab ? symtab : dynsym, bias, true, out);
+	munmap((void *)f.map, f.size);
+	if (err) {
+		tk_ft_elf_free(out);
+		return err;
+	}
+	if (out->nentries)
+		qsort(out->entries, out->nentries, sizeof(*out->entries), addr_cmp);
+	if (out->nfuncs)
+		qsort(out->funcs, out->nfuncs, sizeof(*out->funcs), func_cmp);
+	return 0;
+}
+
+void tk_ft_elf_free(struct ft_elf_info *e)
+{
+	free(e->entries);
+	free(e->funcs);
+	free(e->names);
+	memset(e, 0, sizeof(*e));
+}
+
+/* Index of the first function starting after @addr. */
+static unsigned upper_bound(const struct ft_elf_info *e, uintptr_t addr)
+{
+	unsigned lo = 0, hi = e->nfuncs;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (e->funcs[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const struct ft_func *tk_ft_elf_func(const struct ft_elf_info *e,
+				     uintptr_t addr)
+{
+	unsigned i = upper_bound(e, addr);
+
+	if (!i)
+		return NULL;
+	i--;
+	/* several names for one address: the first is as good as any */
+	while (i && e->funcs[i - 1].addr == e->funcs[i].addr)
+		i--;
+	if (addr - e->funcs[i].addr >= (e->funcs[i].size ? e->funcs[i].size : 1))
+		return NULL;
+	return &e->funcs[i];
+}
+
+const struct ft_func *tk_ft_elf_func_after(const struct ft_elf_info *e,
+					   uintptr_t addr)
+{
+	unsigned i = upper_bound(e, addr);
+
+	return i < e->nfuncs ? &e->funcs[i] : NULL;
+}

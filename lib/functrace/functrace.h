@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * functrace.h - the function tracer inside libtracekit (docs/functrace.md).
+ *
+ *   functrace.c  options from the recorder's CONFIG, start and stop, the
+ *                public tk_functrace_enable/disable, start-up constructor
+ *   module.c     the loaded objects: patchable entries, symbols, stubs,
+ *                patching (dl_iterate_phdr; dlopen/dlclose wrappers)
+ *   elf.c        a minimal Elf64 reader: section headers, entry tables,
+ *                function symbols (read-only mmap of the file)
+ *   handler.c    what the trampolines call: events, the shadow stack of
+ *                function_graph, -g and the depth limit
+ *   events.c     the built-in events (ftrace:function, ...)
+ *   cyg.c        __cyg_profile_func_enter/exit (-finstrument-functions)
+ *   wrap.c       pthread_exit and C++ unwinding put return addresses back
+ */
+#ifndef TK_FUNCTRACE_H
+#define TK_FUNCTRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+enum ft_mode {
+	FT_OFF = 0,
+	FT_FUNCTION = 1,
+	FT_GRAPH = 2,
+};
+
+/* Read by the handlers on every call, without a lock. */
+struct ft_state {
+	uint32_t mode;        /* enum ft_mode; FT_OFF while nothing records */
+	uint32_t max_depth;   /* frames recorded at most, UINT32_MAX: any */
+	uint32_t stack;       /* --func-stack */
+	uint32_t graph_roots; /* -g given: record only under a root */
+	uint32_t cyg;         /* -finstrument-functions hooks are live */
+	uint16_t id_function, id_entry, id_exit, id_stack;
+};
+extern struct ft_state tk_ft;
+
+/* The recorder's options (CONFIG, "key=value" strings). */
+struct ft_options {
+	enum ft_mode tracer;
+	char **filter;  /* -l */
+	unsigned nfilter;
+	char **notrace; /* -n */
+	unsigned nnotrace;
+	char **graph;   /* -g */
+	unsigned ngraph;
+	unsigned max_depth; /* 0: no limit */
+	bool stack;
+};
+
+/* functrace.c: the session's options changed (NULL: no function tracer,
+ * or the session ended).  Called by control.c, no lock held. */
+void tk_functrace_session(char *const *opts, unsigned n);
+/* After dlopen: patch the new objects as the session asks. */
+void tk_ft_loaded(void);
+/* Code can be patched here (text-patch.h ready). */
+extern bool tk_ft_can_patch;
+/* A session asks for a function tracer (read without the lock). */
+bool tk_ft_active(void);
+/* A message for the recorder's terminal ("process N: ..."). */
+void tk_ft_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* events.c: register the built-in events once; fills tk_ft's ids. */
+int tk_ft_events_register(void);
+
+/* module.c, with the functrace lock held */
+struct ft_selection {
+	const struct ft_options *opt; /* NULL: patch nothing */
+};
+/* Find new loaded objects (and forget unloaded ones); @quiet: no thread
+ * but this one runs user code, so single-byte NOPs may be converted. */
+void tk_ft_modules_scan(bool quiet);
+/* Patch the entries @opt selects, unpatch the others (@opt NULL: all).
+ * Returns how many entries are patched. */
+unsigned tk_ft_modules_apply(const struct ft_options *opt);
+/* Functions of every module matching @glob (for the cyg hash and checks). */
+unsigned tk_ft_modules_count_matches(const char *glob);
+/* Send a MODULE message per object not yet sent this session. */
+void tk_ft_modules_announce(bool all);
+/* Rebuild the -finstrument-functions selection; returns functions. */
+unsigned tk_ft_cyg_select(const struct ft_options *opt);
+void tk_ft_lock(void);
+void tk_ft_unlock(void);
+/* Options currently in force (NULL: none), functrace lock held. */
+const struct ft_options *tk_ft_options_locked(void);
+
+/* cyg.c */
+/* Selection of -finstrument-functions builds: function start -> flags. */
+#define FT_CYG_TRACE 1u
+#define FT_CYG_ROOT 2u
+int tk_ft_cyg_set(const uintptr_t *addr, const uint8_t *flags, unsigned n);
+
+/* handler.c */
+/* Put back the return addresses of this thread's hooked frames (before
+ * unwinding that does not go through them). */
+void tk_ft_unhook_thread(void);
+void tk_ft_handler_init(void);
+/* Per-thread frames for -finstrument-functions (cyg.c). */
+void tk_ft_cyg_enter(uintptr_t fn, uintptr_t site, uintptr_t sp,
+		     unsigned flags);
+void tk_ft_cyg_exit(uintptr_t fn, uintptr_t sp);
+
+/* elf.c */
+struct ft_func {
+	uintptr_t addr; /* run-time address */
+	uint64_t size;
+	uint32_t name;  /* offset in the names */
+};
+struct ft_elf_info {
+	uintptr_t *entries; /* run-time addresses of patchable entries */
+	unsigned nentries;
+	struct ft_func *funcs; /* sorted by addr */
+	unsigned nfuncs;
+	char *names;
+	bool cyg; /* calls __cyg_profile_func_enter */
+	uint8_t build_id[20];
+	unsigned build_id_len;
+};
+/* Read @path, loaded at @bias.  Returns 0 or -errno. */
+int tk_ft_elf_read(const char *path, uintptr_t bias, struct ft_elf_info *out);
+void tk_ft_elf_free(struct ft_elf_info *e);
+/* The function containing @addr, or NULL. */
+const struct ft_func *tk_ft_elf_func(const struct ft_elf_info *e,
+				     uintptr_t addr);
+/* The first function starting after @addr, or NULL. */
+const struct ft_func *tk_ft_elf_func_after(const struct ft_elf_info *e,
+					   uintptr_t addr);
+
+#endif /* TK_FUNCTRACE_H */

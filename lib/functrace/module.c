@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * module.c - the loaded objects and their patchable entries.
+ *
+ * Each object the dynamic loader reports (dl_iterate_phdr: the program,
+ * its libraries, dlopen'd ones) is read once from its file (elf.c): the
+ * addresses of its entries, the function each belongs to.  An entry is
+ *
+ *   untouched    its NOP, as compiled (the original bytes are kept)
+ *   traced       "call stub" to the module's stub page
+ *
+ * and goes from one to the other through tk_text_patch (arch/<arch>/text-patch.c:
+ * a jump to itself over the first two bytes, membarrier, the tail,
+ * membarrier, the head), so threads running the code meanwhile wait a few
+ * microseconds and never see half an instruction.
+ *
+ * gcc's entries are five one-byte NOPs: a thread may be stopped between
+ * two of them, so they cannot be rewritten while other threads run.  They
+ * are turned into one five-byte NOP when the module is first seen while
+ * only this thread runs user code (the start-up constructor, before main,
+ * or just after dlopen); entries of this kind met later are left alone and
+ * reported.
+ *
+ * A call reaches +-2 GiB: each module gets a stub page mapped within reach
+ * (a PIE program lives far from the libraries); the page is never unmapped,
+ * since a thread may be on its way through it.
+ *
+ * Everything here runs under the functrace lock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "internal.h"
+#include "functrace.h"
+#include "functrace/arch.h"
+
+#define STUB_PAGE 4096
+
+struct ft_site {
+	uint8_t *addr;
+	const struct ft_func *func;
+	uint8_t orig[TK_SITE_BYTES]; /* what untouched means */
+	bool usable;
+	bool traced;
+	bool root;
+};
+
+struct ft_module {
+	char *path;
+	uintptr_t bias, lo, hi; /* load bias, mapped range */
+	struct ft_elf_info elf;
+	struct ft_site *sites;
+	unsigned nsites;
+	unsigned unusable; /* single-byte NOPs met too late, other bytes */
+	uint8_t *stub;
+	bool seen;
+	bool announced;
+	bool warned;
+	struct ft_module *next;
+};
+
+/* recursive: dlclose runs destructors that may dlopen */
+static pthread_mutex_t ft_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static struct ft_module *modules;
+
+void tk_ft_lock(void)
+{
+	pthread_mutex_lock(&ft_mutex);
+}
+
+void tk_ft_unlock(void)
+{
+	pthread_mutex_unlock(&ft_mutex);
+}
+
+struct found {
+	char *path;
+	uintptr_t bias, lo, hi;
+};
+
+struct found_list {
+	struct found *item;
+	unsigned count;
+};
+
+static int collect(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct found_list *l = arg;
+	struct found *grown, *f;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	char exe[4096];
+	const char *name = info->dlpi_name;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	if (hi <= lo)
+		return 0;
+	if (!name || !*name) {
+		/* the program; the first object without a name only */
+		ssize_t n;
+
+		if (l->count)
+			return 0;
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n <= 0)
+			return 0;
+		exe[n] = '\0';
+		name = exe;
+	}
+	grown = realloc(l->item, (l->count + 1) * sizeof(*grown));
+	if (!grown)
+		return 0;
+	l->item = grown;
+	f = &grown[l->count];
+	f->path = strdup(name);
+	if (!f->path)
+		return 0;
+	f->bias = info->dlpi_addr;
+	f->lo = lo;
+	f->hi = hi;
+	l->count++;
+	return 0;
+}
+
+static void module_free(struct ft_module *m)
+{
+	tk_ft_elf_free(&m->elf);
+	free(m->sites);
+	free(m->path);
+	free(m);
+}
+
+/* Map a stub page within a call's reach of the whole module. */
+static uint8_t *stub_page(const struct ft_module *m)
+{
+	uintptr_t reach = tk_ft_arch_reach(), step = 1u << 24;
+
+	for (struct ft_module *o = modules; o; o = o->next) {
+		/* share a page that is in reach already */
+		if (o->stub && (uintptr_t)o->stub + STUB_PAGE - m->lo < reach &&
+		    m->hi - (uintptr_t)o->stub < reach)
+			return o->stub;
+	}
+	for (int dir = 0; dir < 2; dir++) {
+		for (uintptr_t d = step; d < reach - (m->hi - m->lo); d += step) {
+			uintptr_t hint;
+			void *p;
+
+			if (dir == 0) {
+				if (m->lo < d + STUB_PAGE)
+					break;
+				hint = (m->lo - d) & ~(uintptr_t)(STUB_PAGE - 1);
+			} else {
+				hint = (m->hi + d) & ~(uintptr_t)(STUB_PAGE - 1);
+			}
+			p = mmap((void *)hint, STUB_PAGE, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			if (p == MAP_FAILED)
+				continue;
+			tk_ft_arch_stubs(p);
+			if (mprotect(p, STUB_PAGE, PROT_READ | PROT_EXEC) < 0) {
+				munmap(p, STUB_PAGE);
+				return NULL;
+			}
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* Turn the single-byte NOPs of @m into one NOP each, where allowed. */
+static void convert_nops(struct ft_module *m, bool quiet)
+{
+	struct tk_site_patch *p = calloc(m->nsites + 1, sizeof(*p));
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < m->nsites; i++) {
+		struct ft_site *s = &m->sites[i];
+
+		if (!s->usable || tk_ft_arch_entry_kind(s->addr) != FT_ENTRY_NOPS)
+			continue;
+		if (!quiet || !p) {
+			s->usable = false;
+			m->unusable++;
+			continue;
+		}
+		p[n].addr = s->addr;
+		tk_ft_arch_nop(p[n].insn);
+		n++;
+	}
+	if (n && tk_text_patch(p, n) < 0) {
+		for (unsigned i = 0; i < m->nsites; i++)
+			if (m->sites[i].usable &&
+			    tk_ft_arch_entry_kind(m->sites[i].addr) == FT_ENTRY_NOPS) {
+				m->sites[i].usable = false;
+				m->unusable++;
+			}
+	}
+	for (unsigned i = 0; i < m->nsites; i++)
+		if (m->sites[i].usable)
+			memcpy(m->sites[i].orig, m->sites[i].addr, TK_SITE_BYTES);
+	free(p);
+}
+
+static struct ft_module *module_new(const struct found *f, bool quiet)
+{
+	struct ft_module *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->path = strdup(f->path);
+	m->bias = f->bias;
+	m->lo = f->lo;
+	m->hi = f->hi;
+	if (!m->path || tk_ft_elf_read(m->path, m->bias, &m->elf) < 0) {
+		/* no file (the vdso), or unreadable: nothing to patch */
+		tk_ft_elf_free(&m->elf);
+		return m;
+	}
+	if (!m->elf.nentries || !tk_ft_arch_supported() || !tk_ft_can_patch)
+		return m;
+	m->sites = calloc(m->elf.nentries, sizeof(*m->sites));
+	if (!m->sites)
+		return m;
+	for (unsigned i = 0; i < m->elf.nentries; i++) {
+		uintptr_t a = m->elf.entries[i];
+		const struct ft_func *fn = tk_ft_elf_func(&m->elf, a);
+		struct ft_site *s = &m->sites[m->nsites];
+
+		if (!fn) {
+			/* -fpatchable-function-entry=N,M: M NOPs before the
+			 * function, the rest at its entry */
+			fn = tk_ft_elf_func_after(&m->elf, a);
+			if (!fn || fn->addr - a > 16)
+				continue;
+			a = fn->addr;
+		}
+		if (a < m->lo || a + TK_SITE_BYTES > m->hi)
+			continue;
+		s->addr = (uint8_t *)a;
+		s->func = fn;
+		switch (tk_ft_arch_entry_kind(s->addr)) {
+		case FT_ENTRY_NOP:
+		case FT_ENTRY_NOPS:
+			s->usable = tk_text_patchable_at(s->addr);
+			m->unusable += !s->usable;
+			break;
+		default:
+			m->unusable++;
+			break;
+		}
+		m->nsites++;
+	}
+	convert_nops(m, quiet);
+	return m;
+}
+
+void tk_ft_modules_scan(bool quiet)
+{
+	struct found_list l = { NULL, 0 };
+	struct ft_module **pp;
+
+	dl_iterate_phdr(collect, &l);
+	for (struct ft_module *m = modules; m; m = m->next)
+		m->seen = false;
+	for (unsigned i = 0; i < l.count; i++) {
+		struct ft_module *m;
+
+		for (m = modules; m; m = m->next)
+			if (m->bias == l.item[i].bias && m->lo == l.item[i].lo &&
+			    !strcmp(m->path, l.item[i].path))
+				break;
+		if (!m) {
+			m = module_new(&l.item[i], quiet);
+			if (!m)
+				continue;
+			m->next = modules;
+			modules = m;
+		}
+		m->seen = true;
+	}
+	/* unloaded (dlclose): its code is gone, forget its entries */
+	for (pp = &modules; *pp;) {
+		struct ft_module *m = *pp;
+
+		if (m->seen) {
+			pp = &m->next;
+			continue;
+		}
+		*pp = m->next;
+		module_free(m);
+	}
+	for (unsigned i = 0; i < l.count; i++)
+		free(l.item[i].path);
+	free(l.item);
+}
+
+static bool match_any(char *const *globs, unsigned n, const char *name)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (fnmatch(globs[i], name, 0) == 0)
+			return true;
+	return false;
+}
+
+static bool wanted(const struct ft_options *o, const char *name, bool *root)
+{
+	bool in = !o->nfilter || match_any(o->filter, o->nfilter, name);
+
+	*root = o->ngraph && match_any(o->graph, o->ngraph, name);
+	if (o->nnotrace && match_any(o->notrace, o->nnotrace, name))
+		return false;
+	return in || *root;
+}
+
+unsigned tk_ft_modules_apply(const struct ft_options *opt)
+{
+	struct tk_site_patch *p;
+	unsigned total = 0, traced = 0, n = 0;
+
+	for (struct ft_module *m = modules; m; m = m->next)
+		total += m->nsites;
+	p = calloc(total + 1, sizeof(*p));
+	if (!p)
+		return 0;
+	for (struct ft_module *m = modules; m; m = m->next) {
+		for (unsigned i = 0; i < m->nsites; i++) {
+			struct ft_site *s = &m->sites[i];
+			bool root = false;
+			bool on = opt && s->usable &&
+				  wanted(opt, m->elf.names + s->func->name, &root);
+
+			if (on && !m->stub)
+				m->stub = stub_page(m);
+			if (on && (!m->stub ||
+				   !tk_ft_arch_call(s->addr, m->stub + (root ? FT_STUB_ROOT : 0),
+						    p[n].insn)))
+				on = false;
+			if (!on)
+				memcpy(p[n].insn, s->orig, TK_SITE_BYTES);
+			if (!s->usable)
+				continue;
+			p[n].addr = s->addr;
+			s->traced = on;
+			s->root = root;
+			traced += on;
+			n++;
+		}
+	}
+	if (n && tk_text_patch(p, n) < 0)
+		traced = 0;
+	free(p);
+	return traced;
+}
+
+unsigned tk_ft_modules_count_matches(const char *glob)
+{
+	unsigned n = 0;
+
+	for (struct ft_module *m = modules; m; m = m->next)
+		for (unsigned i = 0; i < m->nsites; i++)
+			n += fnmatch(glob, m->elf.names + m->sites[i].func->name, 0) == 0;
+	return n;
+}
+
+unsigned tk_ft_cyg_select(const struct ft_options *opt)
+{
+	uintptr_t *addr = NULL;
+	uint8_t *flags = NULL;
+	unsigned n = 0, cap = 0;
+
+	for (struct ft_module *m = modules; opt && m; m = m->next) {
+		if (!m->elf.cyg)
+			continue;
+		for (unsigned i = 0; i < m->elf.nfuncs; i++) {
+			const struct ft_func *fn = &m->elf.funcs[i];
+			bool root;
+
+			if (!wanted(opt, m->elf.names + fn->name, &root))
+				continue;
+			if (n == cap) {
+				unsigned c = cap ? cap * 2 : 256;
+				uintptr_t *a = realloc(addr, c * sizeof(*a));
+				uint8_t *f = a ? realloc(flags, c) : NULL;
+
+				if (a)
+					addr = a;
+				if (!f)
+					break;
+				flags = f;
+				cap = c;
+			}
+			addr[n] = fn->addr;
+			flags[n] = FT_CYG_TRACE | (root ? FT_CYG_ROOT : 0);
+			n++;
+		}
+	}
+	if (tk_ft_cyg_set(addr, flags, n) < 0)
+		n = 0;
+	free(addr);
+	free(flags);
+	return n;
+}
+
+void tk_ft_modules_announce(bool all)
+{
+	char buf[sizeof(struct tk_msg_module) + 4096];
+	struct tk_msg_module *msg = (struct tk_msg_module *)buf;
+
+	for (struct ft_module *m = modules; m; m = m->next) {
+		size_t len = strlen(m->path) + 1;
+		unsigned traced = 0;
+
+		if (m->announced && !all)
+			continue;
+		if (len > 4096)
+			continue;
+		for (unsigned i = 0; i < m->nsites; i++)
+			traced += m->sites[i].traced;
+		memset(msg, 0, sizeof(*msg));
+		msg->m.type = TK_MSG_MODULE;
+		msg->m.len = (uint32_t)(sizeof(*msg) + len);
+		msg->bias = m->bias;
+		msg->lo = m->lo;
+		msg->hi = m->hi;
+		msg->entries = m->nsites;
+		msg->traced = traced;
+		msg->unusable = m->unusable;
+		msg->cyg = m->elf.cyg;
+		memcpy(msg->build_id, m->elf.build_id, sizeof(msg->build_id));
+		msg->build_id_len = m->elf.build_id_len;
+		memcpy(msg + 1, m->path, len);
+		if (tk_session_send(msg, msg->m.len, -1) == 0)
+			m->announced = true;
+		if (m->unusable && !m->warned) {
+			tk_ft_warn("'%s': %u of %u function entries cannot be patched "
+				   "(their first bytes straddle a cache line, or single-byte "
+				   "NOPs were seen only once threads ran: record the program "
+				   "from its start)",
+				   m->path, m->unusable, m->nsites);
+			m->warned = true;
+		}
+	}
+}

@@ -1,0 +1,344 @@
+# SPDX-License-Identifier: MIT
+"""The function tracer for user code: -p function / function_graph on
+programs built with patchable entries (gcc, clang), gcc's -mfentry form
+and -finstrument-functions, preloaded into programs that do not link
+libtracekit (tests/progs/functree.c, funcconc.c)."""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+from tklib import BUILD, TRACEKIT, Skip, prog, record, run, summary, tmpdir, tracekit
+
+GRAPH_RE = re.compile(r"^\s*(.+)-(\d+) \[(\d+)\] (\d+\.\d+): "
+                      r"(funcgraph_entry|funcgraph_exit|function|user_stack):\s?(.*)$")
+
+
+def report(d, *opts):
+    """Lines of `report --no-header`, parsed: list of dicts (tid, kind,
+    text), and for graph lines: depth, name, leaf, open, close, us, mark;
+    user stacks carry 'stack' (names without offsets)."""
+    out = []
+    for line in tracekit("report", d, "--no-header", *opts).stdout.splitlines():
+        if line.startswith(" => "):
+            out[-1]["stack"].append(line[4:].split("+")[0])
+            continue
+        m = GRAPH_RE.match(line)
+        assert m, "unparsable line %r" % line
+        e = dict(tid=int(m.group(2)), kind=m.group(5), text=m.group(6).strip(), stack=[])
+        if e["kind"].startswith("funcgraph"):
+            dur, body = e["text"].split("|", 1)
+            dur = dur.strip()
+            e["mark"] = dur[0] if dur and not dur[0].isdigit() else ""
+            e["us"] = float(dur.lstrip("+!#*@$ ").split()[0]) if dur else None
+            assert body.startswith("  "), line
+            body = body[2:]
+            e["depth"] = (len(body) - len(body.lstrip(" "))) // 2
+            body = body.strip()
+            e["leaf"] = body.endswith("();")
+            e["open"] = body.endswith("() {")
+            e["close"] = body.startswith("}")
+            e["name"] = (body.split(" /* ")[1][:-3] if e["close"] else body.split("(")[0])
+            e["line"] = "%s%s" % ("  " * e["depth"], body)
+        out.append(e)
+    return out
+
+
+def by_thread(lines):
+    threads = {}
+    for l in lines:
+        threads.setdefault(l["tid"], []).append(l)
+    return threads
+
+
+def leaves(name, n, depth):
+    return ["%s%s();" % ("  " * depth, name)] * n
+
+
+def main_transcript(tree_level=False, lib=True):
+    """The main thread's graph of `functree tree`, as printed."""
+    d = 1 + tree_level
+    i = "  " * d
+    t = ["main() {"] + (["  tree() {"] if tree_level else [])
+    t += [i + "loop_leaf() {"] + leaves("leaf", 100, d + 1) + [i + "} /* loop_leaf */"]
+    t += ["%srecurse() {" % ("  " * (d + k)) for k in range(4)]
+    t += ["%srecurse();" % ("  " * (d + 4))]
+    t += ["%s} /* recurse */" % ("  " * (d + k)) for k in range(3, -1, -1)]
+    # deep3 longjmps back into jumper: deep1..3 never return
+    t += [i + "jumper() {", i + "  deep1() {", i + "    deep2() {", i + "      deep3() {",
+          i + "  after_jump();", i + "} /* jumper */"]
+    t += [i + "waiter() {", i + "  on_signal() {", i + "    handler_work();",
+          i + "  } /* on_signal */", i + "} /* waiter */"]
+    t += [i + "sleeper();"]
+    if lib:
+        t += [i + "lib_add() {", i + "  lib_inner();", i + "} /* lib_add */"]
+    if tree_level:
+        t += ["  } /* tree */"]
+    return t + ["} /* main */"]
+
+
+THREAD_TRANSCRIPT = (["thread_main() {", "  worker() {"] + leaves("leaf", 50, 2) +
+                     ["  } /* worker */", "} /* thread_main */"])
+
+
+def check_tree(variant, tree_level=False, lib=True):
+    path = prog(variant)
+    if not os.path.exists(path):
+        raise Skip("%s was not built (no clang?)" % variant)
+    d = os.path.join(tmpdir(), "t")
+    p = record(d, [path, "tree"], "-p", "function_graph")
+    assert "tree ok" in p.stdout, p.stdout
+    rows, total = summary(p.stderr)
+    assert total["lost"] == 0, p.stderr
+    assert len(rows) == 3, p.stderr
+    threads = by_thread(report(d))
+    main_tid = rows[0]["pid"]
+    got = [l["line"] for l in threads.pop(main_tid)]
+    assert got == main_transcript(tree_level, lib), "\n".join(got)
+    assert len(threads) == 2, threads.keys()
+    for lines in threads.values():
+        assert [l["line"] for l in lines] == THREAD_TRANSCRIPT
+    sleeper = [l for l in report(d) if l.get("name") == "sleeper"][0]
+    # 20 ms asked; allow a loaded machine some slack
+    assert 20000 <= sleeper["us"] < 60000 and sleeper["mark"] == "*", sleeper
+    return d
+
+
+def test_graph_gcc_patchable():
+    """gcc's five one-byte NOPs, PIE program, a patchable shared library
+    (its own stub page); the program does not link libtracekit."""
+    ldd = run(["ldd", prog("functree")]).stdout
+    assert "libtracekit" not in ldd, ldd
+    check_tree("functree")
+
+
+def test_graph_clang_patchable():
+    """clang's one five-byte NOP."""
+    check_tree("functree-clang", lib=False)
+
+
+def test_graph_mfentry():
+    """gcc -pg -mfentry -mnop-mcount -mrecord-mcount (non-PIE)."""
+    check_tree("functree-mcount")
+
+
+def test_graph_instrument_functions():
+    """-finstrument-functions: the static tree() is a function there."""
+    check_tree("functree-cyg", tree_level=True, lib=False)
+
+
+def test_profile():
+    d = check_tree("functree")
+    out = tracekit("report", d, "--profile").stdout.splitlines()
+    assert out[0].split() == ["Function", "Calls", "Total", "(us)", "Self", "(us)",
+                              "Avg", "(us)", "Max", "(us)"], out[0]
+    rows = {r.split()[0]: r.split()[1:] for r in out[2:]}
+    calls = {k: int(v[0]) for k, v in rows.items()}
+    assert calls == {"main": 1, "loop_leaf": 1, "leaf": 200, "recurse": 5, "jumper": 1,
+                     "deep1": 1, "deep2": 1, "deep3": 1, "after_jump": 1, "waiter": 1,
+                     "on_signal": 1, "handler_work": 1, "sleeper": 1, "lib_add": 1,
+                     "lib_inner": 1, "thread_main": 2, "worker": 2}, calls
+    assert rows["deep3"][1:] == ["-", "-", "-", "-"]  # never returned
+    order = [r.split()[0] for r in out[2:]]
+    assert order[:2] == ["main", "sleeper"], order
+    total, self_ = float(rows["main"][1]), float(rows["main"][2])
+    assert self_ < total
+
+
+def test_function_filters():
+    """-l globs select, -n removes; call sites are resolved."""
+    d = os.path.join(tmpdir(), "t")
+    record(d, [prog("functree"), "tree"], "-p", "function", "-l", "rec*",
+           "-l", "deep?", "-n", "deep2")
+    assert [l["text"] for l in report(d)] == (
+        ["recurse <-main"] + ["recurse <-recurse"] * 4 +
+        ["deep1 <-jumper", "deep3 <-deep2"])
+
+
+def test_graph_g():
+    """-g: only the functions named and what they call."""
+    d = os.path.join(tmpdir(), "t")
+    record(d, [prog("functree"), "tree"], "-p", "function_graph", "-g", "jumper",
+           "-g", "waiter")
+    assert [l["line"] for l in report(d)] == [
+        "jumper() {", "  deep1() {", "    deep2() {", "      deep3() {", "  after_jump();",
+        "} /* jumper */", "waiter() {", "  on_signal() {", "    handler_work();",
+        "  } /* on_signal */", "} /* waiter */"]
+
+
+def test_graph_depth_and_filters():
+    """--max-graph-depth 2 cuts below the second level; -n cuts a function
+    (its callees still show)."""
+    d = os.path.join(tmpdir(), "t")
+    record(d, [prog("functree"), "tree"], "-p", "function_graph",
+           "--max-graph-depth", "2", "-n", "lib_add")
+    lines = report(d)
+    main = [l["line"] for l in lines if l["tid"] == lines[0]["tid"]]
+    assert main == ["main() {", "  loop_leaf();", "  recurse();", "  jumper();",
+                    "  waiter();", "  sleeper();", "  lib_inner();", "} /* main */"], main
+    threads = by_thread(l for l in lines if l["tid"] != lines[0]["tid"])
+    assert len(threads) == 2
+    for t in threads.values():
+        assert [l["line"] for l in t] == ["thread_main() {", "  worker();",
+                                          "} /* thread_main */"], t
+
+
+def test_func_stack():
+    """--func-stack: the traced callers of each call, innermost first."""
+    d = os.path.join(tmpdir(), "t")
+    record(d, [prog("functree"), "tree"], "-p", "function_graph", "--func-stack",
+           "-l", "recurse", "-l", "main")
+    stacks = [l["stack"] for l in report(d) if l["kind"] == "user_stack"]
+    assert len(stacks) == 6, stacks
+    # the libc caller of main is not traced: its address has no symbol
+    assert [s[:-1] for s in stacks] == [
+        [], ["main"], ["recurse", "main"], ["recurse", "recurse", "main"],
+        ["recurse", "recurse", "recurse", "main"],
+        ["recurse", "recurse", "recurse", "recurse", "main"]], stacks
+
+
+def check_bytes(variant, expect):
+    """Attach (record -P) to the program started with the runtime
+    preloaded, stop recording with SIGINT (the program is not signalled)."""
+    path = prog(variant)
+    if not os.path.exists(path):
+        raise Skip("%s was not built" % variant)
+    d = os.path.join(tmpdir(), "t")
+    env = dict(os.environ, LD_PRELOAD=os.path.join(BUILD, "lib", "libtracekit.so.0"),
+               TRACEKIT_FUNCTRACE="1")
+    app = subprocess.Popen([path, "bytes"], stdout=subprocess.PIPE, text=True, env=env)
+    rec = None
+    try:
+        # the runtime's control socket appears once it runs
+        for _ in range(500):
+            if ("@tracekit-%d" % app.pid) in open("/proc/net/unix").read():
+                break
+            time.sleep(0.01)
+        rec = subprocess.Popen([TRACEKIT, "record", "-q", "-o", d, "-p", "function", "-l",
+                                "leaf", "-P", str(app.pid)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        first = app.stdout.readline()
+        assert first == "patched\n", first
+        time.sleep(0.2)  # leaf is called every ms: some calls recorded
+        rec.send_signal(signal.SIGINT)
+        assert rec.wait(timeout=30) == 0, rec.stderr.read()
+        rest = app.stdout.read()
+        assert app.wait(timeout=30) == 0
+    finally:
+        for p in (app, rec):
+            if p and p.poll() is None:
+                p.kill()
+    assert rest == "restored %s\nleaf 42\n" % expect, rest
+    got = [l["text"] for l in report(d)]
+    assert got[:1] == ["leaf <-main"], got[:3]
+
+
+def test_code_bytes_restored():
+    """Recording stops: each patched entry is a NOP again and the program
+    runs on (gcc's single-byte NOPs became one NOP at start-up, which
+    lets record -P patch them later)."""
+    check_bytes("functree", "0f 1f 44 00 00")
+    check_bytes("functree-mcount", "0f 1f 44 00 00")
+    check_bytes("functree-clang", "0f 1f 44 00 08")
+
+
+def test_patch_while_running():
+    """10,000 times unpatched and patched again while a thread calls the
+    functions: no crash, no wrong result."""
+    d = os.path.join(tmpdir(), "t")
+    p = record(d, [prog("funcconc"), "10000"], "-p", "function_graph", "-b", "256")
+    m = re.search(r"toggles (\d+) calls (\d+) errors (\d+) enable (\d+)", p.stdout)
+    assert "killed" not in p.stderr, p.stderr
+    assert m and m.group(1) == "10000" and m.group(3) == "0", p.stdout
+    # main, work, compute, helper, helper_leaf
+    assert int(m.group(2)) > 0 and int(m.group(4)) == 5, p.stdout
+    counts = tracekit("report", d, "--count").stdout
+    assert "ftrace:funcgraph_entry" in counts, counts
+
+
+def test_exit_inside_traced_functions():
+    """pthread_exit and exit from inside traced functions."""
+    d = os.path.join(tmpdir(), "t")
+    p = record(d, [prog("functree"), "exit"], "-p", "function_graph")
+    assert p.stdout == "thread 5\n", p.stdout
+    assert "exited with status 3" in p.stderr, p.stderr
+    lines = report(d)
+    assert [l["line"] for l in lines if l["tid"] != lines[0]["tid"]] == [
+        "texit_main() {", "  texit_outer() {", "    texit_inner() {"]
+    assert [l["line"] for l in lines if l["tid"] == lines[0]["tid"]] == [
+        "main() {", "  exit_outer() {", "    exit_inner() {"]
+
+
+def test_dlopen():
+    """An object dlopen'd while recording is patched too."""
+    d = os.path.join(tmpdir(), "t")
+    lib = os.path.join(BUILD, "tests", "progs", "libfuncplug.so")
+    # not in the program's libraries: --force lets -l name it
+    p = record(d, [prog("functree"), "dlopen", lib], "-p", "function_graph",
+               "-l", "plug_*", "--force")
+    assert p.stdout == "plug 10\n"
+    assert [l["line"] for l in report(d)] == (
+        ["plug_work() {"] + leaves("plug_leaf", 5, 1) + ["} /* plug_work */"])
+
+
+def test_symbols_outlive_the_program():
+    """The report resolves names from the trace alone."""
+    work = tmpdir()
+    exe = os.path.join(work, "copy")
+    shutil.copy(prog("functree"), exe)
+    d = os.path.join(work, "t")
+    record(d, [exe, "tree"], "-p", "function", "-l", "recurse",
+           env={"LD_LIBRARY_PATH": os.path.dirname(prog("functree"))})
+    os.unlink(exe)
+    moved = os.path.join(tmpdir(), "moved")
+    shutil.move(d, moved)
+    assert [l["text"] for l in report(moved)] == (
+        ["recurse <-main"] + ["recurse <-recurse"] * 4)
+
+
+def test_bad_input():
+    d = os.path.join(tmpdir(), "t")
+    p = record(d, [prog("functree"), "tree"], "-p", "function", "-l", "nosuch*",
+               check=False)
+    assert p.returncode != 0
+    assert p.stderr == ("tracekit: -l 'nosuch*' matches no function of '%s' that can "
+                        "be traced (--force records anyway)\n" % prog("functree")), p.stderr
+    assert not os.path.exists(d)
+    p = record(d, [prog("basic")], "-p", "user:function_graph", check=False)
+    assert p.returncode != 0
+    assert p.stderr == (
+        "tracekit: '%s' is not built for function tracing: compile it with "
+        "-fpatchable-function-entry=5 (gcc, clang), -pg -mfentry -mnop-mcount "
+        "-mrecord-mcount with -fno-pie -no-pie (gcc) or -finstrument-functions\n"
+        % prog("basic")), p.stderr
+    assert not os.path.exists(d)
+    p = record(d, [prog("functree"), "tree"], "-p", "function", "-g", "main", check=False)
+    assert p.returncode != 0 and p.stderr == "tracekit: -g needs -p function_graph\n", p.stderr
+
+
+def test_unaligned_entries():
+    """At -O1 gcc does not align functions: entries at odd addresses are
+    traced too (only an entry whose first two bytes straddle a cache line
+    cannot be patched safely)."""
+    work = tmpdir()
+    src = os.path.join(work, "odd.c")
+    with open(src, "w") as f:
+        f.write("static int __attribute__((noinline)) a(int x) { return x + 1; }\n"
+                "static int __attribute__((noinline)) b(int x) { return a(x) * 3; }\n"
+                "int main(void) { int s = 0; for (int i = 0; i < 7; i++) s += b(i);"
+                " return s == 84 ? 0 : 1; }\n")
+    exe = os.path.join(work, "odd")
+    run(["gcc", "-O1", "-fpatchable-function-entry=5", src, "-o", exe])
+    syms = run(["nm", exe]).stdout.split()
+    addr = {syms[i + 2]: int(syms[i], 16) for i in range(0, len(syms) - 2)
+            if syms[i + 1] in "tT" and syms[i + 2] in ("a", "b", "main")}
+    assert sorted(addr) == ["a", "b", "main"], addr
+    if all(v % 2 == 0 for v in addr.values()):
+        raise Skip("gcc aligned every function here: %s" % addr)
+    d = os.path.join(work, "t")
+    record(d, [exe], "-p", "function")
+    names = [l["text"].split()[0] for l in report(d)]
+    assert names.count("main") == 1 and names.count("b") == 7 and names.count("a") == 7, \
+        (addr, names)
