@@ -11,7 +11,9 @@ inside the program) runs untraced, under `tracekit record` and under
 `trace-cmd record`, both with syscalls:sys_enter_getppid and
 syscalls:sys_exit_getppid and -b KB per CPU, REPEAT times each
 (interleaved); the table gives medians: ns per call, ns added per kernel
-event, events lost.  Then each tool's report reads its last trace
+event, events lost, and where the time goes: the workload's own CPU time
+added per event (the kernel writing the event) and the recorder's CPU
+time per event.  Then each tool's report reads its last trace
 (output to /dev/null), REPEAT times: events per second.  See
 bench/README.md, "Kernel events".
 
@@ -22,6 +24,7 @@ changed is printed and put back (trace-cmd leaves buffer_size_kb at its
 """
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -100,7 +103,8 @@ def parse_prog(out):
     v = {}
     for line in out.splitlines():
         parts = line.split()
-        if len(parts) == 2 and parts[0] in ("pid", "calls", "ns", "ns_per_call"):
+        if len(parts) == 2 and parts[0] in ("pid", "calls", "ns", "ns_per_call",
+                                            "cpu_ns_per_call"):
             v[parts[0]] = float(parts[1])
     return v
 
@@ -143,6 +147,11 @@ def count_lines(args, skip_prefix=()):
             if not line.startswith(skip_prefix):
                 n += 1
     return n
+
+
+def children_cpu():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def timed(args):
@@ -216,6 +225,8 @@ def bench(a, tk, tmp, changed):
         note("tracekit rows: %s (%s)" % (NOT_BUILT, tk_why))
 
     res = {k: [] for k in ("plain", "tc", "tk", "tkF")}
+    cpu = {k: [] for k in res}   # the workload's CPU ns per call
+    rec = {k: [] for k in res}   # the recorder's CPU ns per event
     lost = {k: [] for k in ("tc", "tk", "tkF")}
     tc_dat = os.path.join(tmp, "trace.dat")
     tk_dir = os.path.join(tmp, "tk")
@@ -224,9 +235,13 @@ def bench(a, tk, tmp, changed):
     for r in range(1, a.repeat + 1):
         note("[%d/%d] untraced, trace-cmd record, tracekit record" % (r, a.repeat))
         p = run([prog, calls])
-        res["plain"].append(parse_prog(p.stdout).get("ns_per_call"))
+        v = parse_prog(p.stdout)
+        res["plain"].append(v.get("ns_per_call"))
+        cpu["plain"].append(v.get("cpu_ns_per_call"))
         with Kept("trace-cmd", changed):
+            c0 = children_cpu()
             p = run(tc_cmd)
+            c1 = children_cpu()
         v = parse_prog(p.stdout)
         # trace-cmd exits 1 here after recording (it cannot reset
         # set_ftrace_filter on this kernel): judge by the workload's output
@@ -235,12 +250,15 @@ def bench(a, tk, tmp, changed):
         else:
             res["tc"].append(v["ns_per_call"])
             lost["tc"].append(trace_cmd_lost(tc_dat))
+            note_cpu(cpu, rec, "tc", v, c1 - c0, a.calls)
         if tk_why:
             continue
         for key, extra in (("tk", []), ("tkF", ["-F"])):
             d = tk_dir if key == "tk" else tk_dir + "F"
             with Kept("tracekit", changed):
+                c0 = children_cpu()
                 p = run([tk, "record", "-o", d, "-b", kb] + ev_opts + extra + ["--", prog, calls])
+                c1 = children_cpu()
             v = parse_prog(p.stdout)
             if p.returncode != 0 or "ns_per_call" not in v:
                 note("tracekit record %s failed: %s" % (" ".join(extra),
@@ -248,6 +266,7 @@ def bench(a, tk, tmp, changed):
                 continue
             res[key].append(v["ns_per_call"])
             lost[key].append(manifest_lost(d))
+            note_cpu(cpu, rec, key, v, c1 - c0, a.calls)
 
     # Reading the last trace of each tool.
     rd = {k: [] for k in ("tc", "tk", "tkc")}
@@ -266,26 +285,36 @@ def bench(a, tk, tmp, changed):
             rd["tk"].append(timed([TK_REPORT, "report", tk_dir]))
             rd["tkc"].append(timed([TK_REPORT, "report", "--count", tk_dir]))
 
-    table(a, tk, res, lost, rd, n_tc, n_tk, expected, tk_why, changed)
+    table(a, tk, res, cpu, rec, lost, rd, n_tc, n_tk, expected, tk_why, changed)
     return 0
 
 
-def table(a, tk, res, lost, rd, n_tc, n_tk, expected, tk_why, changed):
+def note_cpu(cpu, rec, key, v, tool_s, calls):
+    """The workload's CPU ns per call, and the rest of the tool's CPU
+    time (TOOL_S seconds, the workload's included) per kernel event."""
+    c = v.get("cpu_ns_per_call")
+    cpu[key].append(c)
+    if c is not None:
+        rec[key].append((tool_s * 1e9 / calls - c) / EVENTS_PER_CALL)
+
+
+def table(a, tk, res, cpu, rec, lost, rd, n_tc, n_tk, expected, tk_why, changed):
     tc_v = run(["trace-cmd", "--version"]).stdout.split()
     tc_v = tc_v[2] if len(tc_v) > 2 else "?"
     rev = run(["git", "-C", ROOT, "describe", "--always", "--dirty"]).stdout.strip()
-    base = med(res["plain"])
 
-    def added(key):
-        m = med(res[key])
-        return None if m is None or base is None else (m - base) / EVENTS_PER_CALL
+    def added(key, what=res):
+        m, b = med(what[key]), med(what["plain"])
+        return None if m is None or b is None else (m - b) / EVENTS_PER_CALL
 
     print("7. Kernel events: %d getppid() calls, %d kernel events each (%s),"
           % (a.calls, EVENTS_PER_CALL, " + ".join(EVENTS)))
     print("   -b %d KiB per CPU, median of %d runs; tracekit %s, trace-cmd %s, Linux %s"
           % (a.buffer_kb, a.repeat, rev, tc_v, os.uname().release))
-    print("                                        ns/call  added ns/event  lost (kernel)  "
-          "ns/call range")
+    row = "  %-36s %8s %15s %14s  %-15s | %14s  %12s"
+    print(row % ("", "ns/call", "added ns/event", "lost (kernel)", "ns/call range",
+                 "workload cpu", "recorder cpu"))
+    print(row % ("", "", "", "", "", "added ns/event", "ns/event"))
     rows = (("untraced", "plain"), ("trace-cmd record -d --no-filter", "tc"),
             ("tracekit record", "tk"), ("tracekit record -F", "tkF"))
     for label, key in rows:
@@ -294,7 +323,9 @@ def table(a, tk, res, lost, rd, n_tc, n_tk, expected, tk_why, changed):
             continue
         lo = "-" if key == "plain" else f(med(lost.get(key, [])), "%.0f")
         ad = "-" if key == "plain" else f(added(key))
-        print("  %-36s %8s %15s %14s  %s" % (label, f(med(res[key])), ad, lo, rng(res[key])))
+        wc = "-" if key == "plain" else f(added(key, cpu))
+        rc = "-" if key == "plain" else f(med(rec[key]))
+        print(row % (label, f(med(res[key])), ad, lo, rng(res[key]), wc, rc))
     if not tk_why and added("tk") and added("tc"):
         print("  %-36s %8s %14.2fx" % ("tracekit / trace-cmd added cost", "",
                                          added("tk") / added("tc")))

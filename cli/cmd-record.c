@@ -43,6 +43,11 @@
  * BUSY_POLL_US while the last look found some: writers never wake it (no
  * system call on their side), so it keeps up by looking more often. */
 #define IDLE_POLL_US 2000
+/* With no instrumented process connected there is nothing to look at:
+ * a connection, a signal or the command's end (SIGCHLD) wakes the loop;
+ * -P with kernel events only checks the process is alive this often. */
+#define NO_USER_POLL_US 1000000
+#define ATTACH_POLL_US 100000
 #define RECORDER_NICE -5
 #define BUSY_POLL_US 50
 #define DEFAULT_BUFFER_KB 2048
@@ -388,23 +393,35 @@ static bool names_user_provider(const char *pat, const struct tk_event_info *eve
 	return false;
 }
 
-/* An -e that names nothing: say so, with the nearest name we know. */
+/* An -e that names nothing: say so, with the nearest name we know.  Its
+ * provider part is one of the program's providers or is neither that
+ * nor a kernel system (unknown_kernel_event() has those). */
 static void unknown_event(struct record *r, const char *pat, const char **names,
-			  unsigned count, bool links)
+			  unsigned count, bool links, bool provider)
 {
 	const char *near = names ? tk_closest_name(pat, names, count) : NULL;
+	const char *force = links ? " (--force records anyway)" : "";
+	int n = (int)strcspn(pat, ":");
 
-	if (!near)
-		near = record_kernel_closest(&r->kernel, pat);
-	if (!near && r->kernel.fs_errno)
-		tk_error("%s", r->kernel.fs_error); /* the kernel could not be asked */
-	else if (!links && !near)
-		tk_error("'%s' is not instrumented with tracekit: it defines no events",
-			 r->opt.argv[0]);
-	else
+	if (provider)
 		tk_error("unknown event '%s'%s%s%s%s", pat,
 			 near ? " (did you mean '" : "", near ? near : "",
-			 near ? "'?)" : "", links ? " (--force records anyway)" : "");
+			 near ? "'?)" : "", force);
+	else if (r->kernel.fs_errno)
+		tk_error("%s", r->kernel.fs_error); /* the kernel could not be asked */
+	else
+		tk_error("unknown event '%s': '%.*s' is neither a kernel event system nor a provider of '%s'%s",
+			 pat, n, pat, r->opt.argv[0], force);
+}
+
+/* An -e whose system is the kernel's but that names none of its events:
+ * an error even with --force (it cannot be a user event). */
+static void unknown_kernel_event(struct record *r, const char *pat)
+{
+	const char *near = record_kernel_closest(&r->kernel, pat);
+
+	tk_error("unknown kernel event '%s'%s%s%s", pat,
+		 near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
 }
 
 /*
@@ -412,7 +429,8 @@ static void unknown_event(struct record *r, const char *pat, const char **names,
  * check them before anything runs.  @events are the program's events
  * (@known: read from its ELF files; not for a script or record -P).  A
  * pattern can be both; one that is neither is an error (with --force it
- * stays a user pattern: a library loaded later may define it).
+ * stays a user pattern: a library loaded later may define it), except
+ * that a pattern of a kernel system is never a user one.
  */
 static int sort_rules(struct record *r, const struct tk_event_info *events,
 		      unsigned count, bool known, bool links)
@@ -427,20 +445,25 @@ static int sort_rules(struct record *r, const struct tk_event_info *events,
 	for (unsigned i = 0; i < o->nrules && !ret; i++) {
 		struct rec_rule *rule = &o->rules[i];
 		bool user = !strcmp(rule->pattern, "all"), kernel = false;
+		bool provider = known && names_user_provider(rule->pattern, events, count);
 
 		ret = check_filter(rule, events, count);
 		if (ret)
 			break;
 		for (unsigned j = 0; j < count && !user; j++)
 			user = tk_pattern_match(rule->pattern, events[j].full_name);
-		if (strcmp(rule->pattern, "all") &&
-		    !(known && names_user_provider(rule->pattern, events, count)))
+		if (strcmp(rule->pattern, "all") && !provider)
 			kernel = record_kernel_lookup(&r->kernel, rule->pattern) > 0;
 		if (kernel && record_kernel_add_rule(&r->kernel, rule) < 0)
 			ret = -ENOMEM;
-		if (!user && !kernel) {
+		if (!user && !kernel && !provider &&
+		    record_kernel_has_system(&r->kernel, rule->pattern)) {
+			unknown_kernel_event(r, rule->pattern);
+			ret = -ENOENT;
+		} else if (!user && !kernel) {
 			if (known && !r->force) {
-				unknown_event(r, rule->pattern, names, count, links);
+				unknown_event(r, rule->pattern, names, count, links,
+					      provider);
 				ret = -ENOENT;
 			}
 			user = true;
@@ -689,8 +712,12 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 
 	for (;;) {
 		struct signalfd_siginfo si;
-		int ret = session_poll(s, s->drained ? BUSY_POLL_US : IDLE_POLL_US,
-				       sigfd);
+		int timeout = s->drained ? BUSY_POLL_US : IDLE_POLL_US;
+		int ret;
+
+		if (!s->nprocs && !stop_at)
+			timeout = child > 0 ? NO_USER_POLL_US : ATTACH_POLL_US;
+		ret = session_poll(s, timeout, sigfd);
 
 		if (ret < 0)
 			return ret;
@@ -781,6 +808,24 @@ static int start(struct record *r, struct rec_session *s, const sigset_t *oldmas
 	return 0;
 }
 
+/* The user streams' table when user events were asked for or came, what
+ * the function tracer patched, the kernel's per-CPU table, then one line
+ * for both. */
+static void print_summary(struct record *r, const struct rec_session *s)
+{
+	char user[96] = "", kernel[96] = "";
+
+	record_kernel_describe(&r->kernel, kernel, sizeof(kernel));
+	if (s->nstreams || r->opt.nrules || !kernel[0]) {
+		session_print_streams(s, stderr);
+		session_describe(s, user, sizeof(user));
+	}
+	functrace_print_summary(&r->opt, stderr);
+	record_kernel_summary(&r->kernel, stderr);
+	fprintf(stderr, "tracekit: %s%s%s recorded in '%s'\n", user,
+		user[0] && kernel[0] ? " and " : "", kernel, r->final_dir);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record r;
@@ -850,11 +895,8 @@ int cmd_record(int argc, char **argv)
 		record_kernel_free(&r.kernel);
 		return keep_old_trace(&r);
 	}
-	if (!r.opt.quiet) {
-		session_print_summary(&s, stderr, r.final_dir);
-		functrace_print_summary(&r.opt, stderr);
-		record_kernel_summary(&r.kernel, stderr);
-	}
+	if (!r.opt.quiet)
+		print_summary(&r, &s);
 	ret = s.failed ? TK_EXIT_FAILURE : 0;
 	session_free(&s);
 	record_kernel_free(&r.kernel);

@@ -41,7 +41,8 @@ static void usage(FILE *f)
 		"  -l/-n FUNC     function tracers: only / not these functions\n"
 		"  -g FUNC        function_graph: only FUNC and what it calls\n"
 		"  -b KB          ring buffer per CPU in KiB\n"
-		"  -C CLOCK       trace_clock (default: the kernel's)\n"
+		"  -C CLOCK       trace_clock (default " TK_KINSTANCE_CLOCK ", the clock of\n"
+		"                 tracekit's user events, so that traces merge)\n"
 		"  -P PID         only events of process PID (and its children)\n"
 		"  --stack        kernel stack trace with each event\n");
 }
@@ -71,6 +72,7 @@ static int parse(struct start *st, int argc, char **argv)
 	int ch;
 
 	st->name = DEFAULT_INSTANCE;
+	c->clock = TK_KINSTANCE_CLOCK;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, opts, longopts, NULL)) != -1) {
 		switch (ch) {

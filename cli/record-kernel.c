@@ -85,6 +85,15 @@ int record_kernel_lookup(struct record_kernel *rk, const char *pattern)
 	return n > 0 ? n : 0;
 }
 
+bool record_kernel_has_system(struct record_kernel *rk, const char *pattern)
+{
+	char *system = strndup(pattern, strcspn(pattern, ":"));
+	bool found = system && *system && record_kernel_lookup(rk, system) > 0;
+
+	free(system);
+	return found;
+}
+
 const char *record_kernel_closest(struct record_kernel *rk, const char *pattern)
 {
 	if (!rk->have_all)
@@ -226,7 +235,7 @@ int record_kernel_start(struct record_kernel *rk, const struct rec_options *o,
 	}
 	if (pid_filter(o, child, &pids, &npids) < 0)
 		goto fail_quiet;
-	c.clock = TK_CLOCK_TSC ? "x86-tsc" : "mono";
+	c.clock = TK_KINSTANCE_CLOCK;
 	c.buffer_kb = o->kernel_buffer_kb;
 	c.overwrite = o->overwrite;
 	c.rules = rk->rules;
@@ -368,6 +377,28 @@ void record_kernel_summary(const struct record_kernel *rk, FILE *f)
 	fprintf(f, "%-24s %8s %12llu %12llu %12llu\n", "kernel total", "",
 		(unsigned long long)events, (unsigned long long)lost,
 		(unsigned long long)bytes);
+}
+
+void record_kernel_describe(const struct record_kernel *rk, char *out,
+			    size_t len)
+{
+	const struct tk_trace_kernel *m = &rk->manifest;
+	uint64_t events = 0, lost = 0;
+
+	out[0] = '\0';
+	if (!m->kcpu)
+		return;
+	for (unsigned i = 0; i < m->nkcpu; i++) {
+		events += m->kcpu[i].entries;
+		lost += m->kcpu[i].overrun + m->kcpu[i].dropped;
+	}
+	if (lost)
+		snprintf(out, len, "%llu kernel event%s (%llu lost)",
+			 (unsigned long long)events, events == 1 ? "" : "s",
+			 (unsigned long long)lost);
+	else
+		snprintf(out, len, "%llu kernel event%s", (unsigned long long)events,
+			 events == 1 ? "" : "s");
 }
 
 void record_kernel_free(struct record_kernel *rk)

@@ -39,6 +39,10 @@ int record_kernel_tracer(struct rec_options *o, const char *program);
  * cannot be reached: rk->fs_error then says why). */
 int record_kernel_lookup(struct record_kernel *rk, const char *pattern);
 
+/* Whether @pattern's system part (before ':', a glob or not) names a
+ * system of kernel events. */
+bool record_kernel_has_system(struct record_kernel *rk, const char *pattern);
+
 /* The kernel event name closest to @pattern, or NULL. */
 const char *record_kernel_closest(struct record_kernel *rk, const char *pattern);
 
@@ -63,6 +67,11 @@ int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
 
 /* Per-CPU events, lost, bytes. */
 void record_kernel_summary(const struct record_kernel *rk, FILE *f);
+
+/* "N kernel events" (", L lost" when some were), for the summary's last
+ * line; empty when nothing was recorded from the kernel. */
+void record_kernel_describe(const struct record_kernel *rk, char *out,
+			    size_t len);
 
 /* Remove the instance (if any), undo the mount, free everything.  Every
  * path out of record goes through here. */

@@ -574,11 +574,9 @@ int session_finish(struct rec_session *s)
 	return ret;
 }
 
-void session_print_summary(const struct rec_session *s, FILE *f,
-			   const char *dir)
+void session_print_streams(const struct rec_session *s, FILE *f)
 {
 	uint64_t events = 0, lost = 0, bytes = 0;
-	unsigned used = 0;
 
 	fprintf(f, "%-24s %8s %12s %12s %12s\n", "STREAM", "TID", "EVENTS",
 		"LOST", "BYTES");
@@ -595,7 +593,6 @@ void session_print_summary(const struct rec_session *s, FILE *f,
 		events += ts.events;
 		lost += tk_stream_lost(&ts);
 		bytes += ts.bytes;
-		used++;
 	}
 	fprintf(f, "%-24s %8s %12llu %12llu %12llu\n", "total", "",
 		(unsigned long long)events, (unsigned long long)lost,
@@ -612,9 +609,12 @@ void session_print_summary(const struct rec_session *s, FILE *f,
 			fprintf(f, "tracekit: %s-%u: call sites test a byte (no static keys: %s)\n",
 				p->comm, p->pid, p->keys_why[0] ? p->keys_why : "?");
 	}
-	fprintf(f, "tracekit: %u stream%s of %u process%s recorded in '%s'\n",
-		used, used == 1 ? "" : "s", s->nprocs, s->nprocs == 1 ? "" : "es",
-		dir);
+}
+
+void session_describe(const struct rec_session *s, char *out, size_t len)
+{
+	snprintf(out, len, "%u stream%s of %u process%s", s->nstreams,
+		 s->nstreams == 1 ? "" : "s", s->nprocs, s->nprocs == 1 ? "" : "es");
 }
 
 void session_free(struct rec_session *s)

@@ -128,9 +128,11 @@ unsigned session_connected(const struct rec_session *s);
 void session_stop(struct rec_session *s);
 /* Write the trace index; returns 0 or < 0 with s->error set. */
 int session_finish(struct rec_session *s);
-/* Per-stream counts; @dir is the trace's name to show. */
-void session_print_summary(const struct rec_session *s, FILE *f,
-			   const char *dir);
+/* The user streams' table: per-stream counts, then how each process's
+ * call sites are made. */
+void session_print_streams(const struct rec_session *s, FILE *f);
+/* "N streams of M processes", for the summary's last line. */
+void session_describe(const struct rec_session *s, char *out, size_t len);
 void session_free(struct rec_session *s);
 
 

@@ -362,12 +362,14 @@ def test_error_unknown_kernel_event():
     d = os.path.join(tklib.tmpdir(), "t")
     with kernlib.guard():
         p = tk("record", "-o", d, "-e", "syscalls:sys_enter_getppidd", "--", KSYS, "-n", "1")
-    one_error(p, exact="tracekit: unknown event 'syscalls:sys_enter_getppidd' (did you mean "
-                       "'syscalls:sys_enter_getppid'?) (--force records anyway)")
+    one_error(p, exact="tracekit: unknown kernel event 'syscalls:sys_enter_getppidd' (did you "
+                       "mean 'syscalls:sys_enter_getppid'?)")
     assert not os.path.exists(d), "a failed record left %s behind" % d
     with kernlib.guard():
         p = tk("record", "-o", d, "-e", "nosuchsystem:foo", "--", KSYS, "-n", "1")
-    one_error(p, exact="tracekit: unknown event 'nosuchsystem:foo' (--force records anyway)")
+    one_error(p, exact="tracekit: unknown event 'nosuchsystem:foo': 'nosuchsystem' is neither "
+                       "a kernel event system nor a provider of '%s' (--force records anyway)"
+              % KSYS)
     assert not os.path.exists(d)
 
 

@@ -11,6 +11,7 @@ calls are counted either in `tracekit show` or in the kernel's own
 per-CPU counts that record saves (kcpu entries=).
 """
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -379,3 +380,185 @@ def test_record_option_errors():
         one_error(tk("record", "-o", d, "-e", "sched:sched_switch", "-P", "999999"), rc=1,
                   exact="tracekit: no process with pid 999999")
         assert not os.path.exists(d)
+
+
+# ---------------------------------------------------------------- record: summary, -e errors
+
+def last_line(err):
+    return err.rstrip("\n").splitlines()[-1]
+
+
+def test_record_summary_kernel_only_and_mixed():
+    """Kernel events only: no user stream table, and the last line counts
+    the kernel's events; with user events too, both tables and one line
+    for both."""
+    with kernlib.guard():
+        base = tklib.tmpdir()
+        d = os.path.join(base, "k")
+        p = tklib.record(d, [KSYS, "-n", "100"], "-e", "syscalls:sys_enter_getppid", "-F",
+                         timeout=60)
+        assert p.returncode == 0, p.stderr
+        n = kernel_entries(d)
+        assert n >= 100
+        assert "STREAM" not in p.stderr and "streams" not in p.stderr, p.stderr
+        assert "KERNEL CPU" in p.stderr
+        assert last_line(p.stderr) == "tracekit: %d kernel events recorded in '%s'" % (n, d)
+        d2 = os.path.join(base, "m")
+        p = tklib.record(d2, [KSYS, "-n", "100"], "-e", "kb:*", "-e",
+                         "syscalls:sys_enter_getppid", "-F", timeout=60)
+        assert p.returncode == 0, p.stderr
+        rows, total = tklib.summary(p.stderr)
+        assert total["events"] == 2 and len(rows) == 1, p.stderr  # kb:begin, kb:end
+        assert "KERNEL CPU" in p.stderr
+        assert last_line(p.stderr) == \
+            "tracekit: 1 stream of 1 process and %d kernel events recorded in '%s'" % (
+                kernel_entries(d2), d2)
+
+
+def test_record_unknown_kernel_event_of_known_system():
+    """An unknown event of a kernel system is a kernel error, with the
+    closest kernel name, and --force does not make it a user event; a
+    system that is neither the kernel's nor the program's: one line."""
+    with kernlib.guard() as fs:
+        d = os.path.join(tklib.tmpdir(), "t")
+        want = ("tracekit: unknown kernel event 'sched:sched_swich' "
+                "(did you mean 'sched:sched_switch'?)")
+        one_error(tk("record", "-o", d, "-e", "sched:sched_swich", "--", KSYS), rc=1,
+                  exact=want)
+        one_error(tk("record", "-o", d, "--force", "-e", "sched:sched_swich", "--", KSYS),
+                  rc=1, exact=want)
+        # a glob system part, and a program that defines no events
+        one_error(tk("record", "-o", d, "-e", "sch*:nosuch", "--", "true"), rc=1,
+                  exact="tracekit: unknown kernel event 'sch*:nosuch'")
+        one_error(tk("record", "-o", d, "-e", "nosuchsys:ev", "--", KSYS), rc=1,
+                  exact="tracekit: unknown event 'nosuchsys:ev': 'nosuchsys' is neither a "
+                        "kernel event system nor a provider of '%s' (--force records anyway)"
+                  % KSYS)
+        one_error(tk("record", "-o", d, "-e", "nosuchsys", "--", "true"), rc=1,
+                  exact="tracekit: unknown event 'nosuchsys': 'nosuchsys' is neither a "
+                        "kernel event system nor a provider of 'true'")
+        assert not os.path.exists(d)
+        assert not [i for i in instances(fs) if i.startswith("tracekit")]
+        # --force keeps what may be a user provider loaded later
+        p = tk("record", "-o", d, "-q", "--force", "-e", "nosuchsys:ev", "--", KSYS)
+        assert p.returncode == 0 and not p.stderr, p.stderr
+        assert manifest(d)[0] is None  # nothing asked of the kernel
+
+
+# ---------------------------------------------------------------- record --overwrite
+
+CLOSE_BASE = 1000000
+# Pinned to one CPU, closes N descriptors that are not open (EBADF):
+# fd CLOSE_BASE .. CLOSE_BASE+N-1, in order.
+CLOSES = r"""
+import os, sys
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+for i in range(int(sys.argv[1])):
+    try:
+        os.close(%d + i)
+    except OSError:
+        pass
+""" % CLOSE_BASE
+
+
+def test_record_overwrite_keeps_newest():
+    """--overwrite with kernel events and a small buffer: the kernel's
+    buffer keeps the newest events, flushed at the end: the file holds
+    the last E of the N calls, in order, the program's last call last,
+    and the kernel's overrun count is exactly the N - E overwritten."""
+    n = 6000
+    with kernlib.guard():
+        d = os.path.join(tklib.tmpdir(), "t")
+        p = tklib.record(d, [sys.executable, "-c", CLOSES, str(n)], "-b", "8", "--overwrite",
+                         "-F", "-e", "syscalls:sys_enter_close", "-f", "fd >= %d" % CLOSE_BASE,
+                         timeout=60)
+    assert p.returncode == 0, p.stderr
+    k, kcpu = manifest(d)
+    entries = sum(int(c["entries"]) for c in kcpu)
+    overrun = sum(int(c["overrun"]) for c in kcpu)
+    assert 0 < entries < n and entries + overrun == n, (entries, overrun)
+    assert sum(int(c["dropped"]) for c in kcpu) == 0
+    assert [int(c["entries"]) > 0 for c in kcpu].count(True) == 1, kcpu
+    text = tklib.run([tklib.TRACEKIT, "report", d, "--no-header", "--ts", "raw"]).stdout
+    lines = text.splitlines()
+    # the kernel marks where it overwrote: first, with the count if it fit
+    cpu = [c["cpu"] for c in kcpu if int(c["entries"])][0]
+    m = re.fullmatch(r"CPU:%s \[LOST (?:(\d+) )?EVENTS\]" % cpu, lines[0])
+    assert m and m.group(1) in (None, str(overrun)), lines[0]
+    evs = kernlib.parse_report("\n".join(lines[1:]))
+    assert all(e["name"] == "sys_enter_close" for e in evs)
+    fds = [int(e["text"].split("fd:")[1].split()[0], 16) for e in evs]
+    assert fds == list(range(CLOSE_BASE + n - entries, CLOSE_BASE + n)), \
+        "kept fds %s..%s (%d), want the last %d" % (hex(fds[0]), hex(fds[-1]), len(fds), entries)
+    assert last_line(p.stderr) == \
+        "tracekit: %d kernel events (%d lost) recorded in '%s'" % (entries, overrun, d)
+
+
+# ---------------------------------------------------------------- record -P: user and kernel
+
+def test_record_P_user_and_kernel_events():
+    """-P PID of an instrumented process with a user and a kernel event:
+    both, of that process only, interleaved as it made them (each tick,
+    then its getppid())."""
+    with kernlib.guard() as fs:
+        tmp = tklib.tmpdir()
+        ready = os.path.join(tmp, "ready")
+        prog = subprocess.Popen([KSYS, "-f", "-p", "2000", "-r", ready],
+                                stdout=subprocess.PIPE, text=True)
+        d = os.path.join(tmp, "t")
+        rec = None
+        try:
+            end = time.time() + 10
+            while not os.path.exists(ready) or not open(ready).read().endswith("\n"):
+                assert time.time() < end, "prog-ksys did not get ready"
+                time.sleep(0.01)
+            _, pid, tid = open(ready).read().split()
+            pid, tid = int(pid), int(tid)
+            head = dict(prog.stdout.readline().split(None, 1) for _ in range(4))
+            tasks = {int(t) for t in head["tasks"].split()}
+            assert int(head["pid"]) == pid and tid in tasks, head
+            rec = subprocess.Popen([tklib.TRACEKIT, "record", "-o", d, "-P", str(pid), "-e",
+                                    "kb:tick", "-e", "syscalls:sys_enter_getppid"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            wait_tracing(rec, os.path.join(fs, "instances", "tracekit-%d" % rec.pid))
+            time.sleep(0.3)
+            rec.send_signal(2)
+            out, err = rec.communicate(timeout=30)
+        finally:
+            prog.kill()
+            prog.wait()
+            if rec and rec.poll() is None:
+                rec.kill()
+                rec.communicate()
+    assert rec.returncode == 0, err
+    evs = kernlib.report(d)
+    assert {e["tid"] for e in evs} <= tasks, ({e["tid"] for e in evs}, tasks)
+    assert all(e["comm"] == "prog-ksys" for e in evs), {e["comm"] for e in evs}
+    worker = [e for e in evs if e["tid"] == tid]
+    ticks = [i for i, e in enumerate(worker) if e["event"] == "kb:tick"]
+    assert len(ticks) >= 20, "%d ticks in 0.3 s" % len(ticks)
+    seqs = [int(worker[i]["text"].split("=")[1]) for i in ticks]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), seqs
+    # between one tick and the next: exactly its getppid()
+    for a, b in zip(ticks, ticks[1:]):
+        between = [e["event"] for e in worker[a + 1:b]]
+        assert between == ["syscalls:sys_enter_getppid"], (worker[a], between)
+    assert last_line(err).startswith("tracekit: 1 stream of 1 process and ")
+
+
+# ---------------------------------------------------------------- start's clock
+
+def test_start_clock_default_and_chosen():
+    """start uses record's clock (the user events' one) unless -C says."""
+    with kernlib.guard() as fs:
+        clock = os.path.join(fs, "instances", "tracekit", "trace_clock")
+        try:
+            assert tk("start", "-e", "sched:sched_switch").returncode == 0
+            want = "[x86-tsc]" if platform.machine() in ("x86_64", "i686") else "[mono]"
+            assert want in open(clock).read().split()
+            assert tk("reset").returncode == 0
+            assert tk("start", "-C", "mono", "-e", "sched:sched_switch").returncode == 0
+            assert "[mono]" in open(clock).read().split()
+            assert tk("reset").returncode == 0
+        finally:
+            tk("reset", "-B", "tracekit")
