@@ -150,6 +150,56 @@ static void read_manifest(const char *dir, struct tk_kernel *k)
 	fclose(f);
 }
 
+/* One "\tfield:TYPE NAME;\toffset:N;\tsize:N;..." line, @len bytes: its
+ * declaration's brackets balance and offset and size are numbers. */
+static bool field_line_ok(const char *l, size_t len)
+{
+	const char *semi = memchr(l, ';', len);
+	int depth = 0;
+
+	if (!semi)
+		return false;
+	for (const char *c = l; c < semi; c++) {
+		depth += (*c == '[') - (*c == ']');
+		if (depth < 0 || depth > 1)
+			return false;
+	}
+	if (depth)
+		return false;
+	for (const char *key = "\toffset:"; key; key = strcmp(key, "\tsize:") ? "\tsize:" : NULL) {
+		const char *k = memmem(semi, len - (size_t)(semi - l), key, strlen(key));
+
+		if (!k || k[strlen(key)] < '0' || k[strlen(key)] > '9')
+			return false;
+	}
+	return true;
+}
+
+/* Whether @buf looks like a format file the kernel wrote: text with the
+ * name, ID, format and print fmt parts, and well-formed field lines.
+ * libtraceevent's parser trusts its input (a truncated field line crashes
+ * it), so anything else is left out before it sees it. */
+static bool format_looks_sane(const char *buf, size_t size)
+{
+	static const char *const parts[] = { "name: ", "ID: ", "format:", "print fmt: " };
+	unsigned seen = 0;
+
+	if (memchr(buf, '\0', size))
+		return false;
+	for (const char *l = buf, *end = buf + size; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		size_t len = nl ? (size_t)(nl - l) : (size_t)(end - l);
+
+		for (unsigned i = 0; i < 4; i++)
+			if (len >= strlen(parts[i]) && !strncmp(l, parts[i], strlen(parts[i])))
+				seen |= 1u << i;
+		if (len > 7 && !strncmp(l, "\tfield:", 7) && !field_line_ok(l, len))
+			return false;
+		l += len + 1;
+	}
+	return seen == 0xf;
+}
+
 static int parse_formats(struct tk_kernel *k, const char *kdir, char *err,
 			 size_t errlen)
 {
@@ -184,7 +234,8 @@ static int parse_formats(struct tk_kernel *k, const char *kdir, char *err,
 			if (slurp(path, &buf, &size) == 0) {
 				/* a format libtraceevent cannot parse only costs
 				 * its event's field text */
-				if (tep_parse_event(k->tep, buf, size, s->d_name) == 0)
+				if (format_looks_sane(buf, size) &&
+				    tep_parse_event(k->tep, buf, size, s->d_name) == 0)
 					parsed++;
 				free(buf);
 			}
