@@ -481,9 +481,10 @@ def test_record_overwrite_keeps_newest():
     assert [int(c["entries"]) > 0 for c in kcpu].count(True) == 1, kcpu
     text = tklib.run([tklib.TRACEKIT, "report", d, "--no-header", "--ts", "raw"]).stdout
     lines = text.splitlines()
-    # the kernel marks where it overwrote: first, with the count if it fit
+    # the kernel marks where it overwrote: first, with the count if it fit,
+    # in trace-cmd's words
     cpu = [c["cpu"] for c in kcpu if int(c["entries"])][0]
-    m = re.fullmatch(r"CPU:%s \[LOST (?:(\d+) )?EVENTS\]" % cpu, lines[0])
+    m = re.fullmatch(r"CPU:%s \[(?:(\d+) )?EVENTS DROPPED\]" % cpu, lines[0])
     assert m and m.group(1) in (None, str(overrun)), lines[0]
     evs = kernlib.parse_report("\n".join(lines[1:]))
     assert all(e["name"] == "sys_enter_close" for e in evs)
