@@ -36,6 +36,10 @@ void tk_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * value), for command @cmd with short options @optstring. */
 void tk_option_error(const char *cmd, char *const *argv, const char *optstring);
 
+/* Remove directory @dir and everything in it (a trace being replaced or
+ * abandoned); symbolic links are removed, not followed. */
+void tk_remove_tree(const char *dir);
+
 /* Exit status for bad usage (as getopt tools do) and for failures. */
 #define TK_EXIT_USAGE 2
 #define TK_EXIT_FAILURE 1

@@ -18,7 +18,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -504,20 +503,6 @@ static int precheck_program(struct record *r)
 	return ret;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag,
-			struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void remove_tree(const char *dir)
-{
-	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* Decide where to write: a new directory, or beside an old trace that is
  * replaced at the end. */
 static int prepare_output(struct record *r)
@@ -586,7 +571,7 @@ static int commit_output(struct record *r)
 		free(old);
 		return -errno;
 	}
-	remove_tree(old);
+	tk_remove_tree(old);
 	free(old);
 	return 0;
 }
@@ -879,13 +864,16 @@ int cmd_record(int argc, char **argv)
 		ret = -EPERM;
 	}
 	session_stop(&s);
-	if (ret < 0 && s.nstreams == 0) {
+	if (ret < 0 && s.nstreams == 0 && !record_kernel_capturing(&r.kernel)) {
 		/* nothing recorded: a bad rule stopped us before anything ran */
 		tk_error("%s", s.error);
 		goto fail;
 	}
-	if (s.failed)
+	if (ret < 0 || s.failed) {
+		/* kept, and said: what the kernel recorded meanwhile is not lost */
 		tk_error("%s", s.error);
+		s.failed = true;
+	}
 	if (functrace_save_symbols(&r.opt, r.opt.outdir) < 0 ||
 	    record_kernel_stop(&r.kernel, &s, r.work_dir) < 0)
 		s.failed = true;
@@ -908,6 +896,6 @@ int cmd_record(int argc, char **argv)
 fail:
 	session_free(&s);
 	record_kernel_free(&r.kernel);
-	remove_tree(r.work_dir);
+	tk_remove_tree(r.work_dir);
 	return TK_EXIT_FAILURE;
 }

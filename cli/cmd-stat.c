@@ -18,7 +18,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -244,15 +243,6 @@ static void print_result(const struct stat_opts *o, struct count *c, unsigned n,
 
 /* ----------------------------------------------------- user events */
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static char *self_exe(void)
 {
 	char buf[4096];
@@ -307,7 +297,7 @@ static char *record_user(const struct stat_opts *o, char **pats, unsigned npats,
 		if (pid < 0)
 			tk_error("cannot fork: %s", strerror(errno));
 		/* the recorder said why */
-		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		tk_remove_tree(dir);
 		free(dir);
 		dir = NULL;
 	}
@@ -538,7 +528,7 @@ int cmd_stat(int argc, char **argv)
 		ret = WEXITSTATUS(status); /* as perf stat: the command's status */
 out:
 	if (udir) {
-		nftw(udir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		tk_remove_tree(udir);
 		free(udir);
 	}
 	tk_counters_close(&cs);

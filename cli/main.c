@@ -4,6 +4,7 @@
  * trace-cmd and perf do.  Each verb lives in cmd-<verb>.c.
  */
 #define _GNU_SOURCE
+#include <ftw.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -67,6 +68,20 @@ void tk_option_error(const char *cmd, char *const *argv, const char *optstring)
 		tk_error("unknown option '-%c' (see 'tracekit %s --help')",
 			 optopt ? optopt : '?', cmd);
 	}
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag,
+			struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+void tk_remove_tree(const char *dir)
+{
+	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static void usage(FILE *f)

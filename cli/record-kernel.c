@@ -299,6 +299,11 @@ fail_quiet:
 	return -1;
 }
 
+bool record_kernel_capturing(const struct record_kernel *rk)
+{
+	return rk->cap != NULL;
+}
+
 int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
 		       const char *dir)
 {

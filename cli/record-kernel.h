@@ -30,6 +30,10 @@ struct record_kernel {
 	char *pid_text;
 };
 
+/* Whether kernel pages are being captured (between a successful
+ * record_kernel_start and record_kernel_stop). */
+bool record_kernel_capturing(const struct record_kernel *rk);
+
 /* Which tracer a bare -p function|function_graph means for @program
  * (user code if it is built for it, else the kernel), then refuse what
  * the kernel side cannot do.  Prints and returns -1 on error. */
