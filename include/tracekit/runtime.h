@@ -169,6 +169,30 @@ static inline uint64_t tk__clock(void)
 #define TK__HEADER_COMPACT 6
 #define TK__HEADER_EXTENDED 12
 
+/* Write the header of event @id at time @tsc into @p, compact while less
+ * than 2^32 ticks passed since the thread's previous event (or the start
+ * of its packet), and return where the event's fields go. */
+static inline char *tk__put_header(struct tk__thread *t, char *p, uint16_t id,
+				   uint64_t tsc)
+{
+	uint64_t prev = t->last_tsc;
+	uint32_t lo = (uint32_t)tsc;
+
+	t->last_tsc = tsc;
+	if (TK__LIKELY(!((tsc - prev) >> 32))) {
+		memcpy(p, &id, 2);
+		memcpy(p + 2, &lo, 4);
+		return p + TK__HEADER_COMPACT;
+	} else {
+		const uint16_t ext = TK__ID_EXTENDED;
+
+		memcpy(p, &ext, 2);
+		memcpy(p + 2, &id, 2);
+		memcpy(p + 4, &tsc, 8);
+		return p + TK__HEADER_EXTENDED;
+	}
+}
+
 /* Reserve room for an event of @payload bytes, write its header with @id
  * and the time, and return where its fields go; NULL when the event is
  * lost (counted).  The clock is read once the thread is marked busy, so
@@ -177,7 +201,7 @@ static inline uint64_t tk__clock(void)
 static inline char *tk__reserve(uint32_t payload, uint16_t id)
 {
 	struct tk__thread *t = &tk__thread;
-	uint32_t hsize = TK__HEADER_COMPACT, lo;
+	uint32_t hsize;
 	uint64_t tsc;
 	char *p;
 
@@ -188,33 +212,21 @@ static inline char *tk__reserve(uint32_t payload, uint16_t id)
 	t->busy = 1;
 	TK__BARRIER();
 	tsc = tk__clock();
-	if (TK__UNLIKELY((tsc - t->last_tsc) >> 32))
-		hsize = TK__HEADER_EXTENDED;
+	hsize = TK__UNLIKELY((tsc - t->last_tsc) >> 32) ? TK__HEADER_EXTENDED
+							 : TK__HEADER_COMPACT;
 	p = t->pos;
 	if (TK__UNLIKELY((uintptr_t)p + payload + hsize >
 			 (uintptr_t)__atomic_load_n(&t->end, __ATOMIC_RELAXED))) {
-		/* a new packet starts at this event's time: compact */
-		hsize = TK__HEADER_COMPACT;
-		p = tk__reserve_slow(payload + hsize, tsc);
+		/* a new packet starts at this event's time (last_tsc = tsc):
+		 * the header is compact */
+		p = tk__reserve_slow(payload + TK__HEADER_COMPACT, tsc);
 		if (!p) {
 			TK__BARRIER();
 			t->busy = 0;
 			return NULL;
 		}
 	}
-	t->last_tsc = tsc;
-	lo = (uint32_t)tsc;
-	if (TK__LIKELY(hsize == TK__HEADER_COMPACT)) {
-		memcpy(p, &id, 2);
-		memcpy(p + 2, &lo, 4);
-	} else {
-		const uint16_t ext = TK__ID_EXTENDED;
-
-		memcpy(p, &ext, 2);
-		memcpy(p + 2, &id, 2);
-		memcpy(p + 4, &tsc, 8);
-	}
-	return p + hsize;
+	return tk__put_header(t, p, id, tsc);
 }
 
 /* Publish the event that ends at @end (reserved by tk__reserve). */

@@ -11,8 +11,9 @@
  * the exit of a -g root, --func-stack, a full packet, a signal handler interrupting an
  * event.
  *
- * The events are the same as handler.c writes, with the fast path of
- * tk__reserve/tk__commit (runtime.h) inlined for their fixed sizes.
+ * The events are the same as handler.c writes: tk__reserve's fast path
+ * without its library calls (a full packet or a nested event go to the
+ * full handler instead), the header by tk__put_header (runtime.h).
  */
 #include <stdint.h>
 #include <string.h>
@@ -28,7 +29,6 @@ static inline char *reserve(struct tk__thread *t, uint32_t payload,
 			    uint16_t id)
 {
 	uint64_t tsc;
-	uint32_t lo;
 	char *p;
 
 	if (t->busy)
@@ -43,20 +43,7 @@ static inline char *reserve(struct tk__thread *t, uint32_t payload,
 		t->busy = 0;
 		return NULL;
 	}
-	if (TK__UNLIKELY((tsc - t->last_tsc) >> 32)) {
-		const uint16_t ext = TK__ID_EXTENDED;
-
-		t->last_tsc = tsc;
-		memcpy(p, &ext, 2);
-		memcpy(p + 2, &id, 2);
-		memcpy(p + 4, &tsc, 8);
-		return p + TK__HEADER_EXTENDED;
-	}
-	t->last_tsc = tsc;
-	lo = (uint32_t)tsc;
-	memcpy(p, &id, 2);
-	memcpy(p + 2, &lo, 4);
-	return p + TK__HEADER_COMPACT;
+	return tk__put_header(t, p, id, tsc);
 }
 
 static inline void put(char *p, uintptr_t a, uint64_t b, uint32_t bsize)

@@ -12,7 +12,8 @@ import os
 import re
 import shutil
 
-from tklib import (BUILD, SRC, Skip, babeltrace2, fields, prog, record, report_lines,
+from tklib import (BUILD, SRC, Skip, babeltrace2, babeltrace_lines, fields, prog, record,
+                   report_lines,
                    run, summary, tmpdir, tracekit)
 
 DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven",
@@ -601,3 +602,21 @@ def test_marker():
             "-e app:tick -e mark:*: %s" % got2)
     bt_check(c, out, len(lines))
     c.done()
+
+
+def test_extended_header_after_long_gap():
+    """Two events 1.8 s apart on one thread: more than 2^32 TSC ticks at
+    this machine's clock, so the second takes the extended header (u64
+    time); report and babeltrace2 both place it exactly."""
+    d = os.path.join(tmpdir(), "t")
+    record(d, [prog("ksys"), "-s", "1800"], "-e", "kb:*")
+    freq = int(re.search(r"^clock .*freq=(\d+)", open(os.path.join(d, "tracekit.manifest")).read(),
+                         re.M).group(1))
+    raw = [int(re.search(r"\] (\d+): kb:", l).group(1))
+           for l in tracekit("report", d, "--ts", "raw", "--no-header").stdout.splitlines()]
+    assert len(raw) == 2, raw
+    if raw[1] - raw[0] < 1 << 32:
+        raise Skip("the TSC runs at %d Hz: 1.8 s is less than 2^32 ticks" % freq)
+    assert 1.8 <= (raw[1] - raw[0]) / freq < 3.0, (raw, freq)
+    bt = babeltrace_lines(d, "--clock-cycles")
+    assert [int(l.split("]")[0].strip("[")) for l in bt] == raw, (bt, raw)
