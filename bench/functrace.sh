@@ -28,6 +28,7 @@ cc $CFLAGS -pg bench/bench-func.c -o "$TMP/pg"
 UF=$(command -v uftrace || true)
 
 nscall() { sed -n 's/^\([0-9.]*\) ns\/call.*/\1/p'; }
+maxof() { sort -g | tail -1; }
 med() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else print v[int((NR + 1) / 2)] }'; }
 now() { date +%s.%N; }
 
@@ -69,13 +70,13 @@ added() { awk -v a="$1" -v p="$P" 'BEGIN { if (a == "n/a") print "n/a"; else pri
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 echo "7. Function tracer for user code: $N calls of a small function, median of $REPEAT"
 echo "   (tracekit -b $KB per thread, recorder draining to disk; uftrace $(${UF:-false} --version 2>/dev/null | head -1 | awk '{print $2}'))"
-echo "                                        ns/call   added ns/call  vs uftrace -P   lost (med)"
+echo "                                        ns/call   added ns/call  vs uftrace -P   lost (med/max)"
 printf '  %-36s %8s\n' "plain build" "$P"
 printf '  %-36s %8s %12s\n' "patchable build, not traced" "$(med <"$TMP/patch.ns")" "$(added "$(med <"$TMP/patch.ns")")"
 printf '  %-36s %8s %12s %14s %10s\n' "tracekit -p function" "$F" "$(added "$F")" \
-	"$(ratio "$(added "$F")" "$(added "$UP")")x" "$(med <"$TMP/function.lost")"
+	"$(ratio "$(added "$F")" "$(added "$UP")")x" "$(med <"$TMP/function.lost")/$(maxof <"$TMP/function.lost")"
 printf '  %-36s %8s %12s %14s %10s\n' "tracekit -p function_graph" "$G" "$(added "$G")" \
-	"$(ratio "$(added "$G")" "$(added "$UP")")x" "$(med <"$TMP/function_graph.lost")"
+	"$(ratio "$(added "$G")" "$(added "$UP")")x" "$(med <"$TMP/function_graph.lost")/$(maxof <"$TMP/function_graph.lost")"
 printf '  %-36s %8s %12s\n' "uftrace record -P (patchable build)" "$UP" "$(added "$UP")"
 printf '  %-36s %8s %12s\n' "uftrace record (-pg build)" "$UG" "$(added "$UG")"
 echo "   reading                             records/s"

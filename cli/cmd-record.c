@@ -50,7 +50,13 @@
 #define RECORDER_NICE -5
 #define BUSY_POLL_US 50
 #define DEFAULT_BUFFER_KB 2048
-#define DEFAULT_SUBBUFS 8
+/* Without --subbufs, a buffer is cut into SUBBUF_KB sub-buffers, at least
+ * MIN_SUBBUFS of them: the recorder frees space a sub-buffer at a time, so
+ * a big buffer in big sub-buffers is drained in steps too coarse to keep
+ * up with the function tracer's ~1 GB/s (measured: 16 MiB in 8 sub-buffers
+ * lost events that 64 did not). */
+#define SUBBUF_KB 256
+#define MIN_SUBBUFS 8
 #define STOP_GRACE_MS 1000
 
 struct record {
@@ -80,7 +86,8 @@ static void usage(FILE *f)
 		"                 events the kernel's own filter\n"
 		"  -b KB          buffer size per thread in KiB (default %d), and per\n"
 		"                 CPU for kernel events (default: the kernel's)\n"
-		"  --subbufs N    sub-buffers per thread buffer (default %d)\n"
+		"  --subbufs N    sub-buffers per thread buffer (default: one per\n"
+		"                 %d KiB, at least %d, at most 128)\n"
 		"  --overwrite    flight recorder: keep the newest events\n"
 		"  -P PID         attach to a running instrumented process; kernel\n"
 		"                 events of PID only (any process, with kernel -e only)\n"
@@ -101,7 +108,15 @@ static void usage(FILE *f)
 		"Kernel events are recorded in a private tracefs instance\n"
 		"(tracekit-PID), on the user events' clock; it is removed at the end,\n"
 		"or by 'tracekit reset' if the recorder was killed.\n",
-		DEFAULT_BUFFER_KB, DEFAULT_SUBBUFS);
+		DEFAULT_BUFFER_KB, SUBBUF_KB, MIN_SUBBUFS);
+}
+
+static uint32_t default_subbufs(uint32_t buffer_kb)
+{
+	uint32_t n = buffer_kb / SUBBUF_KB;
+
+	return n < MIN_SUBBUFS ? MIN_SUBBUFS
+	       : n > TK_RB_MAX_SUBBUF ? TK_RB_MAX_SUBBUF : n;
 }
 
 static int add_rule(struct rec_options *o, const char *pattern)
@@ -191,7 +206,6 @@ static int parse_options(struct record *r, int argc, char **argv)
 
 	o->outdir = TK_DEFAULT_OUTPUT;
 	o->buffer_kb = DEFAULT_BUFFER_KB;
-	o->nsub = DEFAULT_SUBBUFS;
 	o->follow_fork = true;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+o:e:f:b:P:p:l:n:g:Fqh", longopts, NULL)) != -1) {
@@ -297,6 +311,8 @@ static int parse_options(struct record *r, int argc, char **argv)
 		tk_error("give either a command or -P PID, not both");
 		return -1;
 	}
+	if (!o->nsub)
+		o->nsub = default_subbufs(o->buffer_kb);
 	while ((uint64_t)o->buffer_kb * 1024 / o->nsub < 4096)
 		o->nsub /= 2;
 	if (o->nsub < 2) {

@@ -942,6 +942,41 @@ def test_error_disk_full_keeps_old_trace():
         tklib.run(["umount", mnt], check=False)
 
 
+def packet_sizes(stream):
+    """The packet_size (bytes) of each packet of a user stream file."""
+    data = open(stream, "rb").read()
+    sizes, off = [], 0
+    while off < len(data):
+        magic, = struct.unpack_from("<I", data, off)
+        assert magic == 0xc1fc1fc1, (stream, off)
+        size = struct.unpack_from("<Q", data, off + 40)[0] // 8
+        sizes.append(size)
+        off += size
+    return sizes
+
+
+def test_subbuffer_sizes():
+    # Without --subbufs a buffer is cut into 256 KiB sub-buffers (at least
+    # 8), so the recorder frees space in small steps; --subbufs chooses.
+    d = os.path.join(tklib.tmpdir(), "t")
+    for opts, most in ((["-b", "4096"], 256 << 10),
+                       (["-b", "4096", "--subbufs", "2"], 2 << 20),
+                       (["-b", "64"], 8 << 10)):
+        p, rows, total = record_basic(d, "-n", "40000", opts=opts)
+        row = max(rows, key=lambda r: r["events"])  # the thread writing
+        sizes = packet_sizes(os.path.join(d, "user", "%d-%d" % (row["pid"], row["tid"])))
+        assert sum(sizes) == row["bytes"], (opts, sum(sizes), row)
+        # each packet but the last was closed when the next event did not fit
+        assert all(most - 256 < n <= most for n in sizes[:-1]), (opts, sizes[:5])
+        assert 0 < sizes[-1] <= most, (opts, sizes[-1])
+        if most > 8 << 10:
+            assert total["lost"] == 0, (opts, p.stderr)
+            assert len(sizes) == -(-row["bytes"] // most), (opts, len(sizes), row)
+    p = tk("record", "-o", d, "--subbufs", "129", "--", BASIC, "1")
+    assert p.returncode == 2 and p.stderr == \
+        "tracekit: --subbufs '129': must be from 2 to 128\n", p.stderr
+
+
 def test_bare_function_tracer_on_plain_program():
     # A bare -p function_graph on a program not built for function tracing
     # goes to the kernel; where the kernel cannot do it either, the one line
