@@ -320,7 +320,10 @@ static void show_stack(struct ftrace_view *v, const struct tk_stream_reader *rd,
 
 		memcpy(&a, b->str + i, 8);
 		name = caller_of(v, rd->stream->pid, a, &off);
-		printf(" => %s+0x%" PRIx64 "\n", name, off);
+		if (name == v->num) /* no symbol: the address alone */
+			printf(" => %s\n", name);
+		else
+			printf(" => %s+0x%" PRIx64 "\n", name, off);
 	}
 }
 

@@ -51,6 +51,8 @@
 #include "frames.h"
 
 #define FT_STACK_MAX 64 /* addresses in a --func-stack event */
+/* -finstrument-functions frames: a call not recorded (tk_ft_cyg_enter) */
+#define FT_CYG_SILENT ((uintptr_t)1 << 63) /* above any user address */
 
 __thread struct ft_thread tk_ft_thr __attribute__((tls_model("initial-exec")));
 static pthread_key_t ft_key;
@@ -97,8 +99,11 @@ static void put_stack(const struct ft_thread *t, uintptr_t site)
 		return;
 	memcpy(p, &len, 4);
 	memcpy(p + 4, &site, 8);
-	for (uint32_t i = 1; i < n; i++)
-		memcpy(p + 4 + 8 * i, &t->f[below - i].ret, 8);
+	for (uint32_t i = 1; i < n; i++) {
+		uintptr_t ret = t->f[below - i].ret & ~FT_CYG_SILENT;
+
+		memcpy(p + 4 + 8 * i, &ret, 8);
+	}
 	tk__commit(p + 4 + len);
 }
 
@@ -270,7 +275,8 @@ void tk_ft_unhook_thread(void)
 
 /* -finstrument-functions: the hooks tell us entry and exit themselves;
  * frames keep the hook's stack pointer to drop calls left by longjmp, and
- * ret = 1 for calls recorded (the others are counted but silent). */
+ * in ret the call site (for --func-stack), with FT_CYG_SILENT when the
+ * call is not recorded (outside -g, deeper than the limit). */
 void tk_ft_cyg_enter(uintptr_t fn, uintptr_t site, uintptr_t sp, unsigned flags)
 {
 	uint32_t mode = __atomic_load_n(&tk_ft.mode, __ATOMIC_RELAXED);
@@ -288,9 +294,10 @@ void tk_ft_cyg_enter(uintptr_t fn, uintptr_t site, uintptr_t sp, unsigned flags)
 		drop_dead(t, sp, 0);
 	/* depth counts the recorded frames below */
 	for (uint32_t i = 0; i < t->top; i++)
-		depth += t->f[i].ret == 1;
+		depth += !(t->f[i].ret & FT_CYG_SILENT);
 	record = (!tk_ft.graph_roots || root || t->roots) && depth < tk_ft.max_depth;
-	if (!push(t, record, fn, sp | (root ? SLOT_ROOT : 0)) || !record)
+	if (!push(t, site | (record ? 0 : FT_CYG_SILENT), fn,
+		  sp | (root ? SLOT_ROOT : 0)) || !record)
 		return;
 	if (mode == FT_GRAPH)
 		put_graph(tk_ft.id_entry, fn, depth);
@@ -316,11 +323,11 @@ void tk_ft_cyg_exit(uintptr_t fn, uintptr_t sp)
 		return;
 	f = t->f[i - 1];
 	for (uint32_t j = 0; j + 1 < i; j++)
-		depth += t->f[j].ret == 1;
+		depth += !(t->f[j].ret & FT_CYG_SILENT);
 	for (uint32_t j = i; j < t->top; j++)
 		if (t->f[j].slot & SLOT_ROOT)
 			t->roots--;
-	if (f.ret == 1 && __atomic_load_n(&tk_ft.mode, __ATOMIC_RELAXED) == FT_GRAPH)
+	if (!(f.ret & FT_CYG_SILENT) && __atomic_load_n(&tk_ft.mode, __ATOMIC_RELAXED) == FT_GRAPH)
 		put_graph(tk_ft.id_exit, fn, depth);
 	BARRIER();
 	t->top = i - 1;

@@ -199,6 +199,21 @@ def test_func_stack():
         ["recurse", "recurse", "recurse", "recurse", "main"]], stacks
 
 
+def test_func_stack_instrument_functions():
+    """--func-stack on a -finstrument-functions build: the call sites of the
+    traced callers (tree() is a function there, untraced here)."""
+    d = os.path.join(tmpdir(), "t")
+    record(d, [prog("functree-cyg"), "tree"], "-p", "function_graph", "--func-stack",
+           "-l", "recurse", "-l", "main")
+    stacks = [l["stack"] for l in report(d) if l["kind"] == "user_stack"]
+    assert [s[:-1] for s in stacks] == [
+        [], ["tree"], ["recurse", "tree"], ["recurse", "recurse", "tree"],
+        ["recurse", "recurse", "recurse", "tree"],
+        ["recurse", "recurse", "recurse", "recurse", "tree"]], stacks
+    # main's caller in libc has no symbol: its address alone, no offset
+    assert all(re.fullmatch(r"0x[0-9a-f]+", s[-1]) for s in stacks), stacks
+
+
 def check_bytes(variant, expect):
     """Attach (record -P) to the program started with the runtime
     preloaded, stop recording with SIGINT (the program is not signalled)."""
