@@ -54,6 +54,7 @@ struct report {
 	struct event_state {
 		const struct tk_event_info *ev;
 		bool shown;
+		bool ftrace; /* the function tracer's: report-graph.c prints it */
 		struct tk_filter *filter;
 		uint64_t count;
 	} *states;
@@ -194,6 +195,7 @@ static int prepare_events(struct report *r, const struct report_filter_result *k
 			st->ev = &t->processes[i].events[j];
 			t->processes[i].events[j].user = st;
 			st->shown = report_selected(r->patterns, r->npatterns, st->ev->full_name);
+			st->ftrace = ftrace_view_owns(st->ev);
 			if (!r->filter || !st->shown)
 				continue;
 			if (tk_filter_compile(r->filter, st->ev->fields,
@@ -595,7 +597,7 @@ int cmd_report(int argc, char **argv)
 		    (!st->filter || tk_filter_match(st->filter, rd->values))) {
 			if (r.count_only)
 				st->count++;
-			else if (r.ftrace && ftrace_view_owns(st->ev))
+			else if (r.ftrace && st->ftrace)
 				show_ftrace(&r, rd);
 			else if (!r.profile)
 				print_event(&r, rd, st);

@@ -26,6 +26,7 @@
 #include <string.h>
 #include "cli.h"
 #include "report-graph.h"
+#include "report.h"
 #include "symbols.h"
 
 enum ft_kind { K_FUNCTION, K_ENTRY, K_EXIT, K_STACK, K_NONE };
@@ -54,6 +55,10 @@ struct ftrace_view {
 		const char *name;
 		uint64_t off;
 	} cache[1024];
+	struct {
+		const struct tk_event_info *ev;
+		enum ft_kind kind;
+	} kinds[64]; /* kind_of per event, looked up per record */
 	char num[32];
 };
 
@@ -71,6 +76,18 @@ static enum ft_kind kind_of(const struct tk_event_info *ev)
 	    ev->fields[0].kind == TK_KIND_BYTES)
 		return K_STACK;
 	return K_NONE;
+}
+
+static enum ft_kind kind_cached(struct ftrace_view *v,
+				const struct tk_event_info *ev)
+{
+	unsigned h = (unsigned)((uintptr_t)ev >> 4) & 63;
+
+	if (v->kinds[h].ev != ev) {
+		v->kinds[h].ev = ev;
+		v->kinds[h].kind = kind_of(ev);
+	}
+	return v->kinds[h].kind;
 }
 
 bool ftrace_view_owns(const struct tk_event_info *ev)
@@ -197,6 +214,8 @@ static bool pop(struct ftrace_view *v, struct thread_graph *g, uint32_t pid,
 	return true;
 }
 
+/* "%c %7llu.%03u us |  " or, unknown, 16 blanks and " |  " (ftrace's
+ * duration column), without printf: a report prints one per line. */
 static size_t put_duration(char *b, uint64_t ns, bool known)
 {
 	static const struct { uint64_t over; char mark; } marks[] = {
@@ -204,16 +223,37 @@ static size_t put_duration(char *b, uint64_t ns, bool known)
 		{ 1000000u, '#' }, { 100000u, '!' }, { 10000u, '+' },
 	};
 	char mark = ' ';
+	size_t n;
 
-	if (!known)
-		return (size_t)sprintf(b, "%16s |  ", "");
+	if (!known) {
+		memcpy(b, "                 |  ", 20);
+		return 20;
+	}
 	for (unsigned i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
 		if (ns > marks[i].over) {
 			mark = marks[i].mark;
 			break;
 		}
-	return (size_t)sprintf(b, "%c %7" PRIu64 ".%03u us |  ", mark, ns / 1000,
-			       (unsigned)(ns % 1000));
+	b[0] = mark;
+	b[1] = ' ';
+	n = 2 + report_put_uint(b + 2, ns / 1000, 7, ' ');
+	b[n++] = '.';
+	n += report_put_uint(b + n, ns % 1000, 3, '0');
+	memcpy(b + n, " us |  ", 7);
+	return n + 7;
+}
+
+/* Append @s then @tail to the line at @n, cut to fit @cap. */
+static size_t put_text(char *line, size_t n, size_t cap, const char *s,
+		       const char *tail)
+{
+	size_t a = strlen(s), b = strlen(tail);
+
+	if (a > cap - n - b)
+		a = cap - n - b;
+	memcpy(line + n, s, a);
+	memcpy(line + n + a, tail, b);
+	return n + a + b;
 }
 
 static void emit(const char *prefix, size_t plen, const char *label,
@@ -248,7 +288,7 @@ static void show_entry(struct ftrace_view *v, struct tk_stream_reader *rd,
 	peek.values = vals;
 	peek.values_cap = 4;
 	if (tk_stream_next(&peek, err, sizeof(err)) == 1 &&
-	    kind_of(peek.event) == K_EXIT && peek.values[0].u == func &&
+	    kind_cached(v, peek.event) == K_EXIT && peek.values[0].u == func &&
 	    peek.values[1].u == depth) {
 		leaf = true;
 		ns = ticks_to_ns(v, peek.ts - ts);
@@ -257,12 +297,8 @@ static void show_entry(struct ftrace_view *v, struct tk_stream_reader *rd,
 		free(peek.values);
 	n = put_duration(line, ns, leaf);
 	n += indent(line + n, depth);
-	n += (size_t)snprintf(line + n, sizeof(line) - n - 8, "%s()",
-			      name_of(v, pid, func, &off));
-	if (n > sizeof(line) - 8)
-		n = sizeof(line) - 8;
-	memcpy(line + n, leaf ? ";" : " {", leaf ? 1 : 2);
-	n += leaf ? 1 : 2;
+	n = put_text(line, n, sizeof(line), name_of(v, pid, func, &off),
+		     leaf ? "();" : "() {");
 	emit(prefix, plen, "funcgraph_entry: ", line, n);
 	if (leaf) {
 		/* the exit is shown: step onto it */
@@ -282,10 +318,9 @@ static void show_exit(struct ftrace_view *v, struct tk_stream_reader *rd,
 	size_t n = put_duration(line, ns, known);
 
 	n += indent(line + n, depth);
-	n += (size_t)snprintf(line + n, sizeof(line) - n, "} /* %s */",
-			      name_of(v, rd->stream->pid, func, &off));
-	if (n >= sizeof(line))
-		n = sizeof(line) - 1;
+	n = put_text(line, n, sizeof(line), "} /* ", "");
+	n = put_text(line, n, sizeof(line), name_of(v, rd->stream->pid, func, &off),
+		     " */");
 	emit(prefix, plen, "funcgraph_exit:  ", line, n);
 }
 
@@ -295,16 +330,12 @@ static void show_function(struct ftrace_view *v, const struct tk_stream_reader *
 	uint32_t pid = rd->stream->pid;
 	uint64_t off;
 	char line[1024];
-	int n;
+	size_t n;
 
-	n = snprintf(line, sizeof(line), "%s <-", name_of(v, pid, rd->values[0].u, &off));
-	if (n < 0 || (size_t)n >= sizeof(line))
-		n = (int)sizeof(line) - 1;
-	n += snprintf(line + n, sizeof(line) - (size_t)n, "%s",
-		      caller_of(v, pid, rd->values[1].u, &off));
-	if (n < 0 || (size_t)n >= sizeof(line))
-		n = (int)sizeof(line) - 1;
-	emit(prefix, plen, "function:             ", line, (size_t)n);
+	/* in this order: both may use v->num */
+	n = put_text(line, 0, sizeof(line), name_of(v, pid, rd->values[0].u, &off), " <-");
+	n = put_text(line, n, sizeof(line), caller_of(v, pid, rd->values[1].u, &off), "");
+	emit(prefix, plen, "function:             ", line, n);
 }
 
 static void show_stack(struct ftrace_view *v, const struct tk_stream_reader *rd,
@@ -354,7 +385,7 @@ static void count(struct ftrace_view *v, const struct tk_stream_reader *rd,
 void ftrace_view_event(struct ftrace_view *v, struct tk_stream_reader *rd,
 		       const char *prefix, size_t plen)
 {
-	enum ft_kind k = kind_of(rd->event);
+	enum ft_kind k = kind_cached(v, rd->event);
 
 	if (v->profile) {
 		count(v, rd, k);
