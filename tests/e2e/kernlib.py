@@ -273,6 +273,13 @@ def restore(path, before):
             except OSError:
                 pass
     now = snapshot(path)
+    # mounts a tool added (trace-cmd mounts debugfs), innermost first;
+    # lazily, as something may still hold them
+    had = set(before.get("mounted", "").split())
+    for m in sorted(set(now.get("mounted", "").split()) - had, key=len, reverse=True):
+        subprocess.run(["umount", "-l", m], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    now = snapshot(path)
     for k in sorted(now):
         if k not in before or now[k] == before[k]:
             continue
