@@ -17,6 +17,7 @@
 #include <event-parse.h>
 #include "cli.h"
 #include "filter.h"
+#include "kernel-fields.h"
 #include "kernel-print.h"
 #include "kernel-read.h"
 #include "report.h"
@@ -29,10 +30,7 @@ struct kevent {
 	size_t name_len;
 	bool shown;
 	struct tk_filter *filter;
-	/* the fields the filter sees, and where they are in a record */
-	struct tk_field_desc *fields;
-	struct tep_format_field **tfields;
-	unsigned nfields;
+	struct tk_kfields kf; /* the fields the filter sees */
 	struct tk_kprint *print;
 	uint64_t count;
 };
@@ -62,103 +60,6 @@ struct report_kernel {
 	bool failed;
 };
 
-/* The event's fields as the filter knows them (integers, char arrays,
- * dynamic strings); others cannot be named in a filter. */
-static int filter_fields(struct kevent *e)
-{
-	struct tep_format_field **all[2] = { tep_event_common_fields(e->ev),
-					      tep_event_fields(e->ev) };
-	unsigned n = 0;
-	int ret = 0;
-
-	for (int pass = 0; pass < 2; pass++)
-		for (struct tep_format_field **f = all[pass]; f && *f; f++)
-			n++;
-	e->fields = calloc(n + 1, sizeof(*e->fields));
-	e->tfields = calloc(n + 1, sizeof(*e->tfields));
-	if (!e->fields || !e->tfields) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (int pass = 0; pass < 2; pass++) {
-		for (struct tep_format_field **fp = all[pass]; fp && *fp; fp++) {
-			struct tep_format_field *f = *fp;
-			struct tk_field_desc *d = &e->fields[e->nfields];
-
-			if (f->flags & TEP_FIELD_IS_DYNAMIC) {
-				if (!(f->flags & TEP_FIELD_IS_STRING))
-					continue;
-				d->kind = TK_KIND_STRING;
-			} else if (f->flags & TEP_FIELD_IS_ARRAY) {
-				if (!(f->flags & TEP_FIELD_IS_STRING) || f->size <= 0)
-					continue;
-				d->kind = TK_KIND_CHARS;
-				d->array_len = (uint32_t)f->size;
-			} else if (f->size == 1 || f->size == 2 || f->size == 4 ||
-				   f->size == 8) {
-				d->kind = f->flags & TEP_FIELD_IS_SIGNED ? TK_KIND_INT
-									 : TK_KIND_UINT;
-				d->size = (uint8_t)f->size;
-			} else {
-				continue;
-			}
-			snprintf(d->name, sizeof(d->name), "%s", f->name);
-			e->tfields[e->nfields++] = f;
-		}
-	}
-out:
-	free(all[0]);
-	free(all[1]);
-	return ret;
-}
-
-/* Field values of a record for the filter; false if the record is too
- * short for them. */
-static bool record_values(struct report_kernel *rk, struct kevent *e,
-			  const unsigned char *data, unsigned size)
-{
-	for (unsigned i = 0; i < e->nfields; i++) {
-		const struct tep_format_field *f = e->tfields[i];
-		struct tk_value *v = &rk->values[i];
-		unsigned off = (unsigned)f->offset;
-
-		if (off + (unsigned)f->size > size)
-			return false;
-		switch (e->fields[i].kind) {
-		case TK_KIND_INT:
-		case TK_KIND_UINT: {
-			uint64_t u = 0;
-
-			memcpy(&u, data + off, (size_t)f->size);
-			if (e->fields[i].kind == TK_KIND_INT && f->size < 8 &&
-			    (u >> (f->size * 8 - 1)) & 1)
-				u |= ~0ull << (f->size * 8);
-			v->u = u;
-			break;
-		}
-		case TK_KIND_CHARS:
-			v->str = (const char *)data + off;
-			v->len = (uint32_t)strnlen(v->str, (size_t)f->size);
-			break;
-		default: { /* __data_loc: u16 offset, u16 length */
-			uint32_t loc;
-			unsigned o, l;
-
-			memcpy(&loc, data + off, 4);
-			o = loc & 0xffff;
-			l = loc >> 16;
-			if (f->flags & TEP_FIELD_IS_RELATIVE)
-				o += off + 4;
-			if (o + l > size)
-				return false;
-			v->str = (const char *)data + o;
-			v->len = (uint32_t)strnlen(v->str, l);
-		}
-		}
-	}
-	return true;
-}
-
 static int prepare_event(struct report_kernel *rk, struct kevent *e,
 			 struct report_filter_result *fr)
 {
@@ -171,17 +72,17 @@ static int prepare_event(struct report_kernel *rk, struct kevent *e,
 	e->print = tk_kprint_prepare(&rk->env, e->ev, rk->o.tep_only);
 	if (!rk->o.filter || !e->shown)
 		return 0;
-	if (filter_fields(e) < 0)
+	if (tk_kfields_init(&e->kf, e->ev) < 0)
 		return -ENOMEM;
-	if (e->nfields > rk->values_cap) {
-		struct tk_value *v = realloc(rk->values, e->nfields * sizeof(*v));
+	if (e->kf.nfields > rk->values_cap) {
+		struct tk_value *v = realloc(rk->values, e->kf.nfields * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
 		rk->values = v;
-		rk->values_cap = e->nfields;
+		rk->values_cap = e->kf.nfields;
 	}
-	if (tk_filter_compile(rk->o.filter, e->fields, e->nfields, &e->filter,
+	if (tk_filter_compile(rk->o.filter, e->kf.fields, e->kf.nfields, &e->filter,
 			      &fe) < 0) {
 		e->shown = false;
 		if (!fr->first_event) {
@@ -379,7 +280,7 @@ void report_kernel_emit(struct report_kernel *rk, unsigned i)
 	}
 	if (!e->shown)
 		return;
-	if (e->filter && (!record_values(rk, e, c->data, c->data_size) ||
+	if (e->filter && (!tk_kfields_values(&e->kf, c->data, c->data_size, rk->values) ||
 			  !tk_filter_match(e->filter, rk->values)))
 		return;
 	if (rk->o.count_only) {
@@ -467,8 +368,7 @@ void report_kernel_close(struct report_kernel *rk)
 		struct kevent *e = &rk->events[id];
 
 		free(e->name);
-		free(e->fields);
-		free(e->tfields);
+		tk_kfields_free(&e->kf);
 		tk_filter_free(e->filter);
 		tk_kprint_free(e->print);
 	}
