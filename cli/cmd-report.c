@@ -24,6 +24,7 @@
 #include <time.h>
 #include "cli.h"
 #include "filter.h"
+#include "merge-heap.h"
 #include "pattern.h"
 #include "printfmt.h"
 #include "report-graph.h"
@@ -48,8 +49,7 @@ struct report {
 	unsigned nsources;           /* nreaders, then the kernel's CPUs */
 	struct tk_stream_reader *readers;
 	unsigned nreaders;
-	unsigned *heap; /* source indexes, min-heap on current ts */
-	unsigned heap_len;
+	struct tk_heap heap; /* sources by their current event's ts */
 	/* per event: 1 print it, 0 skip it; and its compiled filter */
 	struct event_state {
 		const struct tk_event_info *ev;
@@ -228,52 +228,11 @@ static struct event_state *state_of(const struct tk_event_info *ev)
 	return ev->user;
 }
 
-static void heap_swap(struct report *r, unsigned a, unsigned b)
-{
-	unsigned t = r->heap[a];
-
-	r->heap[a] = r->heap[b];
-	r->heap[b] = t;
-}
-
 static uint64_t source_ts(const struct report *r, unsigned src)
 {
 	if (src < r->nreaders)
 		return r->readers[src].ts;
 	return report_kernel_ts(r->kernel, src - r->nreaders);
-}
-
-static bool heap_less(const struct report *r, unsigned a, unsigned b)
-{
-	uint64_t x = source_ts(r, r->heap[a]), y = source_ts(r, r->heap[b]);
-
-	if (x != y)
-		return x < y;
-	return r->heap[a] < r->heap[b];
-}
-
-static void heap_down(struct report *r, unsigned i)
-{
-	for (;;) {
-		unsigned l = 2 * i + 1, m = i;
-
-		if (l < r->heap_len && heap_less(r, l, m))
-			m = l;
-		if (l + 1 < r->heap_len && heap_less(r, l + 1, m))
-			m = l + 1;
-		if (m == i)
-			return;
-		heap_swap(r, i, m);
-		i = m;
-	}
-}
-
-static void heap_up(struct report *r, unsigned i)
-{
-	while (i && heap_less(r, i, (i - 1) / 2)) {
-		heap_swap(r, i, (i - 1) / 2);
-		i = (i - 1) / 2;
-	}
 }
 
 /* Move source @idx to its next event; false at its end (or error). */
@@ -521,8 +480,7 @@ static int open_readers(struct report *r)
 	unsigned ncpus = r->kernel ? report_kernel_ncpus(r->kernel) : 0;
 
 	r->readers = calloc(t->nstreams + 1, sizeof(*r->readers));
-	r->heap = calloc(t->nstreams + ncpus + 1, sizeof(*r->heap));
-	if (!r->readers || !r->heap)
+	if (!r->readers || tk_heap_init(&r->heap, t->nstreams + ncpus) < 0)
 		return -ENOMEM;
 	for (unsigned i = 0; i < t->nstreams; i++) {
 		char err[512];
@@ -538,10 +496,8 @@ static int open_readers(struct report *r)
 	}
 	r->nsources = r->nreaders + ncpus;
 	for (unsigned i = 0; i < r->nsources; i++) {
-		if (!reader_advance(r, i))
-			continue;
-		r->heap[r->heap_len++] = i;
-		heap_up(r, r->heap_len - 1);
+		if (reader_advance(r, i))
+			tk_heap_push(&r->heap, i, source_ts(r, i));
 	}
 	return 0;
 }
@@ -582,8 +538,8 @@ int cmd_report(int argc, char **argv)
 	r.ftrace = ftrace_view_open(&r.trace, r.profile);
 	if (open_readers(&r) < 0)
 		return TK_EXIT_FAILURE;
-	while (r.heap_len) {
-		unsigned idx = r.heap[0];
+	while (r.heap.len) {
+		unsigned idx = tk_heap_top(&r.heap);
 		struct tk_stream_reader *rd = &r.readers[idx];
 		struct event_state *st;
 
@@ -603,9 +559,10 @@ int cmd_report(int argc, char **argv)
 				print_event(&r, rd, st);
 		}
 next:
-		if (!reader_advance(&r, idx))
-			r.heap[0] = r.heap[--r.heap_len];
-		heap_down(&r, 0);
+		if (reader_advance(&r, idx))
+			tk_heap_replace_top(&r.heap, source_ts(&r, idx));
+		else
+			tk_heap_pop(&r.heap);
 	}
 	if (r.count_only)
 		print_counts(&r);
@@ -619,7 +576,7 @@ next:
 		tk_filter_free(r.states[i].filter);
 	free(r.states);
 	free(r.readers);
-	free(r.heap);
+	tk_heap_free(&r.heap);
 	free(r.patterns);
 	if (r.kernel && report_kernel_failed(r.kernel))
 		r.error = true;
