@@ -135,16 +135,8 @@ static int parse_options(struct hist_args *a, int argc, char **argv)
 			a->unit = optarg;
 			break;
 		case OPT_TS:
-			if (!strcmp(optarg, "mono"))
-				a->ts = TS_MONO;
-			else if (!strcmp(optarg, "raw"))
-				a->ts = TS_RAW;
-			else if (!strcmp(optarg, "real"))
-				a->ts = TS_REAL;
-			else {
-				tk_error("--ts '%s': use mono, real or raw", optarg);
+			if (report_parse_ts(optarg, &a->ts) < 0)
 				return -1;
-			}
 			break;
 		case 'h':
 			usage(stdout);

@@ -118,16 +118,8 @@ static int parse_options(struct report *r, int argc, char **argv)
 			r->patterns[r->npatterns++] = optarg;
 			break;
 		case 'T':
-			if (!strcmp(optarg, "mono"))
-				r->ts = TS_MONO;
-			else if (!strcmp(optarg, "raw"))
-				r->ts = TS_RAW;
-			else if (!strcmp(optarg, "real"))
-				r->ts = TS_REAL;
-			else {
-				tk_error("--ts '%s': use mono, real or raw", optarg);
+			if (report_parse_ts(optarg, &r->ts) < 0)
 				return -1;
-			}
 			break;
 		case 'H':
 			r->no_header = true;
@@ -156,6 +148,21 @@ static int parse_options(struct report *r, int argc, char **argv)
 		r->dir = argv[optind++];
 	if (optind < argc) {
 		tk_error("unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+int report_parse_ts(const char *arg, enum ts_mode *mode)
+{
+	if (!strcmp(arg, "mono"))
+		*mode = TS_MONO;
+	else if (!strcmp(arg, "raw"))
+		*mode = TS_RAW;
+	else if (!strcmp(arg, "real"))
+		*mode = TS_REAL;
+	else {
+		tk_error("--ts '%s': use mono, real or raw", arg);
 		return -1;
 	}
 	return 0;

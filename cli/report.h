@@ -37,6 +37,9 @@ size_t report_put_prefix_cpu(char *buf, uint32_t cpu);
 size_t report_put_time(const struct tk_trace_clock *c, enum ts_mode mode,
 		       uint64_t ts, char *buf);
 
+/* --ts's word (mono, raw, real) into *mode; prints the error, -1. */
+int report_parse_ts(const char *arg, enum ts_mode *mode);
+
 /* True when --events selects @name (no pattern: every event). */
 bool report_selected(const char *const *patterns, unsigned n, const char *name);
 
