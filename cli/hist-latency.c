@@ -355,8 +355,9 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 		goto out;
 	}
 	if (!l.nlats) {
-		tk_error("no '%s' matched a '%s' on %s in trace '%s' (%" PRIu64 " and %" PRIu64
-			 " events)", to->name, from->name, o->match_text, dir, ends, starts);
+		tk_error("no '%s' matched a '%s' on %s in trace '%s' (%" PRIu64 " %s, %" PRIu64
+			 " %s)", to->name, from->name, o->match_text, dir, starts, from->name,
+			 ends, to->name);
 		goto out;
 	}
 	print_result(c, &l, from, to, o, starts_left);
