@@ -14,8 +14,9 @@
  * event, each one ends the interval the previous one began.
  *
  * Percentiles are exact: every latency is kept (8 bytes per matched
- * pair) and sorted at the end; p is the nearest-rank value, the
- * ceil(p/100 * n)-th smallest.  The slowest N are a min-heap of N.
+ * pair); p is the nearest-rank value, the ceil(p/100 * n)-th smallest,
+ * found by selection (quickselect, linear on average) rather than a full
+ * sort.  The slowest N are a min-heap of N.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -110,11 +111,40 @@ static int add_lat(struct latency *l, uint64_t lat)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* The k-th smallest of v[0..n) (0-based), moving elements: selection
+ * with a three-way partition around a median-of-three pivot, so that
+ * runs of equal latencies (common: the same short path taken again and
+ * again) cost one pass. */
+static uint64_t select_kth(uint64_t *v, size_t n, size_t k)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	size_t lo = 0, hi = n; /* the k-th lies in v[lo..hi) */
 
-	return x < y ? -1 : x > y;
+	while (hi - lo > 1) {
+		uint64_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi - 1];
+		uint64_t pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+		size_t lt = lo, i = lo, gt = hi; /* [lo,lt) < pivot, [lt,i) ==, [gt,hi) > */
+
+		while (i < gt) {
+			uint64_t x = v[i];
+
+			if (x < pivot) {
+				v[i++] = v[lt];
+				v[lt++] = x;
+			} else if (x > pivot) {
+				v[i] = v[--gt];
+				v[gt] = x;
+			} else {
+				i++;
+			}
+		}
+		if (k < lt)
+			hi = lt;
+		else if (k >= gt)
+			lo = gt;
+		else
+			return pivot;
+	}
+	return v[k];
 }
 
 static int cmp_slow(const void *a, const void *b)
@@ -225,20 +255,24 @@ static void print_result(struct tk_cursor *c, struct latency *l,
 	printf("# latency from %s to %s, matched on %s\n#\n", from->name, to->name,
 	       o->match_text);
 	hist_print_lost(stdout, c);
-	qsort(l->lats, l->nlats, sizeof(*l->lats), cmp_u64);
 	print_log2(l, &c->trace.clock, o->unit);
+	uint64_t min = l->lats[0], max = l->lats[0];
+
+	for (size_t i = 1; i < l->nlats; i++) {
+		min = l->lats[i] < min ? l->lats[i] : min;
+		max = l->lats[i] > max ? l->lats[i] : max;
+	}
 	printf("\ncount %zu", l->nlats);
-	format_dur(hist_ticks_to_ns(&c->trace.clock, l->lats[0]), o->unit, buf, sizeof(buf));
+	format_dur(hist_ticks_to_ns(&c->trace.clock, min), o->unit, buf, sizeof(buf));
 	printf("  min %s", buf);
 	for (unsigned i = 0; i < sizeof(pct) / sizeof(pct[0]); i++) {
 		size_t rank = (l->nlats * pct[i] + 99) / 100;
+		uint64_t v = select_kth(l->lats, l->nlats, rank ? rank - 1 : 0);
 
-		format_dur(hist_ticks_to_ns(&c->trace.clock, l->lats[rank ? rank - 1 : 0]),
-			   o->unit, buf, sizeof(buf));
+		format_dur(hist_ticks_to_ns(&c->trace.clock, v), o->unit, buf, sizeof(buf));
 		printf("  p%u %s", pct[i], buf);
 	}
-	format_dur(hist_ticks_to_ns(&c->trace.clock, l->lats[l->nlats - 1]), o->unit, buf,
-		   sizeof(buf));
+	format_dur(hist_ticks_to_ns(&c->trace.clock, max), o->unit, buf, sizeof(buf));
 	printf("  max %s\n", buf);
 	printf("unmatched: %" PRIu64 " starts without an end, %" PRIu64
 	       " ends without a start, %" PRIu64 " starts replaced by a later one\n",
