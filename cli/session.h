@@ -15,7 +15,7 @@
 #include <sys/types.h>
 #include "event-info.h"
 #include "trace.h"
-#include "../lib/ringbuf-layout.h"
+#include "ringbuf-layout.h"
 
 struct rec_rule {
 	char *pattern;
