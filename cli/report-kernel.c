@@ -16,9 +16,9 @@
 #include <string.h>
 #include <event-parse.h>
 #include "cli.h"
-#include "filter.h"
-#include "kernel-print.h"
-#include "kernel-read.h"
+#include "common/filter.h"
+#include "format/kernel-print.h"
+#include "format/kernel-read.h"
 #include "report.h"
 
 #define COMM_CACHE 4096 /* pids whose comm is cached, a power of two */

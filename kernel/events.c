@@ -13,7 +13,7 @@
 #include <string.h>
 #include <tracefs.h>
 #include "kernel.h"
-#include "pattern.h"
+#include "common/pattern.h"
 
 static int by_name(const void *a, const void *b)
 {

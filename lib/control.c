@@ -26,9 +26,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "internal.h"
-#include "ringbuf-layout.h"
-#include "unix-socket.h"
-#include "functrace/functrace.h"
+#include "common/ringbuf-layout.h"
+#include "common/unix-socket.h"
+#include "lib/functrace/functrace.h"
 
 #define CONFIG_WAIT_MS 3000
 

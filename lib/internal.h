@@ -18,8 +18,8 @@
 #include <pthread.h>
 #define TK__IN_LIBRARY 1
 #include "tracekit/tracekit.h"
-#include "protocol.h"
-#include "filter.h"
+#include "common/protocol.h"
+#include "common/filter.h"
 
 #define TK_EXPORT __attribute__((visibility("default")))
 

@@ -39,9 +39,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "internal.h"
+#include "lib/internal.h"
 #include "functrace.h"
-#include "functrace/arch.h"
+#include "arch.h"
 
 #define STUB_PAGE 4096
 

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../format/elf-events.h"
+#include "format/elf-events.h"
 
 static char fuzz_path[] = "/tmp/fuzz-elf-events.XXXXXX";
 static int fuzz_fd = -1;

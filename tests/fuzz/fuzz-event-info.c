@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../format/event-info.h"
-#include "../../format/printfmt.h"
+#include "format/event-info.h"
+#include "format/printfmt.h"
 
 #define MAX_RECORDS 256
 #define MAX_PATTERN (64u << 10)

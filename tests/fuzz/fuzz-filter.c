@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "filter.h"
+#include "common/filter.h"
 
 static const struct tk_field_desc fields[] = {
 	{ .name = "i", .kind = TK_KIND_INT, .size = 8 },

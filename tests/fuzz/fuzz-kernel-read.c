@@ -41,8 +41,8 @@
 #include <event-parse.h>
 #include <trace-seq.h>
 
-#include "../../format/kernel-print.h"
-#include "../../format/kernel-read.h"
+#include "format/kernel-print.h"
+#include "format/kernel-read.h"
 
 static char dir[PATH_MAX];
 static const char manifest[] =

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../format/printfmt.h"
+#include "format/printfmt.h"
 
 enum {
 	F_I8, F_I16, F_I32, F_I64, F_U8, F_U16, F_U32, F_U64, F_PTR, F_DBL,

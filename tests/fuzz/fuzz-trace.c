@@ -40,9 +40,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../format/printfmt.h"
-#include "../../format/stream-read.h"
-#include "../../format/trace.h"
+#include "format/printfmt.h"
+#include "format/stream-read.h"
+#include "format/trace.h"
 
 static const char fixed_manifest[] =
 	"tracekit version=1\n"

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "filter.h"
+#include "common/filter.h"
 #include "tk-test.h"
 
 enum { F_RET, F_LEN, F_ADDR, F_RATIO, F_COMM, F_PATH, F_DATA, F_FLAGS, NF };
