@@ -193,7 +193,7 @@ static uint64_t whole_events(const struct rec_stream *st, const char *pkt,
 	uint64_t last = ((const struct tk_packet_header *)pkt)->timestamp_begin;
 
 	*count = 0;
-	while (commit - off >= TK_EVENT_HEADER_MIN) {
+	while (commit - off >= TK__HEADER_COMPACT) {
 		const struct tk_event_info *ev = NULL;
 		unsigned hsize;
 		uint16_t id;
