@@ -117,7 +117,7 @@ static int send_hello(int fd)
 	h.version = TK_PROTOCOL_VERSION;
 	h.pid = (uint32_t)getpid();
 	h.ppid = (uint32_t)getppid();
-	h.clock = tk_clock_is_tsc();
+	h.clock = TK_CLOCK_TSC;
 	read_comm(h.comm, sizeof(h.comm));
 	n = readlink("/proc/self/exe", h.exe, sizeof(h.exe) - 1);
 	if (n < 0)
