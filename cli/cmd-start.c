@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "common/clock.h"
 #include "format/event-info.h"
 #include "kernel/kernel.h"
 
