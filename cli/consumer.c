@@ -8,7 +8,7 @@
  * Overwrite mode: nothing is drained while recording; at the end the
  * newest packets still in the ring are copied, each checked against its
  * slot's sequence number so that a packet overwritten while being copied
- * is dropped (lib/ringbuf-layout.h).
+ * is dropped (common/ringbuf-layout.h).
  *
  * The buffer is shared with a program we do not trust to be sane (it may
  * have crashed mid-write): every size read from it is bounded, and the open

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * session.c - the recorder's control side (protocol: lib/protocol.h).
+ * session.c - the recorder's control side (protocol: common/protocol.h).
  *
  * A process connects (record -- CMD: to our socket, named in the child's
  * TRACEKIT_SESSION) or is connected to (record -P: its @tracekit-PID),

@@ -2,7 +2,7 @@
 /*
  * events.c - the kernel's event list, and which events a pattern names.
  *
- * Patterns have the user side's syntax (lib/pattern.c): "system:event",
+ * Patterns have the user side's syntax (common/pattern.c): "system:event",
  * "system", a glob in either part.  "all" stays a user-side word: it would
  * otherwise switch on every one of the kernel's thousands of events.
  */

@@ -9,7 +9,7 @@
  * several sizes, each allocated to its exact size so a write past the end
  * is caught.  Every truncated result must be a prefix of the full one.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib \
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
  *	format/printfmt.c tests/fuzz/fuzz-printfmt.c -o fuzz-printfmt
  */
 #include <math.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-filter.c - unit tests for lib/filter.c.
+ * test-filter.c - unit tests for common/filter.c.
  *
  * One event with a field of every kind; each test sets the values it needs,
  * compiles an expression and checks the result, or checks the exact error
