@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "filter.h"
+#include "common/filter.h"
 #include "hist.h"
 
 struct table {

@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "cursor.h"
+#include "format/cursor.h"
 #include "report.h"
 
 #define HIST_STR_MAX 64 /* a string key's bytes (longer ones are cut) */

@@ -39,7 +39,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "kernel-read.h"
+#include "format/kernel-read.h"
 #include "tracedat.h"
 
 enum { SEC_OPTIONS = 0, SEC_FLYRECORD = 3, SEC_STRINGS = 15, SEC_HEADERS = 16,

@@ -6,7 +6,7 @@
  *   prog-tracedat-write DIR OUT
  */
 #include <stdio.h>
-#include "tracedat.h"
+#include "export/tracedat.h"
 
 int main(int argc, char **argv)
 {
