@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tracedat.c - write a trace directory as trace-cmd's trace.dat v7
- * (tracedat.h).
+ * (tracedat.h): the file's sections; tracedat-pages.c builds each CPU's
+ * pages, tracedat-events.c the user events' formats and records.
  *
  * The file, as trace-cmd 3.x writes it (Documentation/trace-cmd/
  * trace-cmd.dat.v7.5.txt in trace-cmd; all numbers little-endian):
@@ -28,7 +29,7 @@
  * installed header declares only the reading API; the output functions
  * the library exports are declared in a private header it does not
  * install, and they read formats from a live tracefs directory, not from
- * saved files.
+ * saved files, nor take events of our own.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -39,7 +40,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "format/cursor.h"
 #include "format/kernel-read.h"
+#include "format/stream-read.h"
+#include "format/trace.h"
+#include "tracedat-events.h"
+#include "tracedat-pages.h"
 #include "tracedat.h"
 
 enum { SEC_OPTIONS = 0, SEC_FLYRECORD = 3, SEC_STRINGS = 15, SEC_HEADERS = 16,
@@ -147,22 +153,23 @@ static int slurp(const char *path, char **buf, size_t *size)
 	return 0;
 }
 
-/* A saved file's bytes, with its size in @width bytes before them; an
- * absent file is written empty. */
-static void put_file(struct out *o, const char *path, unsigned width)
-{
-	char *buf = NULL;
-	size_t size = 0;
-
-	if (slurp(path, &buf, &size) < 0)
-		size = 0;
-	if (width == 4)
-		put32(o, (uint32_t)size);
-	else
-		put64(o, size);
-	put(o, buf, size);
-	free(buf);
-}
+/* The header files of a trace with no kernel part: the layout of the
+ * pages tracedat-pages.c writes, as a 64-bit kernel describes it. */
+static const char header_page[] =
+	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+	"\tfield: char data;\toffset:16;\tsize:%u;\tsigned:0;\n";
+static const char header_event[] =
+	"# compressed entry header\n"
+	"\ttype_len    :    5 bits\n"
+	"\ttime_delta  :   27 bits\n"
+	"\tarray       :   32 bits\n"
+	"\n"
+	"\tpadding     : type == 29\n"
+	"\ttime_extend : type == 30\n"
+	"\ttime_stamp : type == 31\n"
+	"\tdata max type_len  == 28\n";
 
 static int name_cmp(const void *a, const void *b)
 {
@@ -204,31 +211,292 @@ static void free_list(char **names)
 	free(names);
 }
 
-/* The formats of system @sys: u32 count, (u64 size, format) each. */
-static void put_system(struct out *o, const char *kdir, const char *sys)
-{
-	char *sdir;
-	char **evs;
-	unsigned n;
+/* One format file to write. */
+struct fmt {
+	const char *system;
+	char *text;
+	size_t len;
+	unsigned order;
+};
 
-	if (asprintf(&sdir, "%s/formats/%s", kdir, sys) < 0) {
-		o->error = ENOMEM;
-		return;
+static int fmt_cmp(const void *a, const void *b)
+{
+	const struct fmt *x = a, *y = b;
+	int c = strcmp(x->system, y->system);
+
+	return c ? c : (x->order > y->order) - (x->order < y->order);
+}
+
+struct tk_tracedat {
+	const struct tk_trace *trace;
+	struct tk_kernel *k;
+	bool raw;
+	unsigned page_size;
+	char *out, *tmp;
+	struct td_events ev;
+	struct td_pages *cpu; /* by CPU number */
+	unsigned ncpu;
+	uint64_t kernel_events, user_events;
+	char **systems;       /* the kernel part's, for its formats */
+	unsigned nsys;
+	char error[512];      /* why an event could not be written */
+};
+
+static uint64_t ts_out(const struct tk_tracedat *w, uint64_t ts)
+{
+	return w->raw ? ts : tk_clock_to_mono(&w->trace->clock, ts);
+}
+
+/* The pages of CPU @cpu, started on first use; NULL on failure. */
+static struct td_pages *cpu_pages(struct tk_tracedat *w, unsigned cpu)
+{
+	if (cpu >= 4096)
+		return NULL;
+	if (cpu >= w->ncpu) {
+		struct td_pages *p = realloc(w->cpu, (cpu + 1) * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		memset(p + w->ncpu, 0, (cpu + 1 - w->ncpu) * sizeof(*p));
+		for (unsigned i = w->ncpu; i <= cpu; i++)
+			p[i].fd = -1;
+		w->cpu = p;
+		w->ncpu = cpu + 1;
 	}
-	evs = list_dir(sdir, &n);
-	put32(o, n);
-	for (unsigned i = 0; i < n; i++) {
+	if (w->cpu[cpu].fd < 0) {
+		char *path;
+		int fd;
+
+		if (asprintf(&path, "%s.cpu%u.XXXXXX", w->tmp, cpu) < 0)
+			return NULL;
+		fd = mkostemp(path, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(path);
+		free(path);
+		if (fd < 0) {
+			snprintf(w->error, sizeof(w->error),
+				 "cannot create a temporary file beside '%s': %s", w->out,
+				 strerror(errno));
+			return NULL;
+		}
+		if (td_pages_init(&w->cpu[cpu], w->page_size, fd) < 0) {
+			close(fd);
+			w->cpu[cpu].fd = -1;
+			return NULL;
+		}
+	}
+	return &w->cpu[cpu];
+}
+
+int tk_tracedat_begin(struct tk_tracedat **wp, const struct tk_trace *t,
+		      struct tk_kernel *k, const struct tk_tracedat_opts *o,
+		      const char *out, char *err, size_t errlen)
+{
+	struct tk_tracedat *w = calloc(1, sizeof(*w));
+	int ret;
+
+	*wp = w;
+	if (!w)
+		goto nomem;
+	w->trace = t;
+	w->k = k && k->ncpus ? k : NULL;
+	w->raw = o->raw_ts;
+	w->page_size = w->k ? w->k->page_size : (unsigned)sysconf(_SC_PAGESIZE);
+	if (w->page_size < 1024 || w->page_size > 65536) {
+		snprintf(err, errlen, "kernel page size %u cannot be written to a trace.dat",
+			 w->page_size);
+		return -EINVAL;
+	}
+	w->out = strdup(out);
+	if (!w->out || asprintf(&w->tmp, "%s.tmp.%d", out, (int)getpid()) < 0)
+		goto nomem;
+	if (w->k) {
 		char *path;
 
-		if (asprintf(&path, "%s/%s", sdir, evs[i]) < 0) {
-			o->error = ENOMEM;
-			break;
-		}
-		put_file(o, path, 8);
+		if (asprintf(&path, "%s/formats", w->k->kdir) < 0)
+			goto nomem;
+		w->systems = list_dir(path, &w->nsys);
 		free(path);
 	}
-	free_list(evs);
-	free(sdir);
+	ret = td_events_init(&w->ev, t, w->k ? w->k->tep : NULL,
+			     td_pages_max_record(w->page_size), !w->raw, err, errlen);
+	if (ret < 0)
+		return ret;
+	for (unsigned i = 0; w->k && i < w->k->ncpus; i++) {
+		if (!cpu_pages(w, w->k->cpus[i].cpu)) {
+			snprintf(err, errlen, "%s", w->error[0] ? w->error : "out of memory");
+			return w->error[0] ? -EIO : -ENOMEM;
+		}
+	}
+	return 0;
+nomem:
+	snprintf(err, errlen, "out of memory writing '%s'", out);
+	return -ENOMEM;
+}
+
+int tk_tracedat_user(struct tk_tracedat *w, const struct tk_stream_reader *rd)
+{
+	uint64_t ts = ts_out(w, rd->ts);
+	unsigned len = td_events_record(&w->ev, rd->process, rd->event,
+					(unsigned)(rd->stream - w->trace->streams),
+					(int)rd->stream->tid, rd->values, ts);
+	struct td_pages *p;
+
+	if (!len)
+		return 0;
+	p = cpu_pages(w, rd->cpu);
+	if (!p)
+		return w->error[0] ? -EIO : -ENOMEM;
+	td_pages_add(p, ts, w->ev.buf, len);
+	w->user_events++;
+	return p->error;
+}
+
+int tk_tracedat_kernel(struct tk_tracedat *w, unsigned cpu, uint64_t ts,
+		       const void *data, unsigned size)
+{
+	struct td_pages *p = cpu_pages(w, cpu);
+
+	if (!p)
+		return w->error[0] ? -EIO : -ENOMEM;
+	if (size > td_pages_max_record(w->page_size))
+		return -EINVAL;
+	td_pages_add(p, ts_out(w, ts), data, size);
+	w->kernel_events++;
+	return p->error;
+}
+
+void tk_tracedat_kernel_lost(struct tk_tracedat *w, unsigned cpu, long long count)
+{
+	struct td_pages *p = cpu_pages(w, cpu);
+
+	if (p)
+		td_pages_lost(p, count);
+}
+
+/* A saved file of the kernel part (an empty text if absent). */
+static char *kernel_file(const struct tk_tracedat *w, const char *name, size_t *size)
+{
+	char *path, *buf = NULL;
+
+	*size = 0;
+	if (w->k && asprintf(&path, "%s/%s", w->k->kdir, name) >= 0) {
+		if (slurp(path, &buf, size) < 0)
+			buf = NULL;
+		free(path);
+	}
+	if (!buf) {
+		buf = calloc(1, 1);
+		*size = 0;
+	}
+	return buf;
+}
+
+/* Every format to write: the kernel part's, then the user events'. */
+static struct fmt *all_formats(const struct tk_tracedat *w, unsigned *n)
+{
+	struct fmt *f = NULL;
+	unsigned cap = 0;
+
+	*n = 0;
+	for (unsigned s = 0; s < w->nsys; s++) {
+		char *sdir;
+		char **evs;
+		unsigned ne;
+
+		if (asprintf(&sdir, "%s/formats/%s", w->k->kdir, w->systems[s]) < 0)
+			goto fail;
+		evs = list_dir(sdir, &ne);
+		for (unsigned i = 0; i < ne; i++) {
+			char *path;
+
+			if (*n + 1 > cap) {
+				struct fmt *g = realloc(f, (cap = cap * 2 + 64) * sizeof(*f));
+
+				if (!g)
+					break;
+				f = g;
+			}
+			if (asprintf(&path, "%s/%s", sdir, evs[i]) < 0)
+				break;
+			f[*n].system = w->systems[s];
+			f[*n].order = *n;
+			if (slurp(path, &f[*n].text, &f[*n].len) == 0)
+				(*n)++;
+			free(path);
+		}
+		free_list(evs);
+		free(sdir);
+	}
+	for (unsigned i = 0; i < w->ev.nformats; i++) {
+		if (*n + 1 > cap) {
+			struct fmt *g = realloc(f, (cap = cap * 2 + 64) * sizeof(*f));
+
+			if (!g)
+				goto fail;
+			f = g;
+		}
+		f[*n].system = w->ev.formats[i].system;
+		f[*n].text = strdup(w->ev.formats[i].text);
+		f[*n].len = strlen(w->ev.formats[i].text);
+		f[*n].order = *n;
+		if (!f[*n].text)
+			goto fail;
+		(*n)++;
+	}
+	if (f)
+		qsort(f, *n, sizeof(*f), fmt_cmp);
+	return f;
+fail:
+	for (unsigned i = 0; i < *n; i++)
+		free(f[i].text);
+	free(f);
+	*n = 0;
+	return NULL;
+}
+
+/* The formats of one system: u32 count, (u64 size, format) each. */
+static void put_system(struct out *o, const struct fmt *f, unsigned n)
+{
+	put32(o, n);
+	for (unsigned i = 0; i < n; i++) {
+		put64(o, f[i].len);
+		put(o, f[i].text, f[i].len);
+	}
+}
+
+/* The command lines: the kernel's, then each user thread's. */
+static char *cmdlines(const struct tk_tracedat *w, size_t *size)
+{
+	char *buf = kernel_file(w, "saved_cmdlines", size);
+	FILE *f;
+	char *add = NULL;
+	size_t nadd = 0;
+
+	f = open_memstream(&add, &nadd);
+	if (!f)
+		return buf;
+	for (unsigned i = 0; i < w->trace->nstreams; i++) {
+		const struct tk_trace_stream *s = &w->trace->streams[i];
+		bool seen = false;
+
+		for (unsigned j = 0; j < i && !seen; j++)
+			seen = w->trace->streams[j].tid == s->tid;
+		if (!seen)
+			fprintf(f, "%u %s\n", s->tid, s->comm);
+	}
+	fclose(f);
+	if (add && nadd) {
+		char *g = realloc(buf, *size + nadd + 1);
+
+		if (g) {
+			memcpy(g + *size, add, nadd + 1);
+			*size += nadd;
+			buf = g;
+		}
+	}
+	free(add);
+	return buf;
 }
 
 static void put_option(struct out *o, uint16_t id, const void *p, uint32_t size)
@@ -248,109 +516,159 @@ static void put_option_str(struct out *o, uint16_t id, const char *s)
 	put_option(o, id, s, (uint32_t)strlen(s) + 1);
 }
 
-int tk_tracedat_write(const char *dir, const char *out, struct tk_tracedat_stats *st,
-		      char *err, size_t errlen)
+static void put_blob(struct out *o, const char *buf, size_t size, unsigned width)
 {
-	struct tk_kernel k;
+	if (width == 4)
+		put32(o, (uint32_t)size);
+	else
+		put64(o, size);
+	put(o, buf, size);
+}
+
+/* Copy CPU @p's pages (spilled to its file) into the output. */
+static void put_pages(struct out *o, struct td_pages *p)
+{
+	static char buf[1 << 20];
+	ssize_t n;
+
+	if (p->fd < 0 || lseek(p->fd, 0, SEEK_SET) < 0)
+		return;
+	while ((n = read(p->fd, buf, sizeof(buf))) > 0)
+		put(o, buf, (size_t)n);
+	if (n < 0 && !o->error)
+		o->error = errno;
+}
+
+int tk_tracedat_end(struct tk_tracedat *w, struct tk_tracedat_stats *st,
+		    char *err, size_t errlen)
+{
 	struct out o = { 0 };
-	char *tmp = NULL, *path = NULL;
-	char **systems = NULL;
-	unsigned nsys = 0;
-	long long sec[22] = { 0 }, done_at, fly, opts2;
+	struct fmt *fmts = NULL;
+	unsigned nfmts = 0;
+	long long sec[22] = { 0 }, done_at, fly, opts2, first_opts_ptr, opts1;
 	uint64_t *cpu_off = NULL;
+	const char *clock;
+	char *buf = NULL;
+	size_t size;
 	int ret;
 
 	memset(st, 0, sizeof(*st));
-	ret = tk_kernel_open(dir, &k, err, errlen);
-	if (ret == -ENOENT) {
-		snprintf(err, errlen, "trace '%s' has no kernel events to write as trace.dat", dir);
+	for (unsigned i = 0; i < w->ncpu; i++) {
+		if (w->cpu[i].fd >= 0 && (ret = td_pages_finish(&w->cpu[i])) < 0) {
+			snprintf(err, errlen, "cannot write beside '%s': %s", w->out,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	if (!w->ncpu) {
+		snprintf(err, errlen, "trace '%s' has no events to write as trace.dat",
+			 w->trace->dir);
 		return -ENOENT;
 	}
-	if (ret < 0)
-		return ret;
-	if (asprintf(&tmp, "%s.tmp.%d", out, (int)getpid()) < 0) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	o.f = fopen(tmp, "we");
+	fmts = all_formats(w, &nfmts);
+	cpu_off = calloc(w->ncpu + 1, sizeof(*cpu_off));
+	o.f = fopen(w->tmp, "we");
 	if (!o.f) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
+		snprintf(err, errlen, "cannot create '%s': %s", w->tmp, strerror(errno));
 		goto out;
 	}
-	cpu_off = calloc(k.ncpus + 1, sizeof(*cpu_off));
-	if (!cpu_off) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (!cpu_off || (!fmts && nfmts))
+		goto nomem;
+	if (w->raw)
+		clock = w->k && w->k->clock[0] ? w->k->clock
+						 : w->trace->clock.tsc ? "x86-tsc" : "mono";
+	else
+		clock = "mono";
 
 	/* the initial format */
 	put(&o, "\x17\x08\x44tracing7", 11);
 	put(&o, "", 1);
 	put(&o, "\0\x08", 2);
-	put32(&o, k.page_size);
+	put32(&o, w->page_size);
 	put(&o, "none\0", 6);
-	long long first_opts_ptr = pos(&o);
-
+	first_opts_ptr = pos(&o);
 	put64(&o, 0);
 
 	sec[SEC_HEADERS] = begin_section(&o, SEC_HEADERS, "headers");
-	if (asprintf(&path, "%s/header_page", k.kdir) < 0)
-		goto nomem;
 	puts0(&o, "header_page");
-	put_file(&o, path, 8);
-	free(path);
-	if (asprintf(&path, "%s/header_event", k.kdir) < 0)
+	if (w->k) {
+		buf = kernel_file(w, "header_page", &size);
+	} else if (asprintf(&buf, header_page, w->page_size - 16) >= 0) {
+		size = strlen(buf);
+	} else {
+		buf = NULL;
 		goto nomem;
+	}
+	put_blob(&o, buf, size, 8);
+	free(buf);
 	puts0(&o, "header_event");
-	put_file(&o, path, 8);
-	free(path);
-	path = NULL;
+	buf = w->k ? kernel_file(w, "header_event", &size) : strdup(header_event);
+	if (!buf)
+		goto nomem;
+	put_blob(&o, buf, w->k ? size : strlen(buf), 8);
+	free(buf);
+	buf = NULL;
 	end_section(&o);
 
 	sec[SEC_FTRACE] = begin_section(&o, SEC_FTRACE, "ftrace events");
-	put_system(&o, k.kdir, "ftrace");
+	{
+		unsigned i = 0, n = 0;
+
+		while (i < nfmts && strcmp(fmts[i].system, "ftrace"))
+			i++;
+		while (i + n < nfmts && !strcmp(fmts[i + n].system, "ftrace"))
+			n++;
+		put_system(&o, fmts + i, n);
+	}
 	end_section(&o);
 
 	sec[SEC_EVENTS] = begin_section(&o, SEC_EVENTS, "events format");
-	if (asprintf(&path, "%s/formats", k.kdir) < 0)
-		goto nomem;
-	systems = list_dir(path, &nsys);
-	free(path);
-	path = NULL;
 	{
-		uint32_t n = 0;
+		uint32_t nsys = 0;
 
-		for (unsigned i = 0; i < nsys; i++)
-			n += strcmp(systems[i], "ftrace") != 0;
-		put32(&o, n);
-	}
-	for (unsigned i = 0; i < nsys; i++) {
-		if (!strcmp(systems[i], "ftrace"))
-			continue;
-		puts0(&o, systems[i]);
-		put_system(&o, k.kdir, systems[i]);
+		for (unsigned i = 0; i < nfmts; i++)
+			nsys += strcmp(fmts[i].system, "ftrace") &&
+				(!i || strcmp(fmts[i].system, fmts[i - 1].system));
+		put32(&o, nsys);
+		for (unsigned i = 0, n; i < nfmts; i += n) {
+			for (n = 1; i + n < nfmts && !strcmp(fmts[i + n].system, fmts[i].system);)
+				n++;
+			if (!strcmp(fmts[i].system, "ftrace"))
+				continue;
+			puts0(&o, fmts[i].system);
+			put_system(&o, fmts + i, n);
+		}
 	}
 	end_section(&o);
 
-	static const struct { int sec; const char *file, *desc; unsigned width; } files[] = {
-		{ SEC_KALLSYMS, "kallsyms", "kallsyms", 4 },
-		{ SEC_PRINTK, "printk_formats", "printk", 4 },
-		{ SEC_CMDLINES, "saved_cmdlines", "command lines", 8 },
-	};
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		sec[files[i].sec] = begin_section(&o, (uint16_t)files[i].sec, files[i].desc);
-		if (asprintf(&path, "%s/%s", k.kdir, files[i].file) < 0)
-			goto nomem;
-		put_file(&o, path, files[i].width);
-		free(path);
-		path = NULL;
-		end_section(&o);
-	}
+	sec[SEC_KALLSYMS] = begin_section(&o, SEC_KALLSYMS, "kallsyms");
+	buf = kernel_file(w, "kallsyms", &size);
+	if (!buf || td_events_kallsyms(&w->ev, &buf, &size) < 0)
+		goto nomem;
+	put_blob(&o, buf, size, 4);
+	free(buf);
+	end_section(&o);
+
+	sec[SEC_PRINTK] = begin_section(&o, SEC_PRINTK, "printk");
+	buf = kernel_file(w, "printk_formats", &size);
+	if (!buf)
+		goto nomem;
+	put_blob(&o, buf, size, 4);
+	free(buf);
+	end_section(&o);
+
+	sec[SEC_CMDLINES] = begin_section(&o, SEC_CMDLINES, "command lines");
+	buf = cmdlines(w, &size);
+	if (!buf)
+		goto nomem;
+	put_blob(&o, buf, size, 8);
+	free(buf);
+	buf = NULL;
+	end_section(&o);
 
 	/* the first options section */
-	long long opts1 = begin_section(&o, SEC_OPTIONS, "options");
-
+	opts1 = begin_section(&o, SEC_OPTIONS, "options");
 	put_option_u64(&o, OPT_HEADER_INFO, (uint64_t)sec[SEC_HEADERS]);
 	put_option_u64(&o, OPT_FTRACE_EVENTS, (uint64_t)sec[SEC_FTRACE]);
 	put_option_u64(&o, OPT_EVENT_FORMATS, (uint64_t)sec[SEC_EVENTS]);
@@ -358,34 +676,26 @@ int tk_tracedat_write(const char *dir, const char *out, struct tk_tracedat_stats
 	put_option_u64(&o, OPT_PRINTK, (uint64_t)sec[SEC_PRINTK]);
 	put_option_u64(&o, OPT_CMDLINES, (uint64_t)sec[SEC_CMDLINES]);
 	{
-		char clock[64];
+		char text[80];
+		uint32_t n = w->ncpu;
 
-		snprintf(clock, sizeof(clock), "[%s]\n", k.clock[0] ? k.clock : "local");
-		put_option_str(&o, OPT_TRACECLOCK, clock);
-	}
-	put_option_str(&o, OPT_VERSION, "tracekit");
-	{
-		uint32_t n = k.ncpus;
-
+		snprintf(text, sizeof(text), "[%s]\n", clock);
+		put_option_str(&o, OPT_TRACECLOCK, text);
+		put_option_str(&o, OPT_VERSION, "tracekit");
 		put_option(&o, OPT_CPUCOUNT, &n, 4);
 	}
-	for (unsigned i = 0; i < k.ncpus; i++) {
-		char *stats = NULL;
-		size_t size;
+	for (unsigned i = 0; w->k && i < w->k->ncpus; i++) {
+		char *path, *stats = NULL, *text;
 
-		if (asprintf(&path, "%s/stats/cpu%u", k.kdir, k.cpus[i].cpu) < 0)
+		if (asprintf(&path, "%s/stats/cpu%u", w->k->kdir, w->k->cpus[i].cpu) < 0)
 			goto nomem;
-		if (slurp(path, &stats, &size) == 0) {
-			char *text;
-
-			if (asprintf(&text, "CPU: %u\n%s", k.cpus[i].cpu, stats) >= 0) {
-				put_option_str(&o, OPT_CPUSTAT, text);
-				free(text);
-			}
-			free(stats);
+		if (slurp(path, &stats, &size) == 0 &&
+		    asprintf(&text, "CPU: %u\n%s", w->k->cpus[i].cpu, stats) >= 0) {
+			put_option_str(&o, OPT_CPUSTAT, text);
+			free(text);
 		}
+		free(stats);
 		free(path);
-		path = NULL;
 	}
 	put16(&o, OPT_DONE);
 	put32(&o, 8);
@@ -393,12 +703,11 @@ int tk_tracedat_write(const char *dir, const char *out, struct tk_tracedat_stats
 	put64(&o, 0);
 	end_section(&o);
 
-	/* the kernel's pages, each CPU's at a page boundary */
+	/* each CPU's pages, at a page boundary */
 	fly = begin_section(&o, SEC_FLYRECORD, "buffer flyrecord");
-	for (unsigned i = 0; i < k.ncpus; i++) {
-		long long at = pos(&o);
-		long long pad = (k.page_size - at % k.page_size) % k.page_size;
+	for (unsigned i = 0; i < w->ncpu; i++) {
 		static const char zeros[4096];
+		long long pad = (w->page_size - pos(&o) % w->page_size) % w->page_size;
 
 		while (pad > 0) {
 			size_t n = pad > (long long)sizeof(zeros) ? sizeof(zeros) : (size_t)pad;
@@ -407,30 +716,29 @@ int tk_tracedat_write(const char *dir, const char *out, struct tk_tracedat_stats
 			pad -= (long long)n;
 		}
 		cpu_off[i] = (uint64_t)pos(&o);
-		put(&o, k.cpus[i].map, k.cpus[i].size);
-		st->kernel_bytes += k.cpus[i].size;
+		put_pages(&o, &w->cpu[i]);
+		st->bytes += w->cpu[i].bytes;
 	}
 	end_section(&o);
 
 	/* the second options section: where the pages are */
 	opts2 = begin_section(&o, SEC_OPTIONS, "options");
 	{
-		long long opt = pos(&o);
+		long long opt = pos(&o), end;
 
 		put16(&o, OPT_BUFFER);
 		put32(&o, 0);
 		put64(&o, (uint64_t)fly);
 		puts0(&o, "");
-		puts0(&o, k.clock[0] ? k.clock : "local");
-		put32(&o, k.page_size);
-		put32(&o, k.ncpus);
-		for (unsigned i = 0; i < k.ncpus; i++) {
-			put32(&o, k.cpus[i].cpu);
+		puts0(&o, clock);
+		put32(&o, w->page_size);
+		put32(&o, w->ncpu);
+		for (unsigned i = 0; i < w->ncpu; i++) {
+			put32(&o, i);
 			put64(&o, cpu_off[i]);
-			put64(&o, k.cpus[i].size);
+			put64(&o, w->cpu[i].bytes);
 		}
-		long long end = pos(&o);
-
+		end = pos(&o);
 		seek(&o, opt + 2);
 		put32(&o, (uint32_t)(end - opt - 6));
 		seek(&o, end);
@@ -456,30 +764,90 @@ int tk_tracedat_write(const char *dir, const char *out, struct tk_tracedat_stats
 	o.f = NULL;
 	if (o.error) {
 		ret = -o.error;
-		snprintf(err, errlen, "cannot write '%s': %s", tmp, strerror(o.error));
+		snprintf(err, errlen, "cannot write '%s': %s", w->tmp, strerror(o.error));
 		goto out;
 	}
-	if (rename(tmp, out) < 0) {
+	if (rename(w->tmp, w->out) < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot rename '%s' to '%s': %s", tmp, out,
+		snprintf(err, errlen, "cannot rename '%s' to '%s': %s", w->tmp, w->out,
 			 strerror(errno));
 		goto out;
 	}
-	st->cpus = k.ncpus;
+	st->cpus = w->ncpu;
+	st->kernel_events = w->kernel_events;
+	st->user_events = w->user_events;
+	st->skipped = w->ev.skipped;
+	st->truncated = w->ev.truncated;
 	ret = 0;
 	goto out;
 nomem:
 	ret = -ENOMEM;
-	snprintf(err, errlen, "out of memory writing '%s'", out);
+	snprintf(err, errlen, "out of memory writing '%s'", w->out);
 out:
 	if (o.f)
 		fclose(o.f);
-	if (ret && tmp)
-		unlink(tmp);
-	free_list(systems);
+	if (ret)
+		unlink(w->tmp);
+	for (unsigned i = 0; i < nfmts; i++)
+		free(fmts[i].text);
+	free(fmts);
 	free(cpu_off);
-	free(path);
-	free(tmp);
-	tk_kernel_close(&k);
+	return ret;
+}
+
+void tk_tracedat_free(struct tk_tracedat *w)
+{
+	if (!w)
+		return;
+	for (unsigned i = 0; i < w->ncpu; i++) {
+		td_pages_free(&w->cpu[i]);
+		if (w->cpu[i].fd >= 0)
+			close(w->cpu[i].fd);
+	}
+	free(w->cpu);
+	td_events_free(&w->ev);
+	free_list(w->systems);
+	free(w->out);
+	free(w->tmp);
+	free(w);
+}
+
+int tk_tracedat_write(const char *dir, const char *out,
+		      const struct tk_tracedat_opts *o,
+		      struct tk_tracedat_stats *st, char *err, size_t errlen)
+{
+	struct tk_tracedat *w = NULL;
+	struct tk_cursor c;
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	err[0] = 0;
+	ret = tk_cursor_open(&c, dir, err, errlen);
+	if (ret < 0)
+		goto out;
+	ret = tk_tracedat_begin(&w, &c.trace, c.has_kernel ? &c.kernel : NULL, o, out,
+				err, errlen);
+	while (!ret && tk_cursor_next(&c) > 0) {
+		if (c.src < c.nreaders) {
+			ret = tk_tracedat_user(w, &c.readers[c.src]);
+			continue;
+		}
+		if (c.missed)
+			tk_tracedat_kernel_lost(w, c.cpu, c.missed);
+		ret = tk_tracedat_kernel(w, c.cpu, c.ts, c.data, c.data_size);
+	}
+	if (ret < 0 && !err[0] && w && w->error[0])
+		snprintf(err, errlen, "%s", w->error);
+	else if (ret < 0 && !err[0])
+		snprintf(err, errlen, "cannot write '%s': %s", out, strerror(-ret));
+	if (!ret && c.nerrors) {
+		snprintf(err, errlen, "%s", c.error);
+		ret = -EINVAL;
+	}
+	if (!ret)
+		ret = tk_tracedat_end(w, st, err, errlen);
+out:
+	tk_tracedat_free(w);
+	tk_cursor_close(&c);
 	return ret;
 }

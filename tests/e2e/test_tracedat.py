@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: MIT
-"""trace.dat output (export/tracedat.c): trace-cmd report and KernelShark
+"""trace.dat output (export/tracedat*.c): trace-cmd report and KernelShark
 read what tracekit writes.
 
-A real recording of prog-kstat-getppid with scheduling and getppid
-events is written as trace.dat (prog-tracedat-write, until convert
-carries the format); `trace-cmd report` must print the same kernel
-events, in the same order per CPU with the same field text, as
-`tracekit report`. KernelShark opens it under Xvfb; its screenshot is
-kept in the build directory (tests/artifacts/kernelshark-tracedat.png).
+Real recordings are written as trace.dat (prog-tracedat-write, until
+convert carries the format). `trace-cmd report` must print the same
+kernel events, in the same order per CPU with the same field text, as
+`tracekit report`; the user events with the same text (so the same field
+values), timestamps, threads and CPUs, in the same order; the function
+tracer's calls as the same call graph. KernelShark opens a trace.dat
+under Xvfb; its screenshot is kept in the build directory
+(tests/artifacts/kernelshark-tracedat.png).
 """
 import os
 import re
@@ -19,6 +21,7 @@ import kernlib
 import tklib
 
 GETPPID = tklib.prog("kstat-getppid")
+BASIC = tklib.prog("basic")
 WRITE = tklib.prog("tracedat-write")
 TC_RE = re.compile(r"^\s*(?P<comm>.*)-(?P<tid>\d+)\s+\[(?P<cpu>\d+)\]\s*(?P<ts>\d+(?:\.\d+)?):"
                    r"\s+(?P<name>[^:\s]+):\s+(?P<text>.*)$")
@@ -33,10 +36,32 @@ def record_kernel():
     return d
 
 
-def write_dat(d):
+def write_dat(d, *opts):
     dat = os.path.join(tklib.tmpdir(), "trace.dat")
-    tklib.run([WRITE, d, dat])
+    tklib.run([WRITE] + list(opts) + [d, dat])
     return dat
+
+
+def tc_lines(tc, dat, *opts):
+    """trace-cmd report's event lines: dicts comm, tid, cpu, ts (text as
+    printed), name, text."""
+    p = tklib.run([tc, "report"] + list(opts) + ["-i", dat])
+    out = []
+    for line in p.stdout.splitlines():
+        if line.startswith("cpus=") or not line.strip():
+            continue
+        m = TC_RE.match(line)
+        assert m, "unparsable trace-cmd line: %r" % line
+        out.append(dict(comm=m.group("comm").strip(), tid=int(m.group("tid")),
+                        cpu=int(m.group("cpu")), ts=m.group("ts"), name=m.group("name"),
+                        text=m.group("text").rstrip()))
+    assert "Error" not in p.stderr and "FAILED" not in p.stderr, p.stderr[-500:]
+    return out
+
+
+def tk_lines(d, *opts):
+    p = tklib.tracekit("report", d, "--no-header", *opts, timeout=300)
+    return kernlib.parse_report(p.stdout)
 
 
 def trace_cmd():
@@ -50,15 +75,8 @@ def test_trace_cmd_report_same_kernel_events():
     tc = trace_cmd()
     d = record_kernel()
     dat = write_dat(d)
-    p = tklib.run([tc, "report", "-i", dat])
-    theirs = []
-    for line in p.stdout.splitlines():
-        if line.startswith("cpus=") or not line.strip():
-            continue
-        m = TC_RE.match(line)
-        assert m, "unparsable trace-cmd line: %r" % line
-        theirs.append((int(m.group("cpu")), int(m.group("tid")), m.group("name"),
-                       m.group("text").rstrip()))
+    theirs = [(e["cpu"], e["tid"], e["name"], e["text"])
+              for e in tc_lines(tc, dat) if e["name"] != "phase"]
     ours = [(e["cpu"], e["tid"], e["name"], e["text"])
             for e in kernlib.report(d) if e["lat"] is not None]
     assert len(ours) > 400, len(ours)
@@ -72,13 +90,102 @@ def test_trace_cmd_report_same_kernel_events():
     assert len([x for x in theirs if x[2] == "sys_enter_getppid"]) >= 200
 
 
-def test_no_kernel_part():
+def same_order(ours, theirs, key):
+    """ours and theirs hold the same events in the same order; events of
+    one timestamp (as trace-cmd prints it, in ns) may come in any order."""
+    assert len(ours) == len(theirs), (len(ours), len(theirs))
+    i = 0
+    while i < len(theirs):
+        j = i + 1
+        while j < len(theirs) and theirs[j]["ts"] == theirs[i]["ts"]:
+            j += 1
+        a = sorted(key(e) for e in ours[i:j])
+        b = sorted(key(e) for e in theirs[i:j])
+        assert a == b, "events %d..%d: tracekit %r, trace-cmd %r" % (i, j - 1, a, b)
+        i = j
+
+
+def test_trace_cmd_report_same_user_events():
+    """Two threads' events (so both CPUs' pages) and test:kinds with every
+    field kind: same text, thread, CPU, time and order; the raw fields of
+    test:kinds (trace-cmd -R) are its known values."""
+    tc = trace_cmd()
     d = os.path.join(tklib.tmpdir(), "u")
-    tklib.record(d, [GETPPID, "1"])
-    p = tklib.run([WRITE, d, os.path.join(d, "x.dat")], check=False)
+    tklib.record(d, [BASIC, "-n", "400", "-t", "2", "-k"])
+    dat = write_dat(d)
+    theirs = tc_lines(tc, dat, "-t")
+    ours = tk_lines(d)
+    assert len(ours) == 2 + 800 + 1, len(ours)
+    for e in ours:
+        e["name"] = e["event"].split(":", 1)[1]
+        e["ts"] = "%.6f" % e["ts"]
+    for e in theirs:
+        e["us"] = e["ts"][:-3]  # tracekit prints us, truncated
+    key = lambda e: (e["tid"], e["cpu"], e["name"], e["text"])  # noqa: E731
+    same_order(ours, theirs, key)
+    for a, b in zip(sorted(ours, key=key), sorted(theirs, key=key)):
+        assert a["ts"] == b["us"] and a["comm"] == b["comm"], (a, b)
+    assert {e["cpu"] for e in theirs} == {e["cpu"] for e in ours}
+    raw = [e for e in tc_lines(tc, dat, "-R") if e["name"] == "kinds"]
+    assert len(raw) == 1, raw
+    assert raw[0]["text"] == (
+        "a=-8 b=-1600 c=-320000 d=-6400000000 e=200 f=65000 g=4000000000 "
+        "h=18000000000000000000 p=0x1234abcd x=2.5 comm=abcdefgh s=hello world "
+        "bytes=ARRAY[de, ad, be, ef]"), raw[0]["text"]
+
+
+def test_raw_timestamps():
+    """--raw-ts: trace-cmd prints the recorded counter, as report --ts raw."""
+    tc = trace_cmd()
+    d = os.path.join(tklib.tmpdir(), "u")
+    tklib.record(d, [BASIC, "-n", "50"])
+    theirs = tc_lines(tc, write_dat(d, "--raw-ts"))
+    ours = kernlib.report(d)
+    assert [(e["tid"], int(e["ts"]), e["text"]) for e in theirs] == \
+        [(e["tid"], e["ts"], e["text"]) for e in ours]
+
+
+def graph_calls(lines):
+    """Per thread, the calls of function_graph lines as (depth, name) in
+    order, read from the text after '|' (entries "f() {" and leaves
+    "f();"; exits are counted)."""
+    calls, exits = {}, {}
+    for e in lines:
+        if e["name"] not in ("funcgraph_entry", "funcgraph_exit"):
+            continue
+        text = e["text"].split("|", 1)[1][2:]
+        body = text.lstrip(" ")
+        depth = (len(text) - len(body)) // 2
+        if e["name"] == "funcgraph_exit" or body.startswith("}"):
+            exits[e["tid"]] = exits.get(e["tid"], 0) + 1
+            continue
+        calls.setdefault(e["tid"], []).append((depth, body.split("(")[0]))
+        if body.endswith("();"):
+            exits[e["tid"]] = exits.get(e["tid"], 0) + 1
+    return calls, exits
+
+
+def test_trace_cmd_draws_function_graph():
+    tc = trace_cmd()
+    d = os.path.join(tklib.tmpdir(), "g")
+    tklib.record(d, [tklib.prog("functree"), "tree"], "-p", "function_graph")
+    theirs = tc_lines(tc, write_dat(d))
+    ours = tk_lines(d)
+    ours_calls, ours_exits = graph_calls(ours)
+    assert len(ours_calls) == 3 and sum(len(c) for c in ours_calls.values()) > 100
+    assert graph_calls(theirs) == (ours_calls, ours_exits)
+    assert any(c == (0, "main") for c in ours_calls[min(ours_calls)])
+
+
+def test_error_output_not_writable():
+    d = os.path.join(tklib.tmpdir(), "u")
+    tklib.record(d, [BASIC, "-n", "3"])
+    out = os.path.join(tklib.tmpdir(), "missing", "x.dat")
+    p = tklib.run([WRITE, d, out], check=False)
     assert p.returncode == 1 and p.stderr == (
-        "tracekit: trace '%s' has no kernel events to write as trace.dat\n" % d), p.stderr
-    assert not os.listdir(d).count("x.dat")
+        "tracekit: cannot create a temporary file beside '%s': No such file or directory\n"
+        % out), p.stderr
+    assert not os.path.exists(os.path.dirname(out))
 
 
 def test_kernelshark_opens_it():
