@@ -256,7 +256,7 @@ static int lay_out(struct td_kind *k, const struct tk_event_info *ev,
 			off += 4;
 			break;
 		}
-		if (off > 4096)
+		if (off > 65535)
 			return -E2BIG;
 	}
 	k->fixed = off;
@@ -392,8 +392,12 @@ static int user_kind(struct td_events *e, const struct tk_event_info *ev,
 	struct td_kind *k;
 	int ret;
 
-	if ((ret = lay_out(&probe, ev, &body)) < 0 ||
-	    (ret = print_line(&probe, ev, &body)) < 0) {
+	ret = lay_out(&probe, ev, &body);
+	if (!ret && probe.fixed > e->max_record)
+		ret = -E2BIG;
+	if (!ret)
+		ret = print_line(&probe, ev, &body);
+	if (ret < 0) {
 		free(probe.f);
 		free(body.s);
 		return ret;
