@@ -240,6 +240,7 @@ struct tk_tracedat {
 	char **systems;       /* the kernel part's, for its formats */
 	unsigned nsys;
 	char error[512];      /* why an event could not be written */
+	uint64_t *discarded;  /* per user stream: lost before its last packet */
 };
 
 static uint64_t ts_out(const struct tk_tracedat *w, uint64_t ts)
@@ -308,7 +309,9 @@ int tk_tracedat_begin(struct tk_tracedat **wp, const struct tk_trace *t,
 		return -EINVAL;
 	}
 	w->out = strdup(out);
-	if (!w->out || asprintf(&w->tmp, "%s.tmp.%d", out, (int)getpid()) < 0)
+	w->discarded = calloc(t->nstreams + 1, sizeof(*w->discarded));
+	if (!w->out || !w->discarded ||
+	    asprintf(&w->tmp, "%s.tmp.%d", out, (int)getpid()) < 0)
 		goto nomem;
 	if (w->k) {
 		char *path;
@@ -347,6 +350,14 @@ int tk_tracedat_user(struct tk_tracedat *w, const struct tk_stream_reader *rd)
 	p = cpu_pages(w, rd->cpu);
 	if (!p)
 		return w->error[0] ? -EIO : -ENOMEM;
+	/* events lost since the stream's previous packet: marked where the
+	 * stream goes on, as the kernel marks its own */
+	uint64_t *lost = &w->discarded[rd->stream - w->trace->streams];
+
+	if (rd->discarded > *lost) {
+		td_pages_lost(p, (long long)(rd->discarded - *lost));
+		*lost = rd->discarded;
+	}
 	td_pages_add(p, ts, w->ev.buf, len);
 	w->user_events++;
 	return p->error;
@@ -805,6 +816,7 @@ void tk_tracedat_free(struct tk_tracedat *w)
 			close(w->cpu[i].fd);
 	}
 	free(w->cpu);
+	free(w->discarded);
 	td_events_free(&w->ev);
 	free_list(w->systems);
 	free(w->out);

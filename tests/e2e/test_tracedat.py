@@ -14,6 +14,7 @@ under Xvfb; its screenshot is kept in the build directory
 import os
 import re
 import shutil
+import struct
 import subprocess
 import time
 
@@ -25,6 +26,8 @@ BASIC = tklib.prog("basic")
 WRITE = tklib.prog("tracedat-write")
 TC_RE = re.compile(r"^\s*(?P<comm>.*)-(?P<tid>\d+)\s+\[(?P<cpu>\d+)\]\s*(?P<ts>\d+(?:\.\d+)?):"
                    r"\s+(?P<name>[^:\s]+):\s+(?P<text>.*)$")
+
+DROPPED_RE = re.compile(r"^CPU:(\d+) \[(\d+) EVENTS DROPPED\]$")
 
 
 def record_kernel():
@@ -49,6 +52,10 @@ def tc_lines(tc, dat, *opts):
     out = []
     for line in p.stdout.splitlines():
         if line.startswith("cpus=") or not line.strip():
+            continue
+        m = DROPPED_RE.match(line)
+        if m:
+            out.append(dict(name="DROPPED", cpu=int(m.group(1)), count=int(m.group(2))))
             continue
         m = TC_RE.match(line)
         assert m, "unparsable trace-cmd line: %r" % line
@@ -175,6 +182,41 @@ def test_trace_cmd_draws_function_graph():
     assert len(ours_calls) == 3 and sum(len(c) for c in ours_calls.values()) > 100
     assert graph_calls(theirs) == (ours_calls, ours_exits)
     assert any(c == (0, "main") for c in ours_calls[min(ours_calls)])
+
+
+def lost_before_last_events(d):
+    """Per stream file of trace D, the events_discarded of its last packet
+    holding events (docs/format.md, Streams): what was lost before it."""
+    total = 0
+    udir = os.path.join(d, "user")
+    for name in os.listdir(udir):
+        if name == "metadata":
+            continue
+        data = open(os.path.join(udir, name), "rb").read()
+        off, last = 0, 0
+        while off + 80 <= len(data):
+            content, size, _, discarded = struct.unpack_from("<4Q", data, off + 32)
+            if content > 80 * 8:
+                last = discarded
+            off += size // 8
+        total += last
+    return total
+
+
+def test_user_losses_marked():
+    """A recording that lost user events: trace-cmd prints the same
+    events and, where each stream went on after a loss, EVENTS DROPPED
+    lines whose counts add up to what the packets say was lost."""
+    tc = trace_cmd()
+    d = os.path.join(tklib.tmpdir(), "l")
+    tklib.record(d, [BASIC, "-n", "300000", "-t", "2"], "-b", "256")
+    lost = lost_before_last_events(d)
+    assert lost > 0, "nothing was lost: the test needs a smaller buffer"
+    theirs = tc_lines(tc, write_dat(d))
+    assert sum(e["count"] for e in theirs if e["name"] == "DROPPED") == lost
+    counts = dict(reversed(line.split()) for line in
+                  tklib.tracekit("report", d, "--count").stdout.splitlines())
+    assert int(counts["test:seq"]) == len([e for e in theirs if e["name"] == "seq"]), counts
 
 
 def test_error_output_not_writable():
