@@ -24,12 +24,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "cli.h"
 #include "hist.h"
 
 struct point {
 	uint64_t ts;
-	const char *comm;
+	unsigned src; /* the cursor's source: its comm is looked up if shown */
 	int tid;
 	unsigned cpu;
 };
@@ -96,14 +97,23 @@ static void slow_add(struct latency *l, const struct instance *in)
 	}
 }
 
+/* Every latency is kept: tens of MB for a long trace.  They live in
+ * anonymous memory grown by mremap and asked for in huge pages, since
+ * faulting it in 4 KiB pages cost a fifth of the run in a VM (each fault
+ * is an exit to the host). */
 static int add_lat(struct latency *l, uint64_t lat)
 {
 	if (l->nlats == l->lats_cap) {
-		size_t cap = l->lats_cap ? l->lats_cap * 2 : 4096;
-		uint64_t *p = realloc(l->lats, cap * sizeof(*p));
+		size_t cap = l->lats_cap ? l->lats_cap * 2 : (size_t)1 << 18;
+		void *p = l->lats_cap ? mremap(l->lats, l->lats_cap * sizeof(*l->lats),
+					      cap * sizeof(*l->lats), MREMAP_MAYMOVE)
+				      : mmap(NULL, cap * sizeof(*l->lats),
+					     PROT_READ | PROT_WRITE,
+					     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-		if (!p)
+		if (p == MAP_FAILED)
 			return -ENOMEM;
+		madvise(p, cap * sizeof(*l->lats), MADV_HUGEPAGE);
 		l->lats = p;
 		l->lats_cap = cap;
 	}
@@ -175,16 +185,36 @@ static void format_dur(uint64_t ns, const char *unit, char *buf, size_t size)
 			 ns % div, unit);
 }
 
+/* min[b]: the fewest ticks whose duration in units of @div ns is at
+ * least 2^b, so that a latency's log2 bucket is found by comparisons
+ * rather than a 128-bit division per latency. */
+static void log2_thresholds(const struct tk_trace_clock *clk, uint64_t div,
+			    uint64_t min[64])
+{
+	for (int b = 0; b < 64; b++) {
+		unsigned __int128 ns = ((unsigned __int128)1 << b) * div, t = ns;
+
+		if (clk->freq && clk->freq != 1000000000u)
+			t = (ns * clk->freq + 999999999u) / 1000000000u;
+		min[b] = t > UINT64_MAX ? UINT64_MAX : (uint64_t)t;
+	}
+}
+
 static void print_log2(const struct latency *l, const struct tk_trace_clock *clk,
 		       const char *unit)
 {
-	uint64_t buckets[65] = { 0 }, most = 0, div = unit_div(unit);
+	uint64_t buckets[65] = { 0 }, most = 0, div = unit_div(unit), min[64];
 	int lo = 64, hi = 0;
 
+	log2_thresholds(clk, div, min);
 	for (size_t i = 0; i < l->nlats; i++) {
-		uint64_t v = hist_ticks_to_ns(clk, l->lats[i]) / div;
-		int b = v ? 63 - __builtin_clzll(v) : 0;
+		uint64_t t = l->lats[i];
+		int b = 0;
 
+		/* the highest b with min[b] <= t (bucket 0 holds 0 and 1) */
+		for (int step = 32; step; step >>= 1)
+			if (b + step < 64 && min[b + step] <= t)
+				b += step;
 		buckets[b]++;
 	}
 	for (int b = 0; b < 64; b++) {
@@ -214,8 +244,8 @@ static void print_log2(const struct latency *l, const struct tk_trace_clock *clk
 static void format_point(const struct tk_cursor *c, const struct point *p,
 			 enum ts_mode ts, char *buf)
 {
-	size_t n = report_put_prefix(buf, p->comm, strlen(p->comm), (uint32_t)p->tid,
-				     p->cpu);
+	const char *comm = tk_cursor_comm_of(c, p->src, p->tid);
+	size_t n = report_put_prefix(buf, comm, strlen(comm), (uint32_t)p->tid, p->cpu);
 
 	n += report_put_time(&c->trace.clock, ts, p->ts, buf + n);
 	buf[n] = 0;
@@ -321,9 +351,9 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 		if (!values)
 			continue;
 		here.ts = c->ts;
+		here.src = c->src;
 		here.tid = c->tid;
 		here.cpu = c->cpu;
-		here.comm = NULL;
 		if (u & ROLE_TO) {
 			unsigned ki = (u >> 16) & 0xff;
 
@@ -334,7 +364,6 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 			if (idx >= 0 && l.pending[idx].valid) {
 				struct instance in;
 
-				here.comm = tk_cursor_comm(c);
 				in.start = l.pending[idx].start;
 				in.end = here;
 				in.lat = here.ts - in.start.ts;
@@ -370,8 +399,6 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 				l.pending[idx].valid = false;
 			if (l.pending[idx].valid)
 				l.replaced++;
-			if (!here.comm)
-				here.comm = tk_cursor_comm(c);
 			l.pending[idx].start = here;
 			l.pending[idx].valid = true;
 		}
@@ -402,7 +429,8 @@ nomem:
 out:
 	hist_map_free(&l.map);
 	free(l.pending);
-	free(l.lats);
+	if (l.lats)
+		munmap(l.lats, l.lats_cap * sizeof(*l.lats));
 	free(l.slow);
 	free(rec);
 	return ret;

@@ -202,11 +202,16 @@ const struct tk_value *tk_cursor_values(struct tk_cursor *c)
 	return c->values;
 }
 
+const char *tk_cursor_comm_of(const struct tk_cursor *c, unsigned src, int tid)
+{
+	if (src < c->nreaders)
+		return c->readers[src].stream->comm;
+	return tep_data_comm_from_pid(c->kernel.tep, tid);
+}
+
 const char *tk_cursor_comm(const struct tk_cursor *c)
 {
-	if (c->src < c->nreaders)
-		return c->readers[c->src].stream->comm;
-	return tep_data_comm_from_pid(c->kernel.tep, c->tid);
+	return tk_cursor_comm_of(c, c->src, c->tid);
 }
 
 unsigned tk_cursor_find(const struct tk_cursor *c, const char *name,

@@ -90,6 +90,11 @@ const struct tk_value *tk_cursor_values(struct tk_cursor *c);
 /* The command name of the current event's thread ("<...>" if unknown). */
 const char *tk_cursor_comm(const struct tk_cursor *c);
 
+/* The same for an event seen earlier, by its c->src and c->tid: a tool
+ * that keeps a few events of millions names their threads when it
+ * prints them (a kernel thread's name is a look-up). */
+const char *tk_cursor_comm_of(const struct tk_cursor *c, unsigned src, int tid);
+
 /* The kinds whose name is @name (user kinds of several processes may
  * share it), in kinds[] order: writes up to @max into @out, returns how
  * many there are. */
