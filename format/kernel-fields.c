@@ -22,8 +22,8 @@ int tk_kfields_init(struct tk_kfields *kf, struct tep_event *ev)
 		for (struct tep_format_field **f = all[pass]; f && *f; f++)
 			n++;
 	kf->fields = calloc(n + 1, sizeof(*kf->fields));
-	kf->tfields = calloc(n + 1, sizeof(*kf->tfields));
-	if (!kf->fields || !kf->tfields) {
+	kf->at = calloc(n + 1, sizeof(*kf->at));
+	if (!kf->fields || !kf->at) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -50,7 +50,12 @@ int tk_kfields_init(struct tk_kfields *kf, struct tep_event *ev)
 				continue;
 			}
 			snprintf(d->name, sizeof(d->name), "%s", f->name);
-			kf->tfields[kf->nfields++] = f;
+			kf->at[kf->nfields++] = (struct tk_kfield_at){
+				.off = (uint32_t)f->offset,
+				.size = (uint32_t)f->size,
+				.kind = d->kind,
+				.relative = f->flags & TEP_FIELD_IS_RELATIVE,
+			};
 		}
 	}
 out:
@@ -63,37 +68,59 @@ bool tk_kfields_values(const struct tk_kfields *kf, const unsigned char *data,
 		       unsigned size, struct tk_value *values)
 {
 	for (unsigned i = 0; i < kf->nfields; i++) {
-		const struct tep_format_field *f = kf->tfields[i];
+		const struct tk_kfield_at *a = &kf->at[i];
 		struct tk_value *v = &values[i];
-		unsigned off = (unsigned)f->offset;
 
-		if (off + (unsigned)f->size > size)
+		if (a->off + a->size > size)
 			return false;
-		switch (kf->fields[i].kind) {
+		switch (a->kind) {
 		case TK_KIND_INT:
 		case TK_KIND_UINT: {
-			uint64_t u = 0;
+			/* fixed-size loads: a memcpy of variable size is a call */
+			const unsigned char *p = data + a->off;
+			uint64_t u;
 
-			memcpy(&u, data + off, (size_t)f->size);
-			if (kf->fields[i].kind == TK_KIND_INT && f->size < 8 &&
-			    (u >> (f->size * 8 - 1)) & 1)
-				u |= ~0ull << (f->size * 8);
+			switch (a->size) {
+			case 1:
+				u = *p;
+				break;
+			case 2: {
+				uint16_t x;
+
+				memcpy(&x, p, 2);
+				u = x;
+				break;
+			}
+			case 4: {
+				uint32_t x;
+
+				memcpy(&x, p, 4);
+				u = x;
+				break;
+			}
+			default:
+				memcpy(&u, p, 8);
+				break;
+			}
+			if (a->kind == TK_KIND_INT && a->size < 8 &&
+			    (u >> (a->size * 8 - 1)) & 1)
+				u |= ~0ull << (a->size * 8);
 			v->u = u;
 			break;
 		}
 		case TK_KIND_CHARS:
-			v->str = (const char *)data + off;
-			v->len = (uint32_t)strnlen(v->str, (size_t)f->size);
+			v->str = (const char *)data + a->off;
+			v->len = (uint32_t)strnlen(v->str, a->size);
 			break;
 		default: { /* __data_loc: u16 offset, u16 length */
 			uint32_t loc;
 			unsigned o, l;
 
-			memcpy(&loc, data + off, 4);
+			memcpy(&loc, data + a->off, 4);
 			o = loc & 0xffff;
 			l = loc >> 16;
-			if (f->flags & TEP_FIELD_IS_RELATIVE)
-				o += off + 4;
+			if (a->relative)
+				o += a->off + 4;
 			if (o + l > size)
 				return false;
 			v->str = (const char *)data + o;
@@ -107,6 +134,6 @@ bool tk_kfields_values(const struct tk_kfields *kf, const unsigned char *data,
 void tk_kfields_free(struct tk_kfields *kf)
 {
 	free(kf->fields);
-	free(kf->tfields);
+	free(kf->at);
 	memset(kf, 0, sizeof(*kf));
 }

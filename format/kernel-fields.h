@@ -14,16 +14,25 @@
 #define TK_KERNEL_FIELDS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include "tracekit/desc.h"
 #include "tracekit/value.h"
 
 struct tep_event;
 struct tep_format_field;
 
+/* Where a field is in a record, copied out of libtraceevent's format so
+ * that reading a value touches one small array. */
+struct tk_kfield_at {
+	uint32_t off, size;
+	uint8_t kind;  /* enum tk_field_kind */
+	bool relative; /* __rel_loc: the offset counts from after the field */
+};
+
 struct tk_kfields {
 	unsigned nfields;
-	struct tk_field_desc *fields;     /* as a user event's descriptor */
-	struct tep_format_field **tfields; /* where each is in a record */
+	struct tk_field_desc *fields; /* as a user event's descriptor */
+	struct tk_kfield_at *at;      /* where each is in a record */
 };
 
 /* Build @kf for @ev.  Returns 0 or -ENOMEM; free with tk_kfields_free(). */
