@@ -24,6 +24,7 @@
 
 const struct tk_export_ops *const tk_export_formats[] = {
 	&tk_export_chrome,
+	&tk_export_folded,
 	NULL,
 };
 
