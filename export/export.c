@@ -25,6 +25,7 @@
 const struct tk_export_ops *const tk_export_formats[] = {
 	&tk_export_chrome,
 	&tk_export_folded,
+	&tk_export_svg,
 	NULL,
 };
 

@@ -74,6 +74,7 @@ struct tk_export_ops {
 
 extern const struct tk_export_ops tk_export_chrome;
 extern const struct tk_export_ops tk_export_folded;
+extern const struct tk_export_ops tk_export_svg;
 
 /* The output: a buffer written to a file descriptor. */
 struct tk_out {
