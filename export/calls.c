@@ -122,8 +122,30 @@ static int close_top(struct tk_calls *c, const struct tk_trace_stream *s,
 	uint64_t end = ts > call->ts ? ts : call->ts;
 
 	if (t->n)
-		t->call[t->n - 1].child_ns += tk_export_ns_delta(c->x, end - call->ts);
+		t->call[t->n - 1].child_ns += tk_export_ns(c->x, end) -
+					      tk_export_ns(c->x, call->ts);
 	return c->closed(c->ctx, s, call, end, finished);
+}
+
+/* End the calls above @keep open calls, all left unfinished by time @ts:
+ * the innermost first, a nanosecond apart, the outermost at @ts - @gap
+ * steps (viewers order ends that tie by chance, and may get a nesting
+ * wrong). */
+static int close_above(struct tk_calls *c, const struct tk_trace_stream *s,
+		       struct thread_calls *t, unsigned keep, uint64_t ts, unsigned gap)
+{
+	const struct tk_trace_clock *clk = &c->x->trace->clock;
+	uint64_t step = clk->tsc && clk->freq > 1000000000u
+				? (clk->freq + 999999999u) / 1000000000u : 1;
+
+	while (t->n > keep) {
+		uint64_t back = (uint64_t)(t->n - keep - 1 + gap) * step;
+		int ret = close_top(c, s, t, ts > back ? ts - back : 0, false);
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
 }
 
 struct tk_call *tk_calls_entry(struct tk_calls *c, const struct tk_stream_reader *rd)
@@ -131,10 +153,13 @@ struct tk_call *tk_calls_entry(struct tk_calls *c, const struct tk_stream_reader
 	struct thread_calls *t = thread_of(c, rd->stream);
 	uint32_t depth = (uint32_t)rd->values[1].u;
 
+	unsigned keep = t->n;
+
 	t->last_ts = rd->ts;
-	while (t->n && t->call[t->n - 1].depth >= depth)
-		if (close_top(c, rd->stream, t, rd->ts, false) < 0)
-			return NULL;
+	while (keep && t->call[keep - 1].depth >= depth)
+		keep--;
+	if (close_above(c, rd->stream, t, keep, rd->ts, 0) < 0)
+		return NULL;
 	if (t->n == t->cap) {
 		unsigned cap = t->cap ? 2 * t->cap : 64;
 		struct tk_call *grown = realloc(t->call, cap * sizeof(*grown));
@@ -152,33 +177,30 @@ int tk_calls_exit(struct tk_calls *c, const struct tk_stream_reader *rd)
 {
 	struct thread_calls *t = thread_of(c, rd->stream);
 	uint32_t depth = (uint32_t)rd->values[1].u;
+	unsigned keep = t->n;
+	bool mine;
 	int ret;
 
 	t->last_ts = rd->ts;
-	while (t->n && t->call[t->n - 1].depth > depth) {
-		ret = close_top(c, rd->stream, t, rd->ts, false);
-		if (ret < 0)
-			return ret;
-	}
+	while (keep && t->call[keep - 1].depth > depth)
+		keep--;
 	/* an exit whose entry was not recorded ends nothing */
-	if (!t->n || t->call[t->n - 1].depth != depth ||
-	    t->call[t->n - 1].func != rd->values[0].u)
-		return 0;
+	mine = keep && t->call[keep - 1].depth == depth &&
+	       t->call[keep - 1].func == rd->values[0].u;
+	ret = close_above(c, rd->stream, t, keep, rd->ts, mine);
+	if (ret < 0 || !mine)
+		return ret;
 	return close_top(c, rd->stream, t, rd->ts, true);
 }
 
 int tk_calls_finish(struct tk_calls *c)
 {
 	for (unsigned i = 0; i < c->x->trace->nstreams; i++) {
-		struct thread_calls *t = &c->thread[i];
+		int ret = close_above(c, &c->x->trace->streams[i], &c->thread[i], 0,
+				      c->thread[i].last_ts, 0);
 
-		while (t->n) {
-			int ret = close_top(c, &c->x->trace->streams[i], t, t->last_ts,
-					    false);
-
-			if (ret < 0)
-				return ret;
-		}
+		if (ret < 0)
+			return ret;
 	}
 	return 0;
 }

@@ -5,11 +5,12 @@
  * exit with its duration, or left unfinished.
  *
  * An entry at depth d ends the open calls at depth >= d: they left by
- * longjmp or an exception, or their exits were lost; they end at that
+ * longjmp or an exception, or their exits were lost; they end by that
  * entry's time, marked unfinished.  An exit at depth d ends the calls
  * above d the same way, then its own call.  What is still open after the
- * last event ends at its thread's last event, unfinished.  So calls
- * always nest, as a viewer needs them to.
+ * last event ends by its thread's last event, unfinished.  Calls ended
+ * together end a nanosecond apart, the innermost first.  So calls always
+ * nest, and strictly, as viewers need them to.
  */
 #ifndef TK_EXPORT_CALLS_H
 #define TK_EXPORT_CALLS_H

@@ -14,9 +14,11 @@
  * for user and kernel events since both are stamped by one clock):
  *
  *   track (PID, TID)          function_graph calls as complete ("X")
- *                             slices; -p function entries, user events
- *                             and other kernel events as instants ("i",
- *                             their fields as args); system calls
+ *                             slices (calls.h: how calls that did not
+ *                             return end; their category says
+ *                             "unfinished"); -p function entries, user
+ *                             events and other kernel events as instants
+ *                             ("i", their fields as args); system calls
  *                             (sys_enter_X .. sys_exit_X) as slices
  *   track (PID, TID|1<<30)    "TID sched": the thread's scheduling states
  *                             from sched_switch/sched_wakeup as slices:
@@ -58,7 +60,9 @@ struct thread {
 	const char *wait_name; /* T_WAITING: runnable, sleeping... */
 	uint64_t since;
 	uint32_t cpu;
-	uint64_t flow; /* a wakeup's arrow waiting for the next run, or 0 */
+	/* the wakeup whose arrow waits for the next run (waker 0: none) */
+	struct thread *waker;
+	uint64_t woken_at;
 	/* the open system call */
 	const struct kev *sys;
 	uint64_t sys_ts;
@@ -202,12 +206,15 @@ static void put_ts(struct chrome *ch, uint64_t ts)
 	tk_out_us(&ch->x->out, tk_export_ns(ch->x, ts));
 }
 
-/* ,"ts":..,"dur":.. of [from, to] */
+/* ,"ts":..,"dur":.. of [from, to]: ts + dur is exactly @to's time */
 static void put_span(struct chrome *ch, uint64_t from, uint64_t to)
 {
-	put_ts(ch, from);
+	uint64_t a = tk_export_ns(ch->x, from), b = tk_export_ns(ch->x, to);
+
+	tk_out_mem(&ch->x->out, ",\"ts\":", 6);
+	tk_out_us(&ch->x->out, a);
 	tk_out_mem(&ch->x->out, ",\"dur\":", 7);
-	tk_out_us(&ch->x->out, to > from ? tk_export_ns_delta(ch->x, to - from) : 0);
+	tk_out_us(&ch->x->out, b > a ? b - a : 0);
 }
 
 static void put_name(struct chrome *ch, const char *name, const char *cat)
@@ -423,11 +430,12 @@ static int call_closed(void *ctx, const struct tk_trace_stream *s,
 	struct chrome *ch = ctx;
 	struct tk_out *o = &ch->x->out;
 
+	/* unfinished: said by the category, not args (speedscope names a
+	 * frame by its name and args) */
 	head(ch, 'X', s->pid, s->tid);
 	put_span(ch, c->ts, end);
-	put_name(ch, tk_calls_name(ch->calls, s->pid, c->func), "function_graph");
-	if (!finished)
-		tk_out_str(o, ",\"args\":{\"unfinished\":true}");
+	put_name(ch, tk_calls_name(ch->calls, s->pid, c->func),
+		 finished ? "function_graph" : "function_graph,unfinished");
 	tk_out_char(o, '}');
 	return 0;
 }
@@ -701,6 +709,20 @@ static int flow(struct chrome *ch, struct thread *t, char ph, uint64_t id, uint6
 	return 0;
 }
 
+/* @t runs again at @ts: the arrow from its wakeup, both ends written
+ * now (a thread woken but never run in the trace gets none). */
+static int arrow(struct chrome *ch, struct thread *t, uint64_t ts)
+{
+	uint64_t id = ++ch->flows;
+
+	if (!t->waker)
+		return 0;
+	if (flow(ch, t->waker, 's', id, t->woken_at) < 0 || flow(ch, t, 'f', id, ts) < 0)
+		return -ENOMEM;
+	t->waker = NULL;
+	return 0;
+}
+
 static int on_switch(struct chrome *ch, const struct kev *k, struct tk_kernel_cpu *c)
 {
 	uint32_t prev = (uint32_t)kfield(c->data, c->data_size, k->f[0]);
@@ -731,11 +753,8 @@ static int on_switch(struct chrome *ch, const struct kev *k, struct tk_kernel_cp
 		t->state = T_RUNNING;
 		t->since = c->ts;
 		t->cpu = c->cpu;
-		if (t->flow) {
-			if (flow(ch, t, 'f', t->flow, c->ts) < 0)
-				return -ENOMEM;
-			t->flow = 0;
-		}
+		if (arrow(ch, t, c->ts) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -745,7 +764,6 @@ static int on_wakeup(struct chrome *ch, const struct kev *k, struct tk_kernel_cp
 {
 	uint32_t pid = (uint32_t)kfield(c->data, c->data_size, k->f[0]);
 	struct thread *t = thread_get(ch, pid, 0), *w;
-	uint64_t id = ++ch->flows;
 
 	if (!t)
 		return -ENOMEM;
@@ -766,9 +784,8 @@ static int on_wakeup(struct chrome *ch, const struct kev *k, struct tk_kernel_cp
 		w->since = ch->x->first_ts;
 		w->cpu = c->cpu;
 	}
-	if (flow(ch, w, 's', id, c->ts) < 0)
-		return -ENOMEM;
-	t->flow = id;
+	t->waker = w;
+	t->woken_at = c->ts;
 	return 0;
 }
 
@@ -782,8 +799,8 @@ static int on_sys_enter(struct chrome *ch, const struct kev *k,
 		t->sys = NULL;
 		head(ch, 'X', t->pid, t->tid);
 		put_span(ch, t->sys_ts, c->ts);
-		put_name(ch, open->sys, "syscall");
-		tk_out_str(&ch->x->out, ",\"args\":{\"unfinished\":true}}");
+		put_name(ch, open->sys, "syscall,unfinished");
+		tk_out_char(&ch->x->out, '}');
 	}
 	t->sys = k;
 	t->sys_ts = c->ts;
@@ -935,8 +952,8 @@ static int chrome_end(struct tk_export *x)
 		if (th->sys) {
 			head(ch, 'X', th->pid, th->tid);
 			put_span(ch, th->sys_ts, x->last_ts);
-			put_name(ch, th->sys->sys, "syscall");
-			tk_out_str(o, ",\"args\":{\"unfinished\":true}}");
+			put_name(ch, th->sys->sys, "syscall,unfinished");
+			tk_out_char(o, '}');
 		}
 	}
 	gmtime_r(&secs, &tm);

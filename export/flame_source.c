@@ -53,7 +53,8 @@ static int graph_closed(void *ctx, const struct tk_trace_stream *s,
 {
 	struct tk_flame_source *fs = ctx;
 	uint32_t node = (uint32_t)(uintptr_t)c->user;
-	uint64_t ns = tk_export_ns_delta(fs->x, end - c->ts);
+	/* as the Chrome JSON gives it: the times of both ends, subtracted */
+	uint64_t ns = tk_export_ns(fs->x, end) - tk_export_ns(fs->x, c->ts);
 
 	(void)s;
 	(void)finished;
