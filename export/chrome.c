@@ -55,6 +55,7 @@ enum tstate { T_UNKNOWN, T_RUNNING, T_WAITING };
 struct thread {
 	uint32_t tid, pid;
 	bool named, sched_named, proc_named;
+	bool traced; /* its scheduling is recorded (see chrome.filtered) */
 	/* scheduling */
 	enum tstate state;
 	const char *wait_name; /* T_WAITING: runnable, sleeping... */
@@ -103,6 +104,13 @@ struct chrome {
 	unsigned nkevs;
 	bool *cpu_named;
 	bool kernel_named;
+	/* The kernel events were recorded for some pids only (-F, -P): the
+	 * kernel then records a sched_switch or a wakeup when either side
+	 * is one of them, so other tasks are seen only in part: only the
+	 * traced threads get scheduling slices.  Traced: the user streams'
+	 * threads, the pids filtered, and the tasks of other kernel events
+	 * (system calls...: those are recorded for the pids only). */
+	bool filtered;
 	struct uev **uevs; /* to free */
 	unsigned nuevs;
 	int pid_off, pid_size;
@@ -259,16 +267,22 @@ static const char *process_comm(struct chrome *ch, uint32_t pid)
 	return "?";
 }
 
+/* The kernel's name for @tid (saved at the end of the recording: a
+ * thread named after its stream was made is known by its last name),
+ * else its stream's. */
 static const char *thread_comm(struct chrome *ch, uint32_t tid)
 {
 	const struct tk_trace *t = ch->x->trace;
+	const char *comm = NULL;
 
+	if (ch->x->kernel)
+		comm = tep_data_comm_from_pid(ch->x->kernel->tep, (int)tid);
+	if (comm && strcmp(comm, "<...>"))
+		return comm;
 	for (unsigned i = 0; i < t->nstreams; i++)
 		if (t->streams[i].tid == tid)
 			return t->streams[i].comm;
-	if (ch->x->kernel)
-		return tep_data_comm_from_pid(ch->x->kernel->tep, (int)tid);
-	return "?";
+	return comm ? comm : "?";
 }
 
 /* Name the thread's track (and its process) before its first element. */
@@ -734,6 +748,8 @@ static int on_switch(struct chrome *ch, const struct kev *k, struct tk_kernel_cp
 		t = thread_get(ch, prev, 0);
 		if (!t)
 			return -ENOMEM;
+		if (ch->filtered && !t->traced)
+			goto next;
 		if (t->state == T_UNKNOWN) {
 			/* running since before the trace */
 			t->state = T_RUNNING;
@@ -746,9 +762,14 @@ static int on_switch(struct chrome *ch, const struct kev *k, struct tk_kernel_cp
 		t->wait_name = wait_state(state);
 		t->since = c->ts;
 	}
+next:
 	if (next) {
 		t = thread_get(ch, next, 0);
-		if (!t || sched_close(ch, t, c->ts) < 0)
+		if (!t)
+			return -ENOMEM;
+		if (ch->filtered && !t->traced)
+			return 0;
+		if (sched_close(ch, t, c->ts) < 0)
 			return -ENOMEM;
 		t->state = T_RUNNING;
 		t->since = c->ts;
@@ -767,6 +788,8 @@ static int on_wakeup(struct chrome *ch, const struct kev *k, struct tk_kernel_cp
 
 	if (!t)
 		return -ENOMEM;
+	if (ch->filtered && !t->traced)
+		return 0;
 	if (t->state == T_RUNNING)
 		return 0; /* woken while still on its CPU */
 	if (sched_close(ch, t, c->ts) < 0)
@@ -779,6 +802,8 @@ static int on_wakeup(struct chrome *ch, const struct kev *k, struct tk_kernel_cp
 	w = waker ? thread_get(ch, waker, 0) : t;
 	if (!w)
 		return -ENOMEM;
+	if (ch->filtered && !w->traced)
+		w = t;
 	if (w->state == T_UNKNOWN) {
 		w->state = T_RUNNING;
 		w->since = ch->x->first_ts;
@@ -849,6 +874,7 @@ static int chrome_kernel_event(struct tk_export *x, struct tk_kernel_cpu *c)
 		t = thread_get(ch, pid, 0);
 		if (!t || name_thread(ch, t) < 0)
 			return tk_export_error(x, "out of memory");
+		t->traced = true;
 	}
 	switch (k->role) {
 	case K_SWITCH:
@@ -926,9 +952,31 @@ static int chrome_begin(struct tk_export *x)
 	}
 	/* the user streams' threads first: kernel events of those threads
 	 * then go to their process */
-	for (unsigned i = 0; i < x->trace->nstreams; i++)
-		if (!thread_get(ch, x->trace->streams[i].tid, x->trace->streams[i].pid))
+	for (unsigned i = 0; i < x->trace->nstreams; i++) {
+		struct thread *t = thread_get(ch, x->trace->streams[i].tid,
+					      x->trace->streams[i].pid);
+
+		if (!t)
 			return tk_export_error(x, "out of memory");
+		t->traced = true;
+	}
+	if (x->kernel && x->kernel->pid_filter) {
+		const char *p = x->kernel->pid_filter;
+
+		ch->filtered = true;
+		while (*p) {
+			char *end;
+			unsigned long pid = strtoul(p, &end, 10);
+			struct thread *t;
+
+			if (end == p)
+				break;
+			t = pid && pid < SCHED_TRACK ? thread_get(ch, (uint32_t)pid, 0) : NULL;
+			if (t)
+				t->traced = true;
+			p = *end == ',' ? end + 1 : end;
+		}
+	}
 	tk_out_str(&x->out, "{\"traceEvents\":[\n");
 	return 0;
 }

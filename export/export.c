@@ -146,27 +146,17 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The events the manifest counts: the progress line's 100 %. */
-static uint64_t expected_events(const struct tk_export *x)
-{
-	uint64_t n = 0;
-
-	for (unsigned i = 0; i < x->trace->nstreams; i++)
-		n += x->trace->streams[i].events;
-	if (x->trace->kernel)
-		for (unsigned i = 0; i < x->trace->kernel->nkcpu; i++)
-			n += x->trace->kernel->kcpu[i].entries;
-	return n;
-}
-
 struct progress {
 	bool on;
-	uint64_t total;
 	double last;
 };
 
-static void progress_show(struct progress *p, const struct tk_export *x, bool done)
+/* "tracekit: converting 'DIR': N events (P %)" on stderr, at most four
+ * times a second; P is the share of the trace's files read. */
+static void progress_show(struct progress *p, const struct tk_export *x,
+			  const struct tk_merge *m, bool done)
 {
+	uint64_t read = 0, size = 0;
 	double t;
 
 	if (!p->on)
@@ -179,13 +169,16 @@ static void progress_show(struct progress *p, const struct tk_export *x, bool do
 	if (t - p->last < 0.25)
 		return;
 	p->last = t;
-	if (p->total && x->events <= p->total)
-		fprintf(stderr, "\rtracekit: converting '%s': %" PRIu64 " of %" PRIu64
-			" events (%u%%)\033[K", x->opts->dir, x->events, p->total,
-			(unsigned)(x->events * 100 / p->total));
-	else
-		fprintf(stderr, "\rtracekit: converting '%s': %" PRIu64 " events\033[K",
-			x->opts->dir, x->events);
+	for (unsigned i = 0; i < m->nreaders; i++) {
+		read += m->readers[i].pos;
+		size += m->readers[i].size;
+	}
+	for (unsigned i = 0; x->kernel && i < x->kernel->ncpus; i++) {
+		read += x->kernel->cpus[i].next_page;
+		size += x->kernel->cpus[i].size;
+	}
+	fprintf(stderr, "\rtracekit: converting '%s': %" PRIu64 " events (%u%%)\033[K",
+		x->opts->dir, x->events, size ? (unsigned)(read * 100 / size) : 0);
 }
 
 /* Per user stream: its loss counter and last timestamp, to tell the
@@ -252,7 +245,7 @@ static int kernel_event(struct tk_export *x, uint64_t *cpu_last,
 
 static int walk(struct tk_export *x)
 {
-	struct progress prog = { x->opts->progress, expected_events(x), now_s() };
+	struct progress prog = { x->opts->progress, now_s() };
 	struct stream_seen *seen = NULL;
 	uint64_t *cpu_last = NULL;
 	struct tk_merge m;
@@ -283,13 +276,13 @@ static int walk(struct tk_export *x)
 		if (x->out.error)
 			break;
 		if (!(x->events & 0xffff))
-			progress_show(&prog, x, false);
+			progress_show(&prog, x, &m, false);
 	}
 	if (ret < 0 && !x->error)
 		tk_export_error(x, "%s", ret == -ENOMEM ? "out of memory" : err);
 	if (ret == 0)
 		ret = user_lost_at_end(x, &m, seen);
-	progress_show(&prog, x, true);
+	progress_show(&prog, x, &m, true);
 	free(seen);
 	free(cpu_last);
 	tk_merge_close(&m);

@@ -311,6 +311,20 @@ def test_chrome_kernel_events():
     assert names[(calls[0]["pid"], track, "thread_name")]["name"].endswith(" %d sched" % tid)
 
 
+def test_chrome_kernel_filtered():
+    """-F records switches and wakeups between the command's threads and
+    others: only the command's threads get scheduling slices (another
+    task is seen only when it meets them)."""
+    with kernlib.guard():
+        d = os.path.join(tmpdir(), "t")
+        p = record(d, [KSYS, "-s", "20"], "-e", "kb:*", "-e", "sched:sched_switch", "-e",
+                   "sched:sched_wakeup", "-F", timeout=60)
+    pid = int(re.search(r"^pid (\d+)$", p.stdout, re.M).group(1))
+    events = chrome(d)
+    assert {e["pid"] for e in events} == {pid}, {(e["pid"], e["name"]) for e in events}
+    assert any(e["name"] == "sleeping" for e in events)
+
+
 # ---------------------------------------------------------------- clients
 
 def test_speedscope_opens_chrome_json():
