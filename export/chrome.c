@@ -49,7 +49,7 @@
 
 #define SCHED_TRACK (1u << 30) /* tids are below 2^22 (pid_max) */
 
-enum tstate { T_UNKNOWN, T_RUNNING, T_WAITING };
+enum tstate { T_UNKNOWN, T_RUNNING, T_WAITING, T_EXITED };
 
 /* A thread seen in user streams or kernel events. */
 struct thread {
@@ -665,7 +665,8 @@ static void put_kernel_args(struct tk_out *o, const struct kev *k,
 	tk_out_char(o, '}');
 }
 
-/* The name of a state a task was switched out in (prev_state). */
+/* The name of a state a task was switched out in: prev_state's bits as
+ * sched_switch's print fmt names them (S D T t X Z P I; none: R). */
 static const char *wait_state(uint64_t s)
 {
 	if (!(s & 0xff))
@@ -676,6 +677,8 @@ static const char *wait_state(uint64_t s)
 		return "uninterruptible";
 	if (s & 0x0c)
 		return "stopped";
+	if (s & 0x40)
+		return "parked";
 	if (s & 0x80)
 		return "idle";
 	return "waiting";
@@ -687,7 +690,7 @@ static int sched_close(struct chrome *ch, struct thread *t, uint64_t ts)
 	struct tk_out *o = &ch->x->out;
 	uint64_t from = t->since;
 
-	if (t->state == T_UNKNOWN)
+	if (t->state == T_UNKNOWN || t->state == T_EXITED)
 		return 0;
 	if (name_sched(ch, t) < 0)
 		return -ENOMEM;
@@ -750,7 +753,7 @@ static int on_switch(struct chrome *ch, const struct kev *k, struct tk_kernel_cp
 			return -ENOMEM;
 		if (ch->filtered && !t->traced)
 			goto next;
-		if (t->state == T_UNKNOWN) {
+		if (t->state == T_UNKNOWN || t->state == T_EXITED) {
 			/* running since before the trace */
 			t->state = T_RUNNING;
 			t->since = ch->x->first_ts;
@@ -758,7 +761,8 @@ static int on_switch(struct chrome *ch, const struct kev *k, struct tk_kernel_cp
 		}
 		if (sched_close(ch, t, c->ts) < 0)
 			return -ENOMEM;
-		t->state = T_WAITING;
+		/* X or Z: it has exited, nothing follows */
+		t->state = state & 0x30 ? T_EXITED : T_WAITING;
 		t->wait_name = wait_state(state);
 		t->since = c->ts;
 	}
