@@ -2,9 +2,12 @@
 // Headless Chromium (Debian's /usr/bin/chromium) driven by playwright-core,
 // for tests/e2e/test_convert.py.  Prints one JSON object on stdout.
 //
-//   node browser.mjs speedscope PROFILE OUT.png   speedscope opens PROFILE;
-//        {"title": the profile's name as the toolbar shows it,
-//         "frames": the function names of its Sandwich table}
+//   node browser.mjs speedscope PROFILE OUT.png [KEYS [TRACK]]   speedscope
+//        opens PROFILE; {"title": the page's title, "toolbar": its first
+//        lines, "frames": the function names of its Sandwich table}; with
+//        KEYS, goes to the profile whose name holds TRACK (if given),
+//        presses KEYS (speedscope's: n next profile, 1 2 3 the views)
+//        and takes the screenshot then
 //   node browser.mjs svg FILE.svg SEARCH OUT.png  the flame graph: hover the
 //        widest frame above the root's child, click it (zoom), search;
 //        {"hover": details line, "hot": its name, "zoomed_width": its
@@ -42,7 +45,7 @@ async function close({ ctx, profile }) {
   fs.rmSync(profile, { recursive: true, force: true });
 }
 
-async function speedscope(profilePath, png) {
+async function speedscope(profilePath, png, keys, track) {
   const b = await launch(1200, 700);
   const page = b.ctx.pages()[0] || await b.ctx.newPage();
   const errors = [];
@@ -56,6 +59,20 @@ async function speedscope(profilePath, png) {
   await page.goto(pathToFileURL(index).href + '#localProfilePath=' + js);
   await page.getByText(/Sandwich/).waitFor({ timeout: 30000 });
   const title = await page.evaluate(() => document.title);
+  if (keys) {
+    for (let i = 0; track && i < 64; i++) {
+      if ((await page.evaluate(() => document.body.innerText)).includes(track)) break;
+      await page.keyboard.press('n');
+      await page.waitForTimeout(200);
+    }
+    for (const k of keys) {
+      await page.keyboard.press(k);
+      await page.waitForTimeout(300);
+    }
+    // the toolbar and the graph's first rows
+    await page.screenshot({ path: png, clip: { x: 0, y: 0, width: 1200, height: 240 } });
+    png = null;
+  }
   await page.getByText(/Sandwich/).click();
   await page.waitForTimeout(500);
   const frames = await page.evaluate(() => {
@@ -97,7 +114,7 @@ async function svg(file, search, png) {
   page.once('dialog', (d) => d.accept(search));
   await page.locator('#search').click();
   const matched = await page.locator('#matched').textContent();
-  if (png) await page.screenshot({ path: png });
+  if (png) await page.locator(':root').screenshot({ path: png });
   await close(b);
   return { hot, hover, zoomed_width: +zoomed, label, matched, errors };
 }
@@ -107,7 +124,10 @@ async function shot(url, png, width, height) {
   const page = b.ctx.pages()[0] || await b.ctx.newPage();
   await page.goto(url);
   await page.waitForTimeout(1500);
-  await page.screenshot({ path: png });
+  // an SVG document: just the drawing
+  const svg = await page.evaluate(() => document.documentElement.tagName === 'svg');
+  if (svg) await page.locator(':root').screenshot({ path: png });
+  else await page.screenshot({ path: png });
   await close(b);
   return { png };
 }
