@@ -30,10 +30,10 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
-#include "elf-events.h"
-#include "filter.h"
-#include "pattern.h"
-#include "protocol.h"
+#include "format/elf-events.h"
+#include "common/filter.h"
+#include "common/pattern.h"
+#include "common/protocol.h"
 #include "record-functrace.h"
 #include "record-kernel.h"
 #include "session.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "calls.h"
-#include "symbols.h"
+#include "format/symbols.h"
 
 struct thread_calls {
 	struct tk_call *call;

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "export.h"
-#include "merge.h"
+#include "format/merge.h"
 
 const struct tk_export_ops *const tk_export_formats[] = {
 	&tk_export_chrome,

@@ -30,9 +30,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "kernel-read.h"
-#include "stream-read.h"
-#include "trace.h"
+#include "format/kernel-read.h"
+#include "format/stream-read.h"
+#include "format/trace.h"
 
 struct tk_export;
 
