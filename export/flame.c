@@ -153,6 +153,59 @@ uint32_t tk_flame_child(struct tk_flame *f, uint32_t parent, const char *name)
 	return f->nnodes - 1;
 }
 
+int tk_flame_walk(const struct tk_flame *f,
+		  int (*visit)(void *ctx, const uint32_t *path, uint32_t depth),
+		  void *ctx)
+{
+	uint32_t *path, *next, depth = 0, cap = 64;
+	int ret = visit(ctx, (uint32_t[]){ TK_FLAME_ROOT }, 0);
+
+	if (ret <= 0)
+		return ret;
+	path = malloc(cap * sizeof(*path));
+	next = malloc(cap * sizeof(*next));
+	if (!path || !next) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	path[0] = TK_FLAME_ROOT;
+	next[0] = 0;
+	for (;;) {
+		uint32_t node = path[depth];
+
+		if (next[depth] == f->node[node].nchildren) {
+			if (!depth)
+				break;
+			depth--;
+			continue;
+		}
+		if (depth + 2 > cap) {
+			uint32_t *p = realloc(path, 2 * cap * sizeof(*p));
+			uint32_t *n = p ? realloc(next, 2 * cap * sizeof(*n)) : NULL;
+
+			if (p)
+				path = p;
+			if (!n) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			next = n;
+			cap *= 2;
+		}
+		path[depth + 1] = tk_flame_kid(f, node, next[depth]++);
+		ret = visit(ctx, path, depth + 1);
+		if (ret < 0)
+			goto out;
+		if (ret > 0)
+			next[++depth] = 0;
+	}
+	ret = 0;
+out:
+	free(path);
+	free(next);
+	return ret;
+}
+
 static const struct tk_flame *sort_flame;
 
 static int by_name(const void *a, const void *b)

@@ -68,6 +68,14 @@ static inline uint32_t tk_flame_kid(const struct tk_flame *f, uint32_t node,
 	return f->order[f->node[node].first + i];
 }
 
+/* Visit the nodes of a sorted tree depth first, children in order:
+ * @visit gets the path from the root (path[0], depth 0) to the node
+ * (path[depth]) and returns 1 to go into its children, 0 to skip them,
+ * <0 to stop (returned).  Returns 0, <0 from @visit, or -ENOMEM. */
+int tk_flame_walk(const struct tk_flame *f,
+		  int (*visit)(void *ctx, const uint32_t *path, uint32_t depth),
+		  void *ctx);
+
 /* folded.c: every stack of @f with a weight, "a;b;c N" per line. */
 int tk_flame_write_folded(struct tk_export *x, const struct tk_flame *f);
 

@@ -11,58 +11,37 @@
  * sorted by stack.
  */
 #include <errno.h>
-#include <stdlib.h>
-#include <string.h>
 #include "flame.h"
 
-/* Write every stack of @f with a weight, depth first. */
+struct folded {
+	struct tk_export *x;
+	const struct tk_flame *f;
+};
+
+static int line(void *ctx, const uint32_t *path, uint32_t depth)
+{
+	struct folded *w = ctx;
+	struct tk_out *o = &w->x->out;
+
+	if (!depth || !w->f->node[path[depth]].self)
+		return 1;
+	for (uint32_t i = 1; i <= depth; i++) {
+		if (i > 1)
+			tk_out_char(o, ';');
+		tk_out_str(o, tk_flame_name(w->f, path[i]));
+	}
+	tk_out_char(o, ' ');
+	tk_out_u64(o, w->f->node[path[depth]].self);
+	tk_out_char(o, '\n');
+	return 1;
+}
+
+/* Every stack of @f with a weight, depth first: sorted. */
 int tk_flame_write_folded(struct tk_export *x, const struct tk_flame *f)
 {
-	struct { uint32_t node, next; } *st;
-	uint32_t depth = 0, cap = 64;
-	struct tk_out *o = &x->out;
+	struct folded w = { x, f };
 
-	st = malloc(cap * sizeof(*st));
-	if (!st)
-		return tk_export_error(x, "out of memory");
-	st[0].node = TK_FLAME_ROOT;
-	st[0].next = 0;
-	for (;;) {
-		const struct tk_flame_node *n = &f->node[st[depth].node];
-		uint32_t kid;
-
-		if (st[depth].next == n->nchildren) {
-			if (!depth)
-				break;
-			depth--;
-			continue;
-		}
-		kid = tk_flame_kid(f, st[depth].node, st[depth].next++);
-		if (depth + 2 > cap) {
-			void *g = realloc(st, 2 * cap * sizeof(*st));
-
-			if (!g) {
-				free(st);
-				return tk_export_error(x, "out of memory");
-			}
-			st = g;
-			cap *= 2;
-		}
-		st[++depth].node = kid;
-		st[depth].next = 0;
-		if (!f->node[kid].self)
-			continue;
-		for (uint32_t i = 1; i <= depth; i++) {
-			if (i > 1)
-				tk_out_char(o, ';');
-			tk_out_str(o, tk_flame_name(f, st[i].node));
-		}
-		tk_out_char(o, ' ');
-		tk_out_u64(o, f->node[kid].self);
-		tk_out_char(o, '\n');
-	}
-	free(st);
-	return 0;
+	return tk_flame_walk(f, line, &w) < 0 ? tk_export_error(x, "out of memory") : 0;
 }
 
 static int folded_end(struct tk_export *x)

@@ -90,6 +90,8 @@ struct svg_state {
 	double scale; /* px per unit of weight */
 	uint32_t maxdepth;
 	unsigned height;
+	double *cursor; /* per depth: where the next child starts */
+	uint32_t cap;
 };
 
 /* "1.23 ms" for ns, "N calls", "N samples". */
@@ -171,63 +173,42 @@ static void frame(struct svg_state *s, uint32_t node, double x, uint32_t depth)
 	tk_out_str(o, "</text></g>\n");
 }
 
-/* Every frame at least MIN_PX wide, depth first, children left to right. */
-static int frames(struct svg_state *s)
+/* A frame at least MIN_PX wide, depth first, children left to right:
+ * each starts at its parent's cursor, which then moves past it (the
+ * parent's self part is on the right). */
+static int visit(void *ctx, const uint32_t *path, uint32_t depth)
 {
-	const struct tk_flame *f = s->f;
-	struct { uint32_t node, next; double x; } *st;
-	uint32_t depth = 0, cap = 64;
+	struct svg_state *s = ctx;
+	double w = (double)s->f->node[path[depth]].total * s->scale;
 
-	st = malloc(cap * sizeof(*st));
-	if (!st)
-		return -ENOMEM;
-	frame(s, TK_FLAME_ROOT, PAD, 0);
-	st[0].node = TK_FLAME_ROOT;
-	st[0].next = 0;
-	st[0].x = PAD;
-	for (;;) {
-		const struct tk_flame_node *n = &f->node[st[depth].node];
-		uint32_t kid;
-		double w;
+	if (depth >= s->cap) {
+		double *g = realloc(s->cursor, 2 * (depth + 1) * sizeof(*g));
 
-		if (st[depth].next == n->nchildren) {
-			if (!depth)
-				break;
-			depth--;
-			continue;
-		}
-		kid = tk_flame_kid(f, st[depth].node, st[depth].next++);
-		w = (double)f->node[kid].total * s->scale;
-		if (w < MIN_PX) {
-			st[depth].x += w;
-			continue;
-		}
-		if (depth + 2 > cap) {
-			void *g = realloc(st, 2 * cap * sizeof(*st));
-
-			if (!g) {
-				free(st);
-				return -ENOMEM;
-			}
-			st = g;
-			cap *= 2;
-		}
-		/* children from the left of their parent, its self part right */
-		frame(s, kid, st[depth].x, depth + 1);
-		st[depth + 1].node = kid;
-		st[depth + 1].next = 0;
-		st[depth + 1].x = st[depth].x;
-		st[depth].x += w;
-		depth++;
+		if (!g)
+			return -ENOMEM;
+		s->cursor = g;
+		s->cap = 2 * (depth + 1);
 	}
-	free(st);
-	return 0;
+	if (!depth) {
+		s->cursor[0] = PAD;
+		frame(s, TK_FLAME_ROOT, PAD, 0);
+		return 1;
+	}
+	if (w < MIN_PX) {
+		s->cursor[depth - 1] += w;
+		return 0;
+	}
+	frame(s, path[depth], s->cursor[depth - 1], depth);
+	s->cursor[depth] = s->cursor[depth - 1];
+	s->cursor[depth - 1] += w;
+	return 1;
 }
 
 static int svg_end(struct tk_export *x)
 {
 	struct tk_flame *f = tk_flame_source_end(x);
-	struct svg_state s = { f, x, 0, 0, 0 };
+	struct svg_state s = { .f = f, .x = x };
+	int ret;
 	struct tk_out *o = &x->out;
 	const char *title = x->opts->title;
 	char deftitle[512], wt[64];
@@ -266,7 +247,9 @@ static int svg_end(struct tk_export *x)
 	tk_out_printf(o, "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
 		      "<text id=\"matched\" x=\"%d\" y=\"%u\"></text>\n",
 		      PAD, s.height - PAD, WIDTH - PAD - 140, s.height - PAD);
-	if (frames(&s) < 0)
+	ret = tk_flame_walk(f, visit, &s);
+	free(s.cursor);
+	if (ret < 0)
 		return tk_export_error(x, "out of memory");
 	tk_out_str(o, "<script type=\"text/ecmascript\"><![CDATA[\n");
 	tk_out_printf(o, script, WIDTH, PAD, CHAR_W);
