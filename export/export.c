@@ -227,27 +227,58 @@ static int user_lost_at_end(struct tk_export *x, struct tk_merge *m,
 	return 0;
 }
 
-/* A kernel event; the CPU's page said events were lost before it. */
-static int kernel_event(struct tk_export *x, uint64_t *cpu_last,
+/* Per kernel CPU: its first and last event, and the losses its pages
+ * counted. */
+struct cpu_seen {
+	uint64_t first, last, lost;
+};
+
+/* A kernel event; the CPU's page may say events were lost before it. */
+static int kernel_event(struct tk_export *x, struct cpu_seen *seen,
 			struct tk_kernel_cpu *c)
 {
-	unsigned i = (unsigned)(c - x->kernel->cpus);
+	struct cpu_seen *s = &seen[c - x->kernel->cpus];
 	int ret;
 
 	if (c->missed && x->ops->kernel_lost) {
-		ret = x->ops->kernel_lost(x, c->cpu, cpu_last[i], c->ts, c->missed);
+		ret = x->ops->kernel_lost(x, c->cpu, s->last, c->ts, c->missed);
 		if (ret < 0)
 			return ret;
 	}
-	cpu_last[i] = c->ts;
+	if (c->missed > 0)
+		s->lost += (uint64_t)c->missed;
+	if (!s->first)
+		s->first = c->ts;
+	s->last = c->ts;
 	return x->ops->kernel_event ? x->ops->kernel_event(x, c) : 0;
+}
+
+/* Losses the kernel counted (the manifest's overrun and dropped) that its
+ * pages did not place (a full buffer drops events without a mark): over
+ * the CPU's whole span. */
+static int kernel_lost_at_end(struct tk_export *x, const struct cpu_seen *seen)
+{
+	for (unsigned i = 0; x->ops->kernel_lost && x->kernel && i < x->kernel->ncpus; i++) {
+		const struct tk_kernel_cpu *c = &x->kernel->cpus[i];
+		uint64_t stats = c->overrun + c->dropped;
+		int ret;
+
+		if (stats <= seen[i].lost)
+			continue;
+		ret = x->ops->kernel_lost(x, c->cpu, seen[i].first,
+					  seen[i].last ? seen[i].last : x->last_ts,
+					  (long long)(stats - seen[i].lost));
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
 }
 
 static int walk(struct tk_export *x)
 {
 	struct progress prog = { x->opts->progress, now_s() };
 	struct stream_seen *seen = NULL;
-	uint64_t *cpu_last = NULL;
+	struct cpu_seen *cpu = NULL;
 	struct tk_merge m;
 	struct tk_merge_event ev;
 	char err[512];
@@ -256,10 +287,10 @@ static int walk(struct tk_export *x)
 	if (tk_merge_open(&m, x->trace, x->kernel) < 0)
 		return tk_export_error(x, "out of memory");
 	seen = calloc(m.nreaders + 1, sizeof(*seen));
-	cpu_last = calloc(x->kernel ? x->kernel->ncpus + 1 : 1, sizeof(*cpu_last));
-	if (!seen || !cpu_last) {
+	cpu = calloc(x->kernel ? x->kernel->ncpus + 1 : 1, sizeof(*cpu));
+	if (!seen || !cpu) {
 		free(seen);
-		free(cpu_last);
+		free(cpu);
 		tk_merge_close(&m);
 		return tk_export_error(x, "out of memory");
 	}
@@ -270,7 +301,7 @@ static int walk(struct tk_export *x)
 		if (ev.user)
 			ret = user_event(x, &m, seen, ev.user);
 		else
-			ret = kernel_event(x, cpu_last, ev.kcpu);
+			ret = kernel_event(x, cpu, ev.kcpu);
 		if (ret < 0)
 			break;
 		if (x->out.error)
@@ -282,9 +313,11 @@ static int walk(struct tk_export *x)
 		tk_export_error(x, "%s", ret == -ENOMEM ? "out of memory" : err);
 	if (ret == 0)
 		ret = user_lost_at_end(x, &m, seen);
+	if (ret == 0)
+		ret = kernel_lost_at_end(x, cpu);
 	progress_show(&prog, x, &m, true);
 	free(seen);
-	free(cpu_last);
+	free(cpu);
 	tk_merge_close(&m);
 	return ret;
 }

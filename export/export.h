@@ -63,7 +63,9 @@ struct tk_export_ops {
 			 uint64_t from, uint64_t to, uint64_t count);
 	/* Kernel CPU @cpu lost events between @from (0: its first event) and
 	 * @to: @count of them, or -1 when the kernel did not count them.
-	 * Called before the event at @to. */
+	 * Called before the event at @to when a page says so; after the last
+	 * event, over the CPU's span, for the losses the kernel counted but
+	 * no page placed (a full buffer drops events without a mark). */
 	int (*kernel_lost)(struct tk_export *x, unsigned cpu, uint64_t from,
 			   uint64_t to, long long count);
 	/* After the last event: close what is open, write the rest. */

@@ -325,6 +325,25 @@ def test_chrome_kernel_filtered():
     assert any(e["name"] == "sleeping" for e in events)
 
 
+def test_chrome_kernel_lost():
+    """8 KiB kernel buffers overflow: the 'lost N events' slices of the
+    kernel's CPU tracks add up to the losses report counts."""
+    with kernlib.guard():
+        d = os.path.join(tmpdir(), "t")
+        record(d, [KSYS, "-n", "200000"], "-q", "-b", "8", "-e", "syscalls:sys_enter_getppid",
+               "-e", "syscalls:sys_exit_getppid", "-F", timeout=120)
+    count = tracekit("report", d, "--count").stdout
+    m = re.search(r"^\s*(\d+) kernel events lost$", count, re.M)
+    assert m and int(m.group(1)) > 0, count
+    events = chrome(d)
+    lost = [e for e in events if e.get("cat") == "lost"]
+    assert lost and all(e["pid"] == 0 for e in lost), lost
+    assert sum(e["args"]["lost"] for e in lost) == int(m.group(1)), (lost, count)
+    cpus = {e["tid"]: e["args"]["name"] for e in events
+            if e["ph"] == "M" and e["pid"] == 0 and e["name"] == "thread_name"}
+    assert all(cpus[e["tid"]] == "CPU %d" % e["tid"] for e in lost), cpus
+
+
 # ---------------------------------------------------------------- clients
 
 def test_speedscope_opens_chrome_json():
