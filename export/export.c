@@ -151,8 +151,9 @@ struct progress {
 	double last;
 };
 
-/* "tracekit: converting 'DIR': N events (P %)" on stderr, at most four
- * times a second; P is the share of the trace's files read. */
+/* "tracekit: converting 'DIR': N events (P %)" on stderr, every 64 Ki events
+ * at most four times a second (the first time at once); P is the share of
+ * the trace's files read. */
 static void progress_show(struct progress *p, const struct tk_export *x,
 			  const struct tk_merge *m, bool done)
 {
@@ -276,7 +277,7 @@ static int kernel_lost_at_end(struct tk_export *x, const struct cpu_seen *seen)
 
 static int walk(struct tk_export *x)
 {
-	struct progress prog = { x->opts->progress, now_s() };
+	struct progress prog = { x->opts->progress, 0 }; /* shown from 64 Ki events on */
 	struct stream_seen *seen = NULL;
 	struct cpu_seen *cpu = NULL;
 	struct tk_merge m;

@@ -411,6 +411,38 @@ def test_convert_errors():
         assert open(target).read() == "old"
 
 
+def test_progress_on_a_terminal():
+    """With stderr a terminal, a long conversion shows a progress line
+    (rewritten in place, cleared at the end); the output is the same as
+    without one."""
+    import pty
+    d = os.path.join(tmpdir(), "t")
+    record(d, [BASIC, "-n", "100000", "-t", "2"], "-b", "65536", timeout=120)
+    master, slave = pty.openpty()
+    out = d + ".json"
+    p = subprocess.Popen([tklib.TRACEKIT, "convert", "--to", "chrome", d, "-o", out],
+                         stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    assert p.wait(timeout=120) == 0, seen
+    os.close(master)
+    text = seen.decode()
+    lines = re.findall(r"\rtracekit: converting '[^']+': (\d+) events \((\d+)%\)\x1b\[K", text)
+    assert lines, repr(text[:300])
+    assert all(0 < int(n) <= 200004 and 0 <= int(pc) <= 100 for n, pc in lines), lines
+    assert text.endswith("\r\x1b[K"), repr(text[-40:])
+    quiet = convert(d, "chrome", out=d + ".quiet.json")
+    assert tklib.run(["cmp", out, quiet]).returncode == 0
+
+
 def test_convert_output_names():
     """The default output is DIR plus the format's suffix; '-o -' writes
     to standard output (the same bytes); a progress line only on a
