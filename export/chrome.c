@@ -26,13 +26,17 @@
  *                             uninterruptible...; a flow arrow ("s"/"f")
  *                             from each wakeup (the waker's running
  *                             slice) to the woken thread's next run
+ *   track (PID, TID|1<<29)    "TID lost": events the thread lost, as
+ *                             slices named "lost N events" over the time
+ *                             where they were lost (between the last event
+ *                             seen before and the first after)
  *   track (0, CPU)            process "kernel": events of the idle task
- *                             and lost-event ranges of each CPU
+ *                             and the ranges where each CPU lost events
  *
- * Scheduling slices have a track of their own so that they never cross
- * the function calls' nesting (a call can span many runs of its thread).
- * Lost events are slices named "lost N events" over the time where they
- * were lost (between the last event seen before and the first after).
+ * Scheduling slices and lost ranges have tracks of their own so that they
+ * never cross the function calls' nesting (a call can span many runs of
+ * its thread; calls its lost exits left unfinished end by the next event,
+ * inside a lost range).
  * Slices are written when they end, so the array is not sorted by ts: the
  * format does not ask for it and viewers sort.
  */
@@ -48,13 +52,14 @@
 #include "export.h"
 
 #define SCHED_TRACK (1u << 30) /* tids are below 2^22 (pid_max) */
+#define LOST_TRACK (1u << 29)
 
 enum tstate { T_UNKNOWN, T_RUNNING, T_WAITING, T_EXITED };
 
 /* A thread seen in user streams or kernel events. */
 struct thread {
 	uint32_t tid, pid;
-	bool named, sched_named, proc_named;
+	bool named, sched_named, lost_named, proc_named;
 	bool traced; /* its scheduling is recorded (see chrome.filtered) */
 	/* scheduling */
 	enum tstate state;
@@ -303,7 +308,24 @@ static int name_thread(struct chrome *ch, struct thread *t)
 	}
 	snprintf(name, sizeof(name), "%s", thread_comm(ch, t->tid));
 	meta(ch, t->pid, t->tid, "thread_name", name, -1);
-	meta(ch, t->pid, t->tid, "thread_sort_index", NULL, (int)(2 * t->tid));
+	meta(ch, t->pid, t->tid, "thread_sort_index", NULL, (int)(3 * t->tid));
+	return 0;
+}
+
+/* The track of a thread's lost events, below its scheduling track. */
+static int name_lost(struct chrome *ch, struct thread *t)
+{
+	char name[64];
+
+	if (t->lost_named)
+		return 0;
+	t->lost_named = true;
+	if (name_thread(ch, t) < 0)
+		return -ENOMEM;
+	snprintf(name, sizeof(name), "%s %u lost", thread_comm(ch, t->tid), t->tid);
+	meta(ch, t->pid, t->tid | LOST_TRACK, "thread_name", name, -1);
+	meta(ch, t->pid, t->tid | LOST_TRACK, "thread_sort_index", NULL,
+	     (int)(3 * t->tid + 2));
 	return 0;
 }
 
@@ -319,7 +341,7 @@ static int name_sched(struct chrome *ch, struct thread *t)
 	snprintf(name, sizeof(name), "%s %u sched", thread_comm(ch, t->tid), t->tid);
 	meta(ch, t->pid, t->tid | SCHED_TRACK, "thread_name", name, -1);
 	meta(ch, t->pid, t->tid | SCHED_TRACK, "thread_sort_index", NULL,
-	     (int)(2 * t->tid + 1));
+	     (int)(3 * t->tid + 1));
 	return 0;
 }
 
@@ -505,14 +527,14 @@ static int chrome_user_lost(struct tk_export *x, const struct tk_trace_stream *s
 	struct thread *t = thread_get(ch, s->tid, s->pid);
 	char name[64];
 
-	if (!t || name_thread(ch, t) < 0)
+	if (!t || name_lost(ch, t) < 0)
 		return tk_export_error(x, "out of memory");
 	if (!from)
 		from = x->first_ts;
 	if (!to)
 		to = x->last_ts > from ? x->last_ts : from;
 	snprintf(name, sizeof(name), "lost %" PRIu64 " events", count);
-	head(ch, 'X', s->pid, s->tid);
+	head(ch, 'X', s->pid, s->tid | LOST_TRACK);
 	put_span(ch, from, to);
 	put_name(ch, name, "lost");
 	tk_out_str(&x->out, ",\"args\":{\"lost\":");

@@ -262,7 +262,9 @@ def test_chrome_lost_events():
     for e in events:
         if e.get("cat") == "lost":
             assert e["name"] == "lost %d events" % e["args"]["lost"], e
-            lost[e["tid"]] = lost.get(e["tid"], 0) + e["args"]["lost"]
+            assert e["tid"] & 1 << 29, e  # the thread's lost track
+            tid = e["tid"] & ~(1 << 29)
+            lost[tid] = lost.get(tid, 0) + e["args"]["lost"]
         elif e["name"] == "test:seq":
             kept[e["tid"]] = kept.get(e["tid"], 0) + 1
     for r in rows:
