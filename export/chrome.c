@@ -559,7 +559,7 @@ static uint64_t kfield(const unsigned char *data, unsigned size,
 	return v;
 }
 
-static int kev_prepare(struct chrome *ch, struct kev *k, struct tep_event *ev)
+static int kev_prepare(struct kev *k, struct tep_event *ev)
 {
 	struct tk_out tmp = { .fd = -1 };
 	char buf[512], full[256];
@@ -609,7 +609,6 @@ static int kev_prepare(struct chrome *ch, struct kev *k, struct tep_event *ev)
 	}
 	if (k->sys)
 		k->sys_len = strlen(k->sys);
-	(void)ch;
 	return 0;
 }
 
@@ -632,7 +631,7 @@ static struct kev *kev_of(struct chrome *ch, int id)
 	if (ch->kevs[id].ev)
 		return &ch->kevs[id];
 	ev = tep_find_event(ch->x->kernel->tep, id);
-	if (!ev || kev_prepare(ch, &ch->kevs[id], ev) < 0)
+	if (!ev || kev_prepare(&ch->kevs[id], ev) < 0)
 		return NULL;
 	return &ch->kevs[id];
 }
