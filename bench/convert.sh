@@ -62,7 +62,8 @@ done
 size() {
 	[ -f "$1" ] || { echo n/a; return; }
 	awk -v b="$(stat -c %s "$1")" 'BEGIN {
-		if (b >= 1e6) printf "%.1f MB", b / 1e6; else printf "%.1f kB", b / 1e3 }'
+		if (b >= 1e6) printf "%.1f MB", b / 1e6;
+		else if (b >= 1e3) printf "%.1f kB", b / 1e3; else printf "%d B", b }'
 }
 row() {
 	t=$(med <"$TMP/$2.s" 2>/dev/null || echo n/a)
