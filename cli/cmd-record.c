@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,9 @@
 #define RECORDER_NICE -5
 #define BUSY_POLL_US 50
 #define DEFAULT_BUFFER_KB 2048
+/* Every thread's buffer is pre-faulted, and the recorder takes none over
+ * 4 GiB (consumer.c): -b stops well below, at 1 GiB. */
+#define MAX_BUFFER_KB (1u << 20)
 /* Without --subbufs, a buffer is cut into SUBBUF_KB sub-buffers, at least
  * MIN_SUBBUFS of them: the recorder frees space a sub-buffer at a time, so
  * a big buffer in big sub-buffers is drained in steps too coarse to keep
@@ -84,8 +88,9 @@ static void usage(FILE *f)
 		"  -f FILTER      filter for the preceding -e, in ftrace's syntax\n"
 		"                 (e.g. 'len > 100 && path ~ \"/etc/*\"'); for kernel\n"
 		"                 events the kernel's own filter\n"
-		"  -b KB          buffer size per thread in KiB (default %d), and per\n"
-		"                 CPU for kernel events (default: the kernel's)\n"
+		"  -b KB          buffer size per thread in KiB (default %d, at most\n"
+		"                 %u), and per CPU for kernel events (default: the\n"
+		"                 kernel's)\n"
 		"  --subbufs N    sub-buffers per thread buffer (default: one per\n"
 		"                 %d KiB, at least %d, at most 128)\n"
 		"  --overwrite    flight recorder: keep the newest events\n"
@@ -108,7 +113,7 @@ static void usage(FILE *f)
 		"Kernel events are recorded in a private tracefs instance\n"
 		"(tracekit-PID), on the user events' clock; it is removed at the end,\n"
 		"or by 'tracekit reset' if the recorder was killed.\n",
-		DEFAULT_BUFFER_KB, SUBBUF_KB, MIN_SUBBUFS);
+		DEFAULT_BUFFER_KB, MAX_BUFFER_KB, SUBBUF_KB, MIN_SUBBUFS);
 }
 
 static uint32_t default_subbufs(uint32_t buffer_kb)
@@ -229,9 +234,9 @@ static int parse_options(struct record *r, int argc, char **argv)
 			o->rules[o->nrules - 1].filter = strdup(optarg);
 			break;
 		case 'b':
-			if (!parse_uint(optarg, 4u << 20, &v) || v < 8) {
-				tk_error("-b '%s': buffer size must be a number of KiB, at least 8",
-					 optarg);
+			if (!parse_uint(optarg, ULONG_MAX, &v) || v < 8 || v > MAX_BUFFER_KB) {
+				tk_error("-b '%s': buffer size must be a number of KiB, from 8 to %u",
+					 optarg, MAX_BUFFER_KB);
 				return -1;
 			}
 			o->buffer_kb = (uint32_t)v;
