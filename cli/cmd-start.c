@@ -17,6 +17,7 @@
 #include <string.h>
 #include "cli.h"
 #include "event-info.h"
+#include "instance-args.h"
 #include "kernel.h"
 
 #define DEFAULT_INSTANCE TK_KINSTANCE_PREFIX
@@ -77,6 +78,8 @@ static int parse(struct start *st, int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, opts, longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'B':
+			if (!instance_name_ok(optarg))
+				return -1;
 			st->name = optarg;
 			break;
 		case 'e': {
