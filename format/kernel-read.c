@@ -25,6 +25,7 @@
 #include <event-parse.h>
 #include <kbuffer.h>
 #include "kernel-read.h"
+#include "trace.h"
 
 #define MAX_SAVED_FILE (256u << 20)
 #define MAX_CPUS 4096
@@ -87,67 +88,96 @@ static void unescape(char *s)
 	*o = '\0';
 }
 
-static uint64_t num(const char *v)
+/* A manifest number (trace.h), at most @max. */
+static bool num(const char *v, uint64_t max, uint64_t *out)
 {
-	return v ? strtoull(v, NULL, 10) : 0;
+	return tk_manifest_u64(v, out) && *out <= max;
 }
 
-/* The manifest's "kernel" and "kcpu" records (others are read by
- * trace-read.c); unknown keys are skipped. */
-static void read_manifest(const char *dir, struct tk_kernel *k)
+static bool page_size_ok(uint64_t n)
+{
+	return n >= 64 && n <= (64u << 20) && !(n & (n - 1));
+}
+
+/*
+ * The manifest's "kernel" and "kcpu" records (others are read by
+ * trace-read.c); unknown keys are skipped, a number that is not one or
+ * out of range is an error.  The first pass (@counts false) takes the
+ * kernel record; the second, once the CPU files are open, the kcpu counts.
+ */
+static int read_manifest(const char *dir, struct tk_kernel *k, bool counts,
+			 char *err, size_t errlen)
 {
 	char *path, *line = NULL;
 	size_t cap = 0;
+	int lineno = 0, ret = 0;
 	FILE *f;
 
 	if (asprintf(&path, "%s/tracekit.manifest", dir) < 0)
-		return;
+		return -ENOMEM;
 	f = fopen(path, "r");
-	free(path);
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0) {
+	if (!f) {
+		free(path);
+		return 0;
+	}
+	while (!ret && getline(&line, &cap, f) > 0) {
 		char *save, *kind = strtok_r(line, " \t\n", &save), *tok;
-		const char *cpu = NULL, *overrun = NULL, *dropped = NULL;
+		uint64_t cpu = UINT64_MAX, overrun = 0, dropped = 0, v;
 
+		lineno++;
 		if (!kind || (strcmp(kind, "kernel") && strcmp(kind, "kcpu")))
 			continue;
-		while ((tok = strtok_r(NULL, " \t\n", &save))) {
-			char *v = strchr(tok, '=');
+		while (!ret && (tok = strtok_r(NULL, " \t\n", &save))) {
+			char *val = strchr(tok, '=');
+			bool ok = true;
 
-			if (!v)
+			if (!val)
 				continue;
-			*v++ = '\0';
-			unescape(v);
-			if (!strcmp(tok, "instance"))
-				snprintf(k->instance, sizeof(k->instance), "%s", v);
-			else if (!strcmp(tok, "clock"))
-				snprintf(k->clock, sizeof(k->clock), "%s", v);
-			else if (!strcmp(tok, "tracer"))
-				snprintf(k->tracer, sizeof(k->tracer), "%s", v);
-			else if (!strcmp(tok, "events") && !k->events)
-				k->events = strdup(v);
-			else if (!strcmp(tok, "stack"))
-				k->stack = num(v) != 0;
-			else if (!strcmp(tok, "page_size") && !strcmp(kind, "kernel"))
-				k->page_size = (unsigned)num(v);
-			else if (!strcmp(tok, "cpu"))
-				cpu = v;
-			else if (!strcmp(tok, "overrun"))
-				overrun = v;
-			else if (!strcmp(tok, "dropped"))
-				dropped = v;
+			*val++ = '\0';
+			unescape(val);
+			if (!strcmp(kind, "kcpu")) {
+				if (!strcmp(tok, "cpu"))
+					ok = num(val, MAX_CPUS - 1, &cpu);
+				else if (!strcmp(tok, "overrun"))
+					ok = num(val, UINT64_MAX, &overrun);
+				else if (!strcmp(tok, "dropped"))
+					ok = num(val, UINT64_MAX, &dropped);
+			} else if (counts) {
+				continue;
+			} else if (!strcmp(tok, "instance")) {
+				snprintf(k->instance, sizeof(k->instance), "%s", val);
+			} else if (!strcmp(tok, "clock")) {
+				snprintf(k->clock, sizeof(k->clock), "%s", val);
+			} else if (!strcmp(tok, "tracer")) {
+				snprintf(k->tracer, sizeof(k->tracer), "%s", val);
+			} else if (!strcmp(tok, "events") && !k->events) {
+				k->events = strdup(val);
+			} else if (!strcmp(tok, "stack")) {
+				ok = num(val, 1, &v);
+				k->stack = ok && v;
+			} else if (!strcmp(tok, "page_size")) {
+				ok = num(val, UINT32_MAX, &v) && page_size_ok(v);
+				if (ok)
+					k->page_size = (unsigned)v;
+			}
+			if (!ok) {
+				snprintf(err, errlen, "'%s' line %d: bad %s %s '%s'", path,
+					 lineno, kind, tok, val);
+				ret = -EINVAL;
+			}
 		}
-		if (!strcmp(kind, "kcpu") && cpu) {
+		if (!ret && counts && !strcmp(kind, "kcpu")) {
 			for (unsigned i = 0; i < k->ncpus; i++)
-				if (k->cpus[i].cpu == num(cpu)) {
-					k->cpus[i].overrun = num(overrun);
-					k->cpus[i].dropped = num(dropped);
+				if (k->cpus[i].cpu == cpu) {
+					k->cpus[i].overrun = overrun;
+					k->cpus[i].dropped = dropped;
 				}
 		}
 	}
 	free(line);
 	fclose(f);
+	free(path);
+	return ret;
 }
 
 /* One "\tfield:TYPE NAME;\toffset:N;\tsize:N;..." line, @len bytes: its
@@ -390,16 +420,11 @@ int tk_kernel_open(const char *dir, struct tk_kernel *k, char *err,
 	}
 	k->long_size = sizeof(long);
 	k->page_size = 0;
-	read_manifest(dir, k); /* page size first; CPUs' counts below */
-	if (!k->page_size)
-		k->page_size = (unsigned)sysconf(_SC_PAGESIZE);
-	if (k->page_size < 64 || k->page_size > (64u << 20) ||
-	    (k->page_size & (k->page_size - 1))) {
-		snprintf(err, errlen, "'%s/tracekit.manifest': bad kernel page_size %u",
-			 dir, k->page_size);
-		ret = -EINVAL;
+	ret = read_manifest(dir, k, false, err, errlen); /* CPUs' counts below */
+	if (ret)
 		goto out;
-	}
+	if (!k->page_size) /* a trace from before the manifest said it */
+		k->page_size = (unsigned)sysconf(_SC_PAGESIZE);
 	k->tep = tep_alloc();
 	if (!k->tep) {
 		ret = -ENOMEM;
@@ -439,7 +464,7 @@ int tk_kernel_open(const char *dir, struct tk_kernel *k, char *err,
 	if (ret)
 		goto out;
 	tep_set_cpus(k->tep, (int)k->ncpus);
-	read_manifest(dir, k);
+	ret = read_manifest(dir, k, true, err, errlen);
 out:
 	free(buf);
 	free(path);
