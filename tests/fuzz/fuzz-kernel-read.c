@@ -43,56 +43,21 @@
 
 #include "../../format/kernel-print.h"
 #include "../../format/kernel-read.h"
+#include "fuzz-dir.h"
 
-static char dir[PATH_MAX];
 static const char manifest[] =
 	"tracekit version=1\nkernel page_size=4096 cpus=1\n"
 	"kcpu cpu=0 file=kernel/cpu0.raw overrun=1 dropped=2\n";
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void cleanup(void)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static void path_of(char *buf, size_t size, const char *name)
-{
-	if ((size_t)snprintf(buf, size, "%s/%s", dir, name) >= size)
-		abort();
-}
-
-static void write_file(const char *name, const void *data, size_t len)
-{
-	char path[PATH_MAX];
-	FILE *f;
-
-	path_of(path, sizeof(path), name);
-	f = fopen(path, "wb");
-	if (!f || (len && fwrite(data, 1, len, f) != len) || fclose(f))
-		abort();
-}
-
 static void setup(void)
 {
-	const char *tmp = getenv("TMPDIR");
 	char path[PATH_MAX], src[PATH_MAX], cwd[PATH_MAX];
 	static const char *const systems[] = { "sched", "syscalls", "ftrace", "kmem",
 					       "exceptions", "filemap" };
 
 	if (!getcwd(cwd, sizeof(cwd)))
 		abort();
-	snprintf(dir, sizeof(dir), "%s/fuzz-kernel-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
-		abort();
-	atexit(cleanup);
+	fuzz_dir_make("fuzz-kernel");
 	path_of(path, sizeof(path), "kernel");
 	mkdir(path, 0700);
 	path_of(path, sizeof(path), "kernel/formats");

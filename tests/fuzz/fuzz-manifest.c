@@ -36,40 +36,10 @@
 #include <unistd.h>
 
 #include "../../format/kernel-read.h"
+#include "fuzz-dir.h"
 #include "../../format/trace.h"
 
-static char dir[PATH_MAX];
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void cleanup(void)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static void path_of(char *buf, size_t size, const char *name)
-{
-	if ((size_t)snprintf(buf, size, "%s/%s", dir, name) >= size)
-		abort();
-}
-
-static void write_file(const char *name, const void *data, size_t len)
-{
-	char path[PATH_MAX];
-	FILE *f;
-
-	path_of(path, sizeof(path), name);
-	f = fopen(path, "wb");
-	if (!f || (len && fwrite(data, 1, len, f) != len) || fclose(f))
-		abort();
-}
 
 static void link_to(const char *name, const char *cwd, const char *src)
 {
@@ -92,15 +62,11 @@ static void make_dir(const char *name)
 
 static void setup(void)
 {
-	const char *tmp = getenv("TMPDIR");
 	char cwd[PATH_MAX];
 
 	if (!getcwd(cwd, sizeof(cwd)))
 		abort();
-	snprintf(dir, sizeof(dir), "%s/fuzz-manifest-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
-		abort();
-	atexit(cleanup);
+	fuzz_dir_make("fuzz-manifest");
 	make_dir("events");
 	make_dir("user");
 	make_dir("kernel");
