@@ -280,6 +280,44 @@ static int parse_formats(struct tk_kernel *k, const char *kdir, char *err,
 	return parsed;
 }
 
+/*
+ * The lines of a printk_formats file that have the kernel's shape,
+ * '0xADDR : "TEXT"', copied into a new buffer (NULL if out of memory).
+ * libtraceevent (1.7) trusts the file: a line without " : " makes it read
+ * past the line, and it trims the closing quote and a trailing "\n" by
+ * looking two bytes back without checking the length, so a TEXT shorter
+ * than two bytes gets a "\n" here that its trim takes off again.
+ */
+static char *printk_formats_sane(const char *buf)
+{
+	size_t cap = strlen(buf) * 2 + 1, n = 0;
+	char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	for (const char *l = buf; *l;) {
+		size_t len = strcspn(l, "\n"), hex = 0, text;
+
+		if (len > 2 && l[0] == '0' && l[1] == 'x')
+			hex = strspn(l + 2, "0123456789abcdefABCDEF");
+		text = len - 2 - hex; /* from the space before ':' */
+		if (hex >= 1 && hex <= 16 && text >= 5 && !strncmp(l + 2 + hex, " : \"", 4) &&
+		    l[len - 1] == '"') {
+			memcpy(out + n, l, len - 1);
+			n += len - 1;
+			if (text - 5 < 2) {
+				memcpy(out + n, "\\n", 2);
+				n += 2;
+			}
+			memcpy(out + n, "\"\n", 2);
+			n += 2;
+		}
+		l += len + (l[len] == '\n');
+	}
+	out[n] = '\0';
+	return out;
+}
+
 /* Optional text files that name pids and printk strings (kallsyms, the
  * biggest, is read when first needed: tk_kernel_load_symbols). */
 static void parse_extras(struct tk_kernel *k, const char *kdir)
@@ -287,18 +325,23 @@ static void parse_extras(struct tk_kernel *k, const char *kdir)
 	static const struct {
 		const char *name;
 		int (*parse)(struct tep_handle *, const char *);
+		char *(*sane)(const char *);
 	} extras[] = {
-		{ "printk_formats", tep_parse_printk_formats },
-		{ "saved_cmdlines", tep_parse_saved_cmdlines },
+		{ "printk_formats", tep_parse_printk_formats, printk_formats_sane },
+		{ "saved_cmdlines", tep_parse_saved_cmdlines, NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(extras) / sizeof(extras[0]); i++) {
-		char *path, *buf;
+		char *path, *buf, *sane;
 
 		if (asprintf(&path, "%s/%s", kdir, extras[i].name) < 0)
 			continue;
 		if (slurp(path, &buf, NULL) == 0) {
-			extras[i].parse(k->tep, buf);
+			sane = extras[i].sane ? extras[i].sane(buf) : buf;
+			if (sane)
+				extras[i].parse(k->tep, sane);
+			if (sane != buf)
+				free(sane);
 			free(buf);
 		}
 		free(path);

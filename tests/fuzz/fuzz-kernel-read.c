@@ -11,6 +11,7 @@
  *
  *   "FMT\n" TEXT "\0" REST   TEXT -> kernel/formats/fuzz/ev (one more
  *                            event format, any text), REST -> cpu0.raw
+ *   "PRK\n" TEXT "\0" REST   TEXT -> kernel/printk_formats, REST -> cpu0.raw
  *   anything else            the whole input -> kernel/cpu0.raw
  *
  * Every event is read (tk_kernel_next) and printed both by the fast
@@ -95,22 +96,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tk_kernel k;
 	struct tk_kprint_env env = { 0 };
 	struct trace_seq seq;
-	char err[256], out[8192], fmt_path[PATH_MAX];
+	static const struct {
+		const char *tag, *name;
+	} text_files[] = { { "FMT\n", "kernel/formats/fuzz/ev" },
+			   { "PRK\n", "kernel/printk_formats" } };
+	char err[256], out[8192], path[PATH_MAX];
 	int ret;
 
 	if (!ready) {
 		setup();
 		ready = true;
 	}
-	path_of(fmt_path, sizeof(fmt_path), "kernel/formats/fuzz/ev");
-	unlink(fmt_path);
-	if (size >= 4 && !memcmp(data, "FMT\n", 4)) {
-		const uint8_t *end = memchr(data + 4, 0, size - 4);
-		size_t len = end ? (size_t)(end - data - 4) : size - 4;
+	for (size_t i = 0; i < sizeof(text_files) / sizeof(text_files[0]); i++) {
+		path_of(path, sizeof(path), text_files[i].name);
+		unlink(path);
+		if (size >= 4 && !memcmp(data, text_files[i].tag, 4)) {
+			const uint8_t *end = memchr(data + 4, 0, size - 4);
+			size_t len = end ? (size_t)(end - data - 4) : size - 4;
 
-		write_file("kernel/formats/fuzz/ev", data + 4, len);
-		data += 4 + len + (end != NULL);
-		size -= 4 + len + (end != NULL);
+			write_file(text_files[i].name, data + 4, len);
+			data += 4 + len + (end != NULL);
+			size -= 4 + len + (end != NULL);
+		}
 	}
 	write_file("kernel/cpu0.raw", data, size);
 	err[0] = '\0';
