@@ -524,14 +524,31 @@ static int precheck_program(struct record *r)
 	return ret;
 }
 
+static bool has_manifest(const char *dir)
+{
+	char *manifest;
+	bool yes;
+
+	if (asprintf(&manifest, "%s/" TK_MANIFEST_NAME, dir) < 0)
+		return false;
+	yes = access(manifest, F_OK) == 0;
+	free(manifest);
+	return yes;
+}
+
 /* Decide where to write: a new directory, or beside an old trace that is
  * replaced at the end. */
 static int prepare_output(struct record *r)
 {
-	const char *dir = r->opt.outdir;
+	char *dir = strdup(r->opt.outdir);
+	size_t n = dir ? strlen(dir) : 0;
 	struct stat st;
-	char *manifest;
 
+	if (!dir)
+		return -ENOMEM;
+	/* "t/" names t: the new trace goes beside it, not into it */
+	while (n > 1 && dir[n - 1] == '/')
+		dir[--n] = '\0';
 	r->final_dir = dir;
 	if (stat(dir, &st) == 0) {
 		bool is_trace;
@@ -540,10 +557,7 @@ static int prepare_output(struct record *r)
 			tk_error("output '%s' exists and is not a directory", dir);
 			return -EEXIST;
 		}
-		if (asprintf(&manifest, "%s/" TK_MANIFEST_NAME, dir) < 0)
-			return -ENOMEM;
-		is_trace = access(manifest, F_OK) == 0;
-		free(manifest);
+		is_trace = has_manifest(dir);
 		if (!is_trace && rmdir(dir) < 0) {
 			tk_error("output directory '%s' exists and is not a tracekit trace",
 				 dir);
@@ -598,12 +612,22 @@ static int commit_output(struct record *r)
 }
 
 /* The recording failed: a complete trace that was at the output stays as
- * it was, what this run got stays beside it. */
+ * it was, what this run got stays beside it; said, and whether report
+ * can read it (not without its manifest: the disk was full, say). */
 static int keep_old_trace(const struct record *r)
 {
-	if (r->replace)
+	const char *unreadable = has_manifest(r->work_dir) ? NULL
+				 : "without a manifest (report cannot read it)";
+
+	if (r->replace && unreadable)
+		tk_error("'%s' is kept as it was; what this recording wrote is in '%s', %s",
+			 r->final_dir, r->work_dir, unreadable);
+	else if (r->replace)
 		tk_error("'%s' is kept as it was; this recording is in '%s'",
 			 r->final_dir, r->work_dir);
+	else if (unreadable)
+		tk_error("what this recording wrote is in '%s', %s", r->work_dir,
+			 unreadable);
 	return TK_EXIT_FAILURE;
 }
 

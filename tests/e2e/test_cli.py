@@ -937,28 +937,6 @@ def test_report_count():
     assert p.stdout.split("\n")[-2:] == ["          30 total", ""], p.stdout
 
 
-def test_error_disk_full_keeps_old_trace():
-    """A recording that cannot be written (the disk is full) reports it,
-    keeps the trace that was there, and leaves what it got beside it."""
-    base = tklib.tmpdir()
-    mnt = os.path.join(base, "small")
-    os.mkdir(mnt)
-    p = tklib.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt], check=False)
-    if p.returncode != 0:
-        raise tklib.Skip("cannot mount a small tmpfs: %s" % p.stderr.strip())
-    try:
-        d = os.path.join(mnt, "t")
-        record_basic(d, "-n", "100")
-        before = tk("report", d, check=True).stdout
-        p = tk("record", "-o", d, "-b", "4096", "--", BASIC, "-n", "300000")
-        assert p.returncode == 1, p.stderr
-        assert "No space left on device" in p.stderr, p.stderr
-        assert "'%s' is kept as it was; this recording is in '%s.new-" % (d, d) in p.stderr, p.stderr
-        assert tk("report", d, check=True).stdout == before
-    finally:
-        tklib.run(["umount", mnt], check=False)
-
-
 def packet_sizes(stream):
     """The packet_size (bytes) of each packet of a user stream file."""
     data = open(stream, "rb").read()

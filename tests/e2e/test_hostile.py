@@ -42,3 +42,75 @@ def test_printk_formats_checked():
     p = tk("report", d)
     assert (p.returncode, p.stderr) == (0, ""), (p.returncode, p.stderr[-3000:])
     assert p.stdout == good.stdout
+
+
+def test_output_with_trailing_slash():
+    """record -o EXISTING/ replaces the trace at EXISTING (it recorded,
+    then could not move the new trace into place and left it inside the
+    old one, as EXISTING/.new-PID)."""
+    base = tklib.tmpdir()
+    d = os.path.join(base, "t")
+    test_cli.record_basic(d, "-n", "5")
+    p, rows, total = test_cli.record_basic(d + "/", "-n", "7")
+    assert p.returncode == 0 and total["events"] == 2 + 7, p.stderr
+    assert p.stderr.endswith("recorded in '%s'\n" % d), p.stderr
+    assert sorted(os.listdir(base)) == ["t"], os.listdir(base)
+    assert sorted(os.listdir(d)) == ["events", "tracekit.manifest", "user"], os.listdir(d)
+    count = tk("report", "--count", d, check=True).stdout.splitlines()
+    assert count[-1].split() == ["9", "total"], count
+
+
+def small_tmpfs(size="2m"):
+    """A tmpfs of SIZE mounted on a fresh directory; returns its path.
+    umount_quietly() removes it."""
+    mnt = os.path.join(tklib.tmpdir(), "small")
+    os.mkdir(mnt)
+    p = tklib.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", mnt], check=False)
+    if p.returncode != 0:
+        raise tklib.Skip("cannot mount a small tmpfs: %s" % p.stderr.strip())
+    return mnt
+
+
+def umount_quietly(mnt):
+    tklib.run(["umount", mnt], check=False)
+
+
+def test_disk_full_says_what_is_readable():
+    """A recording that fills the disk fails, keeps the trace that was at
+    the output, and names where its own data is, saying whether report
+    can read it (it named a directory without a manifest, as if it were
+    a trace)."""
+    mnt = small_tmpfs()
+    try:
+        d = os.path.join(mnt, "t")
+        test_cli.record_basic(d, "-n", "100")
+        before = tk("report", d, check=True).stdout
+        p = tk("record", "-o", d, "-b", "4096", "--", test_cli.BASIC, "-n", "300000")
+        assert p.returncode == 1, p.stderr
+        assert "No space left on device" in p.stderr, p.stderr
+        new = [n for n in os.listdir(mnt) if n.startswith("t.new-")]
+        assert len(new) == 1, os.listdir(mnt)
+        new = os.path.join(mnt, new[0])
+        last = p.stderr.splitlines()[-1]
+        readable = tk("report", new)
+        if readable.returncode == 0:
+            assert last == "tracekit: '%s' is kept as it was; this recording is in '%s'" % (
+                d, new), p.stderr
+        else:
+            assert last == ("tracekit: '%s' is kept as it was; what this recording wrote "
+                            "is in '%s', without a manifest (report cannot read it)"
+                            % (d, new)), p.stderr
+            one_error(readable, exact="tracekit: '%s' is not a tracekit trace (no "
+                                      "tracekit.manifest)" % new)
+        assert tk("report", d, check=True).stdout == before
+        # no trace there before: the output itself holds what it wrote
+        shutil.rmtree(d)
+        shutil.rmtree(new)
+        p = tk("record", "-o", d, "-b", "4096", "--", test_cli.BASIC, "-n", "300000")
+        assert p.returncode == 1 and "No space left on device" in p.stderr, p.stderr
+        if tk("report", d).returncode != 0:
+            assert p.stderr.splitlines()[-1] == (
+                "tracekit: what this recording wrote is in '%s', without a manifest "
+                "(report cannot read it)" % d), p.stderr
+    finally:
+        umount_quietly(mnt)
