@@ -38,6 +38,7 @@
 #include "record-functrace.h"
 #include "record-kernel.h"
 #include "session.h"
+#include "unix-socket.h"
 
 /* The recorder looks for full sub-buffers every IDLE_POLL_US, and every
  * BUSY_POLL_US while the last look found some: writers never wake it (no
@@ -904,8 +905,8 @@ int cmd_record(int argc, char **argv)
 	ret = record_loop(&r, &s, sigfd, child);
 	if (ret == 0 && r.opt.attach_pid && user && !session_heard_from(&s)) {
 		snprintf(s.error, sizeof(s.error),
-			 "process %d refused the connection (its control socket answers only its own user or root)",
-			 (int)r.opt.attach_pid);
+			 "process %d refused the connection (%s)", (int)r.opt.attach_pid,
+			 TK_PEER_RULE);
 		ret = -EPERM;
 	}
 	session_stop(&s);

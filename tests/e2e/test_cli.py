@@ -296,7 +296,8 @@ def test_error_attach_other_user():
     try:
         p = run_as(nobody, "record", "-o", d, "-P", str(pid), timeout=30)
         one_error(p, exact="tracekit: process %d refused the connection (its control "
-                           "socket answers only its own user or root)" % pid)
+                           "socket answers only root and the user it runs as, and only "
+                           "root if it is not dumpable, as setuid programs are not)" % pid)
         assert not os.path.exists(d), "a refused attach left a trace in %s" % d
         assert proc.poll() is None, "the program died"
     finally:

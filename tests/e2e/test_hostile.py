@@ -12,6 +12,8 @@ the normal build survives it.
 import os
 import re
 import shutil
+import subprocess
+import sys
 
 import kernlib
 import test_cli
@@ -114,3 +116,74 @@ def test_disk_full_says_what_is_readable():
                 "(report cannot read it)" % d), p.stderr
     finally:
         umount_quietly(mnt)
+
+
+PEER_RULE = ("its control socket answers only root and the user it runs as, and only "
+             "root if it is not dumpable, as setuid programs are not")
+
+
+def test_setuid_program_answers_root_only():
+    """A setuid-root instrumented program started by an ordinary user is
+    that user's to start, not to trace: its control socket compared the
+    peer with its real uid and let that user list and record it (ptrace
+    refuses: the process runs as root and is not dumpable).  Root still
+    can."""
+    nobody = test_cli.as_nobody()
+    base = tklib.tmpdir()
+    os.chmod(base, 0o755)
+    prog = os.path.join(base, "prog-basic-setuid")
+    shutil.copy(tklib.prog("basic-static"), prog)
+    os.chown(prog, 0, 0)
+    os.chmod(prog, 0o4755)
+    shared = tklib.tmpdir()
+    os.chmod(shared, 0o777)
+    ready = os.path.join(shared, "ready")
+    proc = subprocess.Popen(nobody + [prog, "-f", "-r", ready, "-p", "200000"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        pid = int(tklib.wait_for_file(ready).split()[1])
+        with open("/proc/%d/status" % pid) as f:
+            uids = next(l for l in f if l.startswith("Uid:")).split()[1:3]
+        if uids != ["65534", "0"]:
+            raise tklib.Skip("the setuid bit did not take here (uids %s): nosuid mount?" % uids)
+        one_error(test_cli.run_as(nobody, "list", str(pid), timeout=30), rc=1,
+                  exact="tracekit: process %d refused the connection (%s)" % (pid, PEER_RULE))
+        d = os.path.join(shared, "t")
+        one_error(test_cli.run_as(nobody, "record", "-o", d, "-P", str(pid), timeout=30),
+                  rc=1, exact="tracekit: process %d refused the connection (%s)" % (
+                      pid, PEER_RULE))
+        assert not os.path.exists(d)
+        p = tk("list", "--names", str(pid), check=True)
+        assert p.stdout.split() == ["test:kinds", "test:phase", "test:seq"], p.stdout
+        assert proc.poll() is None, "the program died"
+    finally:
+        test_cli.stop(proc)
+
+
+SQUAT = r"""
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind("\0tracekit-" + sys.argv[1])
+s.listen(4)
+print(os.getpid(), flush=True)
+while True:
+    c, _ = s.accept()
+"""
+
+
+def test_squatted_socket_name():
+    """Anyone may bind an abstract name: another user's process holding
+    @tracekit-PID is not process PID, and list says the name is taken
+    (it read whatever that process sent)."""
+    nobody = test_cli.as_nobody()
+    sleeper = subprocess.Popen(["sleep", "60"])
+    squat = subprocess.Popen(nobody + [sys.executable, "-c", SQUAT, str(sleeper.pid)],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        holder = int(squat.stdout.readline())
+        one_error(tk("list", str(sleeper.pid), timeout=30), rc=1,
+                  exact="tracekit: the control socket name @tracekit-%d is taken by process "
+                        "%d (uid 65534), not process %d" % (sleeper.pid, holder, sleeper.pid))
+    finally:
+        test_cli.stop(squat)
+        test_cli.stop(sleeper)
