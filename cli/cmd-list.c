@@ -601,7 +601,8 @@ int cmd_list(int argc, char **argv)
 	what = argv[optind];
 	if (read_target(what, &l, names_only) < 0)
 		return TK_EXIT_FAILURE;
-	qsort(l.events, l.count, sizeof(*l.events), event_cmp);
+	if (l.count)
+		qsort(l.events, l.count, sizeof(*l.events), event_cmp);
 	for (unsigned i = 0; i < l.count; i++) {
 		/* a file's sections may hold one event more than once */
 		if (i && !strcmp(l.events[i].full_name, l.events[i - 1].full_name) &&

@@ -187,3 +187,24 @@ def test_squatted_socket_name():
     finally:
         test_cli.stop(squat)
         test_cli.stop(sleeper)
+
+
+def test_process_of_no_event():
+    """A process that joins a recording and announces no event (its
+    runtime started as the function tracer starts it) gets an empty
+    descriptor file, and list says the program has no event; both ran
+    into undefined behaviour (fwrite and qsort of a null pointer, which
+    the sanitizer build stops on)."""
+    noev = tklib.prog("noevents")
+    d = os.path.join(tklib.tmpdir(), "t")
+    p = tklib.record(d, ["env", "TRACEKIT_FUNCTRACE=1", noev])
+    assert p.stdout == "matched 0\n", p.stdout
+    assert p.stderr.splitlines()[-1] == "tracekit: 0 streams of 1 process recorded in '%s'" % d
+    descs = os.listdir(os.path.join(d, "events"))
+    assert [os.path.getsize(os.path.join(d, "events", f)) for f in descs] == [0], descs
+    head = tk("report", d, check=True).stdout
+    assert re.search(r"^# process \d+ \(prog-noevents\) %s, 0 events defined$" % re.escape(noev),
+                     head, re.M), head
+    p = tk("list", noev)
+    assert (p.returncode, p.stdout) == (0, ""), p.stderr
+    assert p.stderr == "tracekit: '%s' defines no tracekit events\n" % noev, p.stderr
