@@ -511,13 +511,14 @@ static int list_event_names(const char *glob, const char *target)
 	} else {
 		ret = -1;
 	}
-	if (!ret) {
+	if (!ret && names.n) {
 		qsort(names.v, names.n, sizeof(*names.v), name_cmp);
 		for (unsigned i = 0; i < names.n; i++)
 			if (!i || strcmp(names.v[i], names.v[i - 1]))
 				printf("%s\n", names.v[i]);
-		if (!names.n)
-			fprintf(stderr, "tracekit: no event matches '%s'\n", glob ? glob : "*");
+	} else if (!ret) {
+		tk_error("no event matches '%s'", glob ? glob : "*");
+		ret = -1;
 	}
 	for (unsigned i = 0; i < names.n; i++)
 		free(names.v[i]);

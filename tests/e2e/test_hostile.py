@@ -189,6 +189,18 @@ def test_squatted_socket_name():
         test_cli.stop(sleeper)
 
 
+def test_list_no_match():
+    """list -e GLOB that names nothing says so and fails (it exited 0)."""
+    with kernlib.lock():
+        one_error(tk("list", "-e", "nosuch:*"), rc=1,
+                  exact="tracekit: no event matches 'nosuch:*'")
+        p = tk("list", "-e", "nosuch:*", tklib.prog("basic"))
+        one_error(p, rc=1, exact="tracekit: no event matches 'nosuch:*'")
+        assert p.stdout == ""
+        p = tk("list", "-e", "test:s*", tklib.prog("basic"), check=True)
+        assert p.stdout.split() == ["test:seq"], p.stdout
+
+
 def test_process_of_no_event():
     """A process that joins a recording and announces no event (its
     runtime started as the function tracer starts it) gets an empty
