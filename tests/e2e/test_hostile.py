@@ -201,6 +201,19 @@ def test_list_no_match():
         assert p.stdout.split() == ["test:seq"], p.stdout
 
 
+def test_stat_duration_checked():
+    """stat -d takes a finite number of seconds up to a year: nan ran for
+    0 s and 1e999 forever."""
+    with kernlib.guard():
+        for bad in ("nan", "-nan", "1e999", "inf", "0", "-2", "31536001", "5s", ""):
+            one_error(tk("stat", "-a", "-e", "sched:sched_switch", "-d", bad, timeout=20),
+                      rc=2, exact="tracekit: -d '%s': give a number of seconds, more than "
+                                  "0 and at most 31536000" % bad)
+        p = tk("stat", "-a", "-e", "sched:sched_switch", "-d", "0.05", timeout=20)
+        assert p.returncode == 0, p.stderr
+        assert re.search(r"^ +\d+ +sched:sched_switch$", p.stderr, re.M), p.stderr
+
+
 def test_process_of_no_event():
     """A process that joins a recording and announces no event (its
     runtime started as the function tracer starts it) gets an empty
