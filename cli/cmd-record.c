@@ -74,6 +74,8 @@ struct record {
 	struct record_kernel kernel;
 	bool no_user_events;   /* the program is not instrumented */
 	struct sigaction saved_int, saved_term; /* what the command inherits */
+	struct rec_rule *parsed; /* every -e, before sort_rules kept the user's */
+	unsigned nparsed;
 };
 
 static void usage(FILE *f)
@@ -461,7 +463,14 @@ static int sort_rules(struct record *r, const struct tk_event_info *events,
 	unsigned kept = 0;
 	int ret = 0;
 
-	for (unsigned j = 0; names && j < count; j++)
+	r->parsed = malloc(o->nrules * sizeof(*o->rules));
+	if (!names || !r->parsed) {
+		free(names);
+		return -ENOMEM;
+	}
+	memcpy(r->parsed, o->rules, o->nrules * sizeof(*o->rules));
+	r->nparsed = o->nrules;
+	for (unsigned j = 0; j < count; j++)
 		names[j] = events[j].full_name;
 	for (unsigned i = 0; i < o->nrules && !ret; i++) {
 		struct rec_rule *rule = &o->rules[i];
@@ -857,6 +866,33 @@ static void print_summary(struct record *r, const struct rec_session *s)
 		user[0] && kernel[0] ? " and " : "", kernel, r->final_dir);
 }
 
+/* What parse_options, prepare and prepare_output allocated. */
+static void record_free(struct record *r)
+{
+	struct rec_rule *rules = r->parsed ? r->parsed : r->opt.rules;
+	unsigned n = r->parsed ? r->nparsed : r->opt.nrules;
+
+	for (unsigned i = 0; i < n; i++) {
+		free(rules[i].pattern);
+		free(rules[i].filter);
+	}
+	free(r->parsed);
+	free(r->opt.rules);
+	free(r->opt.func_filter.item);
+	free(r->opt.func_notrace.item);
+	free(r->opt.graph_funcs.item);
+	free(r->program);
+	free((char *)r->final_dir);
+	free(r->work_dir);
+}
+
+/* Free @r and return @ret: every way out of cmd_record. */
+static int done(struct record *r, int ret)
+{
+	record_free(r);
+	return ret;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record r;
@@ -868,10 +904,10 @@ int cmd_record(int argc, char **argv)
 
 	memset(&r, 0, sizeof(r));
 	if (parse_options(&r, argc, argv) < 0)
-		return TK_EXIT_USAGE;
+		return done(&r, TK_EXIT_USAGE);
 	if (prepare(&r) < 0 || prepare_output(&r) < 0) {
 		record_kernel_free(&r.kernel);
-		return TK_EXIT_FAILURE;
+		return done(&r, TK_EXIT_FAILURE);
 	}
 	/* -P with kernel events only: the process need not be instrumented */
 	if (r.opt.attach_pid && !r.opt.nrules)
@@ -927,7 +963,7 @@ int cmd_record(int argc, char **argv)
 		tk_error("%s", s.error);
 		session_free(&s);
 		record_kernel_free(&r.kernel);
-		return keep_old_trace(&r);
+		return done(&r, keep_old_trace(&r));
 	}
 	if (!r.opt.quiet)
 		print_summary(&r, &s);
@@ -935,13 +971,13 @@ int cmd_record(int argc, char **argv)
 	session_free(&s);
 	record_kernel_free(&r.kernel);
 	if (ret)
-		return keep_old_trace(&r);
+		return done(&r, keep_old_trace(&r));
 	if (commit_output(&r) < 0)
-		return TK_EXIT_FAILURE;
-	return ret;
+		ret = TK_EXIT_FAILURE;
+	return done(&r, ret);
 fail:
 	session_free(&s);
 	record_kernel_free(&r.kernel);
 	tk_remove_tree(r.work_dir);
-	return TK_EXIT_FAILURE;
+	return done(&r, TK_EXIT_FAILURE);
 }
