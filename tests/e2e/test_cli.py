@@ -209,23 +209,6 @@ def test_error_bad_options():
     assert not os.path.exists(d)
 
 
-def test_error_buffer_size_limit():
-    """-b past what a thread's buffer may be is refused before anything
-    runs (it was accepted, and the recorder then refused every buffer:
-    exit 0, no stream); the limit itself records."""
-    d = os.path.join(tklib.tmpdir(), "t")
-    for kb in ("4194304", "1048577", "18446744073709551616"):
-        one_error(tk("record", "-o", d, "-b", kb, "--", BASIC, "-n", "3"), rc=2,
-                  exact="tracekit: -b '%s': buffer size must be a number of KiB, "
-                        "from 8 to 1048576" % kb)
-    assert not os.path.exists(d)
-    p, rows, total = record_basic(d, "-n", "3", opts=("-b", "1048576"))
-    # the main thread's two test:phase events, the worker's three test:seq
-    assert sorted((r["events"], r["lost"]) for r in rows) == [(2, 0), (3, 0)], p.stderr
-    assert tk("report", "--count", d, check=True).stdout.splitlines()[-1].split() == [
-        "5", "total"]
-
-
 def test_error_program_not_found():
     d = os.path.join(tklib.tmpdir(), "t")
     one_error(tk("record", "-o", d, "--", "/nonexistent/prog"),

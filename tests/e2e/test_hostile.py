@@ -233,3 +233,86 @@ def test_process_of_no_event():
     p = tk("list", noev)
     assert (p.returncode, p.stdout) == (0, ""), p.stderr
     assert p.stderr == "tracekit: '%s' defines no tracekit events\n" % noev, p.stderr
+
+
+def test_error_buffer_size_limit():
+    """-b past what a thread's buffer may be is refused before anything
+    runs (it was accepted, and the recorder then refused every buffer:
+    exit 0, no stream); the limit itself records."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    for kb in ("4194304", "1048577", "18446744073709551616"):
+        one_error(tk("record", "-o", d, "-b", kb, "--", test_cli.BASIC, "-n", "3"), rc=2,
+                  exact="tracekit: -b '%s': buffer size must be a number of KiB, "
+                        "from 8 to 1048576" % kb)
+    assert not os.path.exists(d)
+    p, rows, total = test_cli.record_basic(d, "-n", "3", opts=("-b", "1048576"))
+    # the main thread's two test:phase events, the worker's three test:seq
+    assert sorted((r["events"], r["lost"]) for r in rows) == [(2, 0), (3, 0)], p.stderr
+    assert tk("report", "--count", d, check=True).stdout.splitlines()[-1].split() == [
+        "5", "total"]
+
+
+def test_instance_names_checked():
+    """A name that is not an instance's is refused by every verb that takes
+    -B, before tracefs is touched: 'stop -B ..' wrote the top-level
+    tracing_on (instances/.. is the top level) and 'show -B ..' printed
+    the top-level buffer.  guard() asserts that nothing changed."""
+    rule = "an instance name is not empty, has no '/' and is not '.' or '..'"
+    with kernlib.guard() as fs:
+        with open(os.path.join(fs, "tracing_on")) as f:
+            on = f.read()
+        for name in ("..", ".", "", "a/b", "../tracekit"):
+            for verb in ("stop", "show", "reset", "start"):
+                args = [verb, "-B", name] + (["-e", "sched:sched_switch"]
+                                             if verb == "start" else [])
+                p = tk(*args)
+                one_error(p, rc=2, exact="tracekit: -B '%s': %s" % (name, rule))
+                assert p.stdout == "", "%s -B %r printed %r" % (verb, name, p.stdout[:200])
+        long = "x" * 64
+        one_error(tk("start", "-B", long, "-e", "sched:sched_switch"), rc=2,
+                  exact="tracekit: -B '%s': an instance name has at most 63 bytes" % long)
+        with open(os.path.join(fs, "tracing_on")) as f:
+            assert f.read() == on
+
+
+def test_bad_manifest_numbers():
+    """Every number of the manifest is checked where it is read: report
+    died of SIGFPE on page_size=0 and on 2^32 (cut to 0 on its way to a
+    32-bit page size), and took 2^32 + 4096 for 4096."""
+    d = test_kernel_read._kernel_trace_copy()
+    path = os.path.join(d, "tracekit.manifest")
+    good = open(path).read()
+    lines = good.splitlines(True)
+    at = {kind: next(i for i, l in enumerate(lines) if l.startswith(kind + " "))
+          for kind in ("kernel", "kcpu", "stream", "clock", "process")}
+    cases = [
+        ("kernel", "page_size", "0"), ("kernel", "page_size", "4294967296"),
+        ("kernel", "page_size", "4294971392"), ("kernel", "page_size", "4095"),
+        ("kernel", "page_size", "+4096"), ("kernel", "stack", "2"),
+        ("kcpu", "cpu", "4096"), ("kcpu", "overrun", "18446744073709551616"),
+        ("kcpu", "dropped", "-1"),
+    ]
+    for kind, key, value in cases:
+        bad = re.sub(r"(^| )%s=\S*" % key, r"\g<1>%s=%s" % (key, value), lines[at[kind]])
+        assert bad != lines[at[kind]] or value in lines[at[kind]], (kind, key)
+        with open(path, "w") as f:
+            f.write("".join(lines[:at[kind]] + [bad] + lines[at[kind] + 1:]))
+        p = tklib.tracekit("report", d, check=False)
+        assert (p.returncode, p.stdout) == (1, ""), (kind, key, value, p.returncode, p.stderr)
+        assert p.stderr == "tracekit: '%s' line %d: bad %s %s '%s'\n" % (
+            path, at[kind] + 1, kind, key, value), p.stderr
+    # numbers of the user part: a malformed line, said so
+    for kind, key, value in [("stream", "events", "12x"), ("stream", "lost_full", " 1"),
+                             ("clock", "tsc_stop", "0x10"), ("process", "ppid", "-5")]:
+        bad = re.sub(r" %s=\S*" % key, " %s=%s" % (key, value.replace(" ", "%20")),
+                     lines[at[kind]])
+        assert bad != lines[at[kind]], (kind, key)
+        with open(path, "w") as f:
+            f.write("".join(lines[:at[kind]] + [bad] + lines[at[kind] + 1:]))
+        p = tklib.tracekit("report", d, check=False)
+        assert (p.returncode, p.stdout) == (1, ""), (kind, key, value, p.returncode, p.stderr)
+        assert p.stderr == "tracekit: '%s' line %d is malformed\n" % (path, at[kind] + 1), \
+            (kind, key, p.stderr)
+    with open(path, "w") as f:
+        f.write(good)
+    assert tklib.tracekit("report", d, check=False).returncode == 0

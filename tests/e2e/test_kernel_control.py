@@ -208,29 +208,6 @@ def test_start_errors():
             tk("reset", "-B", "tracekit")
 
 
-def test_instance_names_checked():
-    """A name that is not an instance's is refused by every verb that takes
-    -B, before tracefs is touched: 'stop -B ..' wrote the top-level
-    tracing_on (instances/.. is the top level) and 'show -B ..' printed
-    the top-level buffer.  guard() asserts that nothing changed."""
-    rule = "an instance name is not empty, has no '/' and is not '.' or '..'"
-    with kernlib.guard() as fs:
-        with open(os.path.join(fs, "tracing_on")) as f:
-            on = f.read()
-        for name in ("..", ".", "", "a/b", "../tracekit"):
-            for verb in ("stop", "show", "reset", "start"):
-                args = [verb, "-B", name] + (["-e", "sched:sched_switch"]
-                                             if verb == "start" else [])
-                p = tk(*args)
-                one_error(p, rc=2, exact="tracekit: -B '%s': %s" % (name, rule))
-                assert p.stdout == "", "%s -B %r printed %r" % (verb, name, p.stdout[:200])
-        long = "x" * 64
-        one_error(tk("start", "-B", long, "-e", "sched:sched_switch"), rc=2,
-                  exact="tracekit: -B '%s': an instance name has at most 63 bytes" % long)
-        with open(os.path.join(fs, "tracing_on")) as f:
-            assert f.read() == on
-
-
 def test_reset_stale_instances():
     """A recorder killed by SIGKILL leaves tracekit-PID behind: reset
     removes it, and -a leaves a running recorder's instance alone."""
