@@ -31,14 +31,14 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
-#include "elf-events.h"
-#include "filter.h"
-#include "pattern.h"
-#include "protocol.h"
+#include "format/elf-events.h"
+#include "common/filter.h"
+#include "common/pattern.h"
+#include "common/protocol.h"
 #include "record-functrace.h"
 #include "record-kernel.h"
 #include "session.h"
-#include "unix-socket.h"
+#include "common/unix-socket.h"
 
 /* The recorder looks for full sub-buffers every IDLE_POLL_US, and every
  * BUSY_POLL_US while the last look found some: writers never wake it (no

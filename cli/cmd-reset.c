@@ -18,7 +18,7 @@
 #include <string.h>
 #include "cli.h"
 #include "instance-args.h"
-#include "kernel.h"
+#include "kernel/kernel.h"
 
 static int remove_instance(const char *name)
 {

@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "trace.h"
+#include "format/trace.h"
 
 enum ts_mode { TS_MONO, TS_RAW, TS_REAL };
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz-control.c - libFuzzer entry for what a traced process sends the
- * recorder over its control socket (lib/protocol.h): HELLO, EVENT
+ * recorder over its control socket (common/protocol.h): HELLO, EVENT
  * descriptors, EVENTS_DONE, STREAM, MODULE, ERROR, and anything else.
  *
  * The recorder's own code reads them (cli/session.c through its public
@@ -26,12 +26,12 @@
  * with a message.  The buffers' contents are not fuzzed here (the
  * consumer's reading of a hostile buffer has tests of its own).
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib \
- *	-Iformat -Icli -Ikernel tests/fuzz/fuzz-control.c cli/session.c \
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
+ *	tests/fuzz/fuzz-control.c cli/session.c \
  *	cli/consumer.c cli/record-functrace.c format/trace-write.c \
  *	format/ctf-metadata.c format/event-info.c format/printfmt.c \
  *	format/elf-events.c format/symbols.c format/demangle.cc \
- *	lib/filter.c lib/pattern.c lib/unix-socket.c -lelf -lstdc++ \
+ *	common/filter.c common/pattern.c common/unix-socket.c -lelf -lstdc++ \
  *	-o fuzz-control
  *   ./fuzz-control tests/fuzz/corpus/fuzz-control
  */
@@ -48,10 +48,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../../cli/session.h"
-#include "../../lib/protocol.h"
-#include "../../lib/ringbuf-layout.h"
-#include "../../lib/unix-socket.h"
+#include "cli/session.h"
+#include "common/protocol.h"
+#include "common/ringbuf-layout.h"
+#include "common/unix-socket.h"
 #include "fuzz-dir.h"
 
 /* cli/main.c's, which the harness does not link */

@@ -15,8 +15,8 @@
  * are read.  Build and run (from the top of the tree, which the harness
  * needs as its current directory):
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib \
- *	-Iformat format/trace-read.c format/event-info.c format/printfmt.c \
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
+ *	format/trace-read.c format/event-info.c format/printfmt.c \
  *	format/kernel-read.c tests/fuzz/fuzz-manifest.c -ltraceevent \
  *	-o fuzz-manifest
  *   ./fuzz-manifest -dict=tests/fuzz/fuzz-manifest.dict \
@@ -35,9 +35,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../format/kernel-read.h"
+#include "format/kernel-read.h"
 #include "fuzz-dir.h"
-#include "../../format/trace.h"
+#include "format/trace.h"
 
 
 

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <event-parse.h>
 
-#include "../../format/kprint-plugins.h"
+#include "format/kprint-plugins.h"
 #include "tk-test.h"
 
 static char *slurp(const char *path)
