@@ -95,29 +95,35 @@
 			TK__PARGS(print),                                    \
 	};
 
-/* The out-of-line part of a call site: filter, record, probes. */
+/* The out-of-line part of a call site: the recording (behind its filter),
+ * then the probes.  The filter is the recorder's: it decides what is
+ * recorded, before any buffer space is reserved; the program's own probes
+ * see every hit, whatever the recorder filters. */
 #define TK__EVENT_EMIT(p, n, proto, args, fields)                            \
 	typedef void (*tk_probe_##p##_##n##_t)(void *data, proto);           \
 	__attribute__((unused)) static inline void tk__emit_##p##_##n(proto) \
 	{                                                                    \
 		struct tk_event *tk__ev = &TK__EV(p, n);                     \
-		if (TK__UNLIKELY(__atomic_load_n(&tk__ev->filter,            \
-						 __ATOMIC_RELAXED) != NULL)) { \
-			struct tk_value tk__vals[TK__SEQ_COUNT(fields) + 1]; \
-			struct tk_value *tk__vp = tk__vals;                  \
-			TK__SEQ_VALUE(fields)                                \
-			(void)tk__vp;                                        \
-			if (!tk__filter_pass(tk__ev, tk__vals))              \
-				return;                                      \
-		}                                                            \
 		if (TK__LIKELY(__atomic_load_n(&tk__ev->record,              \
 					       __ATOMIC_RELAXED))) {         \
-			TK__SEQ_LOCALS(fields)                               \
-			uint32_t tk__size = 0 TK__SEQ_SIZE(fields);          \
-			char *tk__p = tk__reserve(tk__size, tk__ev->id);     \
-			if (TK__LIKELY(tk__p != NULL)) {                     \
-				TK__SEQ_WRITE(fields)                        \
-				tk__commit(tk__p);                           \
+			int tk__pass = 1;                                    \
+			if (TK__UNLIKELY(__atomic_load_n(&tk__ev->filter,    \
+							 __ATOMIC_RELAXED) != NULL)) { \
+				struct tk_value                              \
+					tk__vals[TK__SEQ_COUNT(fields) + 1]; \
+				struct tk_value *tk__vp = tk__vals;          \
+				TK__SEQ_VALUE(fields)                        \
+				(void)tk__vp;                                \
+				tk__pass = tk__filter_pass(tk__ev, tk__vals); \
+			}                                                    \
+			if (TK__LIKELY(tk__pass)) {                          \
+				TK__SEQ_LOCALS(fields)                       \
+				uint32_t tk__size = 0 TK__SEQ_SIZE(fields);  \
+				char *tk__p = tk__reserve(tk__size, tk__ev->id); \
+				if (TK__LIKELY(tk__p != NULL)) {             \
+					TK__SEQ_WRITE(fields)                \
+					tk__commit(tk__p);                   \
+				}                                            \
 			}                                                    \
 		}                                                            \
 		if (TK__UNLIKELY(__atomic_load_n(&tk__ev->probes,            \
