@@ -87,11 +87,12 @@ def header_lines(outdir, *opts):
     return [line for line in p.stdout.splitlines() if line.startswith("#")]
 
 
-def start_basic(*args):
-    """prog-basic running until killed, with -r READY; returns (proc, pid)."""
+def start_basic(*args, binary=BASIC):
+    """prog-basic (or @binary, built from basic.c) running until killed,
+    with -r READY; returns (proc, pid)."""
     d = tklib.tmpdir()
     ready = os.path.join(d, "ready")
-    proc = subprocess.Popen([BASIC, "-f", "-r", ready] + list(args),
+    proc = subprocess.Popen([binary, "-f", "-r", ready] + list(args),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         text = tklib.wait_for_file(ready)
@@ -761,6 +762,34 @@ def test_attach():
                 pid, os.path.realpath(BASIC))], procs
     finally:
         stop(proc)
+
+
+def test_attach_big_static_tls():
+    """Programs with 256 KiB, 1 MiB and 16 MiB of static TLS (which glibc
+    takes out of every thread's stack) still get their control thread:
+    list PID lists their events, record -P records them."""
+    for name in ("tls256k", "tls1m", "tls16m"):
+        proc, pid = start_basic("-p", "200000", binary=tklib.prog(name))
+        try:
+            p = tk("list", "--names", str(pid), timeout=30)
+            assert (p.returncode, p.stdout.split(), p.stderr) == (
+                0, ["test:kinds", "test:phase", "test:seq"], ""), (name, p)
+            out = os.path.join(tklib.tmpdir(), name)
+            rec = subprocess.Popen([tklib.TRACEKIT, "record", "-P", str(pid), "-o", out,
+                                    "-e", "test:seq"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+            time.sleep(0.5)
+            rec.send_signal(signal.SIGINT)
+            _, err = rec.communicate(timeout=20)
+            assert rec.returncode == 0, (name, rec.returncode, err)
+            rows, total = tklib.summary(err)
+            seqs = [seq_fields(e["text"])[1] for e in tklib.report_lines(out)]
+            assert len(rows) == 1 and total["lost"] == 0 and total["events"] == len(seqs) > 0, \
+                (name, err)
+            assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), name
+            assert proc.poll() is None, "%s died" % name
+        finally:
+            stop(proc)
 
 
 # ---------------------------------------------------------------- 6. list
