@@ -33,6 +33,7 @@
 #include <fnmatch.h>
 #include <tracefs.h>
 #include "cli.h"
+#include "control-client.h"
 #include "elf-events.h"
 #include "event-info.h"
 #include "counters.h"
@@ -40,8 +41,6 @@
 #include "pattern.h"
 #include "protocol.h"
 #include "unix-socket.h"
-
-#define ANSWER_TIMEOUT_MS 3000
 
 struct event_list {
 	unsigned count;
@@ -175,18 +174,21 @@ static int list_process(pid_t pid, struct event_list *l, bool names_only)
 	}
 	for (;;) {
 		struct pollfd pfd = { fd, POLLIN, 0 };
+		char why[200];
 
-		if (poll(&pfd, 1, ANSWER_TIMEOUT_MS) <= 0) {
-			tk_error("process %d did not answer", (int)pid);
+		if (poll(&pfd, 1, TK_CTL_ANSWER_MS) <= 0) {
+			ctl_no_answer(pid, false, why, sizeof(why));
+			tk_error("%s", why);
 			break;
 		}
 		n = (int)recv(fd, buf, sizeof(buf), 0);
 		if (n < (int)sizeof(*m) || m->len != (uint32_t)n) {
-			if (!heard)
-				tk_error("process %d refused the connection (its control socket answers only its own user or root)",
-					 (int)pid);
-			else
+			if (heard) {
 				tk_error("process %d closed the connection", (int)pid);
+				break;
+			}
+			ctl_no_answer(pid, true, why, sizeof(why));
+			tk_error("%s", why);
 			break;
 		}
 		heard = true;

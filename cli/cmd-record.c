@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "control-client.h"
 #include "elf-events.h"
 #include "filter.h"
 #include "pattern.h"
@@ -710,6 +711,9 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 		       pid_t child)
 {
 	uint64_t stop_at = 0;
+	/* record -P: the process must say HELLO in time */
+	uint64_t answer_by = r->opt.attach_pid && r->opt.nrules
+				     ? now_ms() + TK_CTL_ANSWER_MS : 0;
 	bool termed = false;
 
 	for (;;) {
@@ -753,6 +757,12 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 				return 0;
 		} else if (session_connected(s) == 0) {
 			return 0;
+		} else if (answer_by && !session_heard_from(s)) {
+			if (now_ms() > answer_by) {
+				ctl_no_answer(r->opt.attach_pid, false, s->error,
+					      sizeof(s->error));
+				return -ETIMEDOUT;
+			}
 		}
 	}
 }
@@ -875,9 +885,7 @@ int cmd_record(int argc, char **argv)
 		tk_warn("cannot raise the recorder's priority: %s", strerror(errno));
 	ret = record_loop(&r, &s, sigfd, child);
 	if (ret == 0 && r.opt.attach_pid && user && !session_heard_from(&s)) {
-		snprintf(s.error, sizeof(s.error),
-			 "process %d refused the connection (its control socket answers only its own user or root)",
-			 (int)r.opt.attach_pid);
+		ctl_no_answer(r.opt.attach_pid, true, s.error, sizeof(s.error));
 		ret = -EPERM;
 	}
 	session_stop(&s);

@@ -792,6 +792,43 @@ def test_attach_big_static_tls():
             stop(proc)
 
 
+# A control socket that never answers, or closes every connection at
+# once: @tracekit-PID bound by a script, not by the runtime.
+SILENT_SOCKET = """
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind("\\0tracekit-%d" % os.getpid())
+s.listen(4)
+print("ready", flush=True)
+while True:
+    if sys.argv[1] == "close":
+        s.accept()[0].close()
+    else:
+        time.sleep(1)
+"""
+
+
+def test_attach_silent_control_socket():
+    """list PID and record -P give up after 3 s on a control socket that
+    says nothing, and say so; one that closes at once is not called a
+    refusal of our user when we are root."""
+    for mode, msg in (("silent", "process %d did not answer on its control socket "
+                                 "@tracekit-%d within 3 s"),
+                      ("close", "process %d closed the connection without answering")):
+        proc = subprocess.Popen(["python3", "-c", SILENT_SOCKET, mode],
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout.readline() == "ready\n"
+            pid = proc.pid
+            want = "tracekit: " + (msg % (pid, pid) if mode == "silent" else msg % pid)
+            one_error(tk("list", str(pid), timeout=30), exact=want, rc=1)
+            d = os.path.join(tklib.tmpdir(), "t")
+            one_error(tk("record", "-o", d, "-P", str(pid), timeout=30), exact=want, rc=1)
+            assert not os.path.exists(d), "record -P left %s" % d
+        finally:
+            stop(proc)
+
+
 # ---------------------------------------------------------------- 6. list
 
 SEQ_FORMAT = [
