@@ -70,8 +70,9 @@ static void usage(FILE *f)
 		"latency columns irqs-off, need-resched, hardirq/softirq, preempt\n"
 		"depth, migrate-disable depth (blank on user lines).\n\n"
 		"  DIR               trace directory (default " TK_DEFAULT_OUTPUT ")\n"
-		"  -F FILTER         only events matching FILTER (ftrace syntax); events\n"
-		"                    without the fields it names are left out\n"
+		"  -F FILTER         only events matching FILTER (ftrace syntax, as record's\n"
+		"                    -f, with its messages); events without the fields it\n"
+		"                    names are left out\n"
 		"  --events PATTERN  only events matching PATTERN (repeatable): app:*,\n"
 		"                    sched:sched_switch, syscalls (a whole system), ...\n"
 		"  --ts MODE         timestamps: mono (default, seconds of CLOCK_MONOTONIC),\n"
@@ -171,15 +172,26 @@ bool report_selected(const char *const *patterns, unsigned n, const char *name)
 	return false;
 }
 
+void report_filter_note(struct report_filter_result *fr, const char *event,
+			const struct tk_filter_error *fe)
+{
+	if (fr->first_event && fe->column <= fr->column) {
+		if (fe->column == fr->column && strcmp(event, fr->first_event))
+			fr->tied = true;
+		return;
+	}
+	fr->first_event = event;
+	fr->tied = false;
+	fr->column = fe->column;
+	snprintf(fr->message, sizeof(fr->message), "%s", fe->message);
+}
+
 /* Decide for each event whether it is shown and with which filter.  A
- * filter that compiles for no event at all is an error, reported with the
- * first event's reason. */
-static int prepare_events(struct report *r, const struct report_filter_result *kf)
+ * filter that compiles for no event at all is an error, worded as
+ * `record -f` words it (report_filter_note says which event's). */
+static int prepare_events(struct report *r, struct report_filter_result *kf)
 {
 	struct tk_trace *t = &r->trace;
-	struct tk_filter_error first = { 0, "" };
-	bool any_compiled = kf->any_compiled;
-	const char *first_event = NULL;
 
 	for (unsigned i = 0; i < t->nprocesses; i++)
 		r->nstates += t->processes[i].nevents;
@@ -201,23 +213,19 @@ static int prepare_events(struct report *r, const struct report_filter_result *k
 			if (tk_filter_compile(r->filter, st->ev->fields,
 					      st->ev->nfields, &st->filter, &fe) < 0) {
 				st->shown = false;
-				if (!first_event) {
-					first = fe;
-					first_event = st->ev->full_name;
-				}
+				report_filter_note(kf, st->ev->full_name, &fe);
 			} else {
-				any_compiled = true;
+				kf->any_compiled = true;
 			}
 		}
 	}
-	if (!first_event && kf->first_event) {
-		first_event = kf->first_event;
-		first.column = kf->column;
-		snprintf(first.message, sizeof(first.message), "%s", kf->message);
-	}
-	if (r->filter && !any_compiled && first_event) {
-		tk_error("bad filter '%s' at column %d: %s", r->filter, first.column,
-			 first.message);
+	if (r->filter && !kf->any_compiled && kf->first_event) {
+		if (kf->tied)
+			tk_error("bad filter '%s' at column %d: %s", r->filter,
+				 kf->column, kf->message);
+		else
+			tk_error("bad filter '%s' for '%s' at column %d: %s",
+				 r->filter, kf->first_event, kf->column, kf->message);
 		return -EINVAL;
 	}
 	return 0;

@@ -184,11 +184,7 @@ static int prepare_event(struct report_kernel *rk, struct kevent *e,
 	if (tk_filter_compile(rk->o.filter, e->fields, e->nfields, &e->filter,
 			      &fe) < 0) {
 		e->shown = false;
-		if (!fr->first_event) {
-			fr->first_event = e->name;
-			fr->column = fe.column;
-			snprintf(fr->message, sizeof(fr->message), "%s", fe.message);
-		}
+		report_filter_note(fr, e->name, &fe);
 	} else {
 		fr->any_compiled = true;
 	}

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "filter.h"
 #include "trace.h"
 
 enum ts_mode { TS_MONO, TS_RAW, TS_REAL };
@@ -58,13 +59,23 @@ struct report_kernel_opts {
 	const struct tk_trace_clock *clock;
 };
 
-/* What compiling -F for the kernel's events gave. */
+/* What compiling -F for the events gave: whether it compiled for any,
+ * and the error to show if for none. */
 struct report_filter_result {
 	bool any_compiled;
-	const char *first_event; /* the first event it did not compile for */
+	const char *first_event; /* the event of the error kept */
+	bool tied; /* other events failed as far into the expression */
 	int column;
 	char message[160];
 };
+
+/* Keep @fe (the filter did not compile for @event) if it is the error to
+ * show: the one that got furthest into the expression, as `record -f`
+ * says it for the event the user meant ('ms >' is a missing value for
+ * an event with a field ms, not an unknown field of all the others);
+ * the event is named when it alone got that far. */
+void report_filter_note(struct report_filter_result *fr, const char *event,
+			const struct tk_filter_error *fe);
 
 /* Open DIR's kernel events.  Returns 1 with *out set, 0 when the trace
  * has no kernel part, -1 after printing why it cannot be read. */

@@ -191,6 +191,31 @@ def test_error_bad_filter_syntax():
         assert not os.path.exists(d)
 
 
+def test_report_bad_filter_as_record():
+    """report -F says what record -f says, at the same column, for a trace
+    whose other events (test:kinds, test:phase) lack the fields named."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    record_basic(d, "-n", "20", "-k")
+    cases = [
+        ("seq >", len("seq >") + 1, "expected a value after '>'"),
+        ("seq == 4 &&", len("seq == 4 &&") + 1, "expected a field name after '&&'"),
+        ("seq > 10 thread == 1", "seq > 10 thread == 1".index("thread") + 1,
+         "expected '&&' or '||', got 'thread'"),
+        ("thread == 1 && name == 3", "thread == 1 && name == 3".index("name") + 1,
+         "unknown field 'name'"),
+        ("seq > abc", "seq > abc".index("abc") + 1, "invalid integer 'abc'"),
+    ]
+    for flt, col, msg in cases:
+        want = "tracekit: bad filter '%s' for 'test:seq' at column %d: %s" % (flt, col, msg)
+        r = tk("record", "-o", os.path.join(tklib.tmpdir(), "r"), "-e", "test:seq",
+               "-f", flt, "--", BASIC)
+        one_error(r, exact=want)
+        one_error(tk("report", d, "-F", flt), exact=want, rc=2)
+    # a field no event has: no event to blame
+    one_error(tk("report", d, "-F", "bogus > 1"), rc=2,
+              exact="tracekit: bad filter 'bogus > 1' at column 1: unknown field 'bogus'")
+
+
 def test_error_bad_options():
     d = os.path.join(tklib.tmpdir(), "t")
     one_error(tk("record", "--bogus"), rc=2,
