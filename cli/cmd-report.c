@@ -2,7 +2,8 @@
 /*
  * cmd-report.c - tracekit report: every event of a trace in time order.
  *
- *   tracekit report [DIR] [-F FILTER] [--events PATTERN]... [--ts mono|raw|real]
+ *   tracekit report [DIR] [-F FILTER] [--events PATTERN]...
+ *                   [--ts mono|raw|real|start|delta]
  *                   [--no-header] [--count]
  *
  * One line per event, as trace-cmd prints them:
@@ -76,7 +77,9 @@ static void usage(FILE *f)
 		"  --events PATTERN  only events matching PATTERN (repeatable): app:*,\n"
 		"                    sched:sched_switch, syscalls (a whole system), ...\n"
 		"  --ts MODE         timestamps: mono (default, seconds of CLOCK_MONOTONIC),\n"
-		"                    real (seconds since the epoch) or raw (clock ticks)\n"
+		"                    real (seconds since the epoch), raw (clock ticks),\n"
+		"                    start (seconds since the trace's first event) or\n"
+		"                    delta (seconds since the line before)\n"
 		"  --no-header       events only\n"
 		"  --count           decode every event but print only how many there\n"
 		"                    are of each (checks the whole trace quickly)\n"
@@ -125,8 +128,13 @@ static int parse_options(struct report *r, int argc, char **argv)
 				r->ts = TS_RAW;
 			else if (!strcmp(optarg, "real"))
 				r->ts = TS_REAL;
+			else if (!strcmp(optarg, "start"))
+				r->ts = TS_START;
+			else if (!strcmp(optarg, "delta"))
+				r->ts = TS_DELTA;
 			else {
-				tk_error("--ts '%s': use mono, real or raw", optarg);
+				tk_error("--ts '%s': use mono, real, raw, start or delta",
+					 optarg);
 				return -1;
 			}
 			break;
@@ -330,19 +338,38 @@ size_t report_put_uint(char *buf, uint64_t v, unsigned width, char pad)
 	return out + len;
 }
 
+static uint64_t time_origin, time_prev;
+
+void report_time_origin(uint64_t ts)
+{
+	time_origin = time_prev = ts;
+}
+
 size_t report_put_time(const struct tk_trace_clock *c, enum ts_mode mode,
 		       uint64_t ts, char *buf)
 {
-	uint64_t ns;
-	size_t n;
-
-	if (mode == TS_RAW)
-		return report_put_uint(buf, ts, 0, ' ');
 	static uint64_t last_secs = ~0ull;
 	static char secs_text[24];
 	static size_t secs_len;
+	uint64_t ns, since;
+	size_t n;
 
-	ns = mode == TS_REAL ? tk_clock_to_real(c, ts) : tk_clock_to_mono(c, ts);
+	switch (mode) {
+	case TS_RAW:
+		return report_put_uint(buf, ts, 0, ' ');
+	case TS_REAL:
+		ns = tk_clock_to_real(c, ts);
+		break;
+	case TS_START:
+	case TS_DELTA:
+		since = mode == TS_START ? time_origin : time_prev;
+		time_prev = ts;
+		ns = ts > since ? (uint64_t)((unsigned __int128)(ts - since) *
+					     1000000000u / c->freq) : 0;
+		break;
+	default:
+		ns = tk_clock_to_mono(c, ts);
+	}
 	/* the seconds change seldom from one line to the next */
 	if (ns / 1000000000u != last_secs) {
 		last_secs = ns / 1000000000u;
@@ -590,6 +617,8 @@ int cmd_report(int argc, char **argv)
 	r.ftrace = ftrace_view_open(&r.trace, r.profile);
 	if (open_readers(&r) < 0)
 		return TK_EXIT_FAILURE;
+	if (r.heap_len)
+		report_time_origin(source_ts(&r, r.heap[0]));
 	while (r.heap_len) {
 		unsigned idx = r.heap[0];
 		struct tk_stream_reader *rd = &r.readers[idx];

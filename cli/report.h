@@ -21,7 +21,9 @@
 #include "filter.h"
 #include "trace.h"
 
-enum ts_mode { TS_MONO, TS_RAW, TS_REAL };
+/* --ts: seconds of CLOCK_MONOTONIC, clock ticks, seconds since the epoch,
+ * seconds since the trace's first event, since the line before. */
+enum ts_mode { TS_MONO, TS_RAW, TS_REAL, TS_START, TS_DELTA };
 
 /* Decimal digits of v right-aligned in @width, padded with @pad; returns
  * the chars written (more than width if needed). */
@@ -34,9 +36,12 @@ size_t report_put_prefix(char *buf, const char *comm, size_t comm_len,
 /* Its " [CPU] " part alone. */
 size_t report_put_prefix_cpu(char *buf, uint32_t cpu);
 
-/* The timestamp as --ts asks: seconds.microseconds or raw ticks. */
+/* The timestamp of the line being printed as --ts asks:
+ * seconds.microseconds or raw ticks.  TS_START counts from the origin set
+ * by report_time_origin(), TS_DELTA from the previous line's time. */
 size_t report_put_time(const struct tk_trace_clock *c, enum ts_mode mode,
 		       uint64_t ts, char *buf);
+void report_time_origin(uint64_t ts);
 
 /* True when --events selects @name (no pattern: every event). */
 bool report_selected(const char *const *patterns, unsigned n, const char *name);

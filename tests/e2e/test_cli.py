@@ -223,7 +223,7 @@ def test_error_bad_options():
     one_error(tk("record", "-o", d, "-b", "abc", "--", BASIC), rc=2,
               exact="tracekit: -b 'abc': buffer size must be a number of KiB, at least 8")
     one_error(tk("report", "--ts", "foo", d), rc=2,
-              exact="tracekit: --ts 'foo': use mono, real or raw")
+              exact="tracekit: --ts 'foo': use mono, real, raw, start or delta")
     one_error(tk("record"), rc=2,
               exact="tracekit: nothing to record: give a command after '--' or -P PID")
     one_error(tk("record", "-o", d, "-f", "seq > 1", "-e", "test:seq", "--", BASIC), rc=2,
@@ -418,8 +418,8 @@ def test_error_report_corrupt_stream():
     assert all(ev), "unparsable report output"
     seqs = {0: [], 1: []}
     for m in ev:
-        if m.group(6) == "test:seq":
-            t, s, _ = seq_fields(m.group(7))
+        if m.group(5) == "test:seq":
+            t, s, _ = seq_fields(m.group(6))
             seqs[t].append(s)
     assert seqs[0] == list(range(400)), "thread 0: %d events before the damage, expected " \
         "seq 0..399" % len(seqs[0])
@@ -447,8 +447,8 @@ def test_error_report_truncated_stream():
     for l in p.stdout.splitlines():
         m = tklib.LINE_RE.match(l)
         assert m, "unparsable report line %r" % l
-        if m.group(6) == "test:seq":
-            t, s, _ = seq_fields(m.group(7))
+        if m.group(5) == "test:seq":
+            t, s, _ = seq_fields(m.group(6))
             seqs[t].append(s)
     assert seqs[1] == list(range(1000)), "thread 1 lost events to thread 0's truncation"
     assert seqs[0] == list(range(500)), "thread 0: %d events printed, expected the 500 " \
@@ -669,6 +669,42 @@ def test_report_options():
         assert ts == sorted(ts)
     assert [e["ts"] for e in tklib.report_lines(d, "--ts", "mono")] == \
         [e["ts"] for e in everything], "--ts mono is not the default"
+
+
+def trace_freq(outdir):
+    """The clock rate the report header gives."""
+    m = re.search(r" at (\d+) Hz,", "\n".join(header_lines(outdir)))
+    assert m, header_lines(outdir)
+    return int(m.group(1))
+
+
+def secs(ticks, freq):
+    """Ticks as report prints seconds: whole microseconds, truncated."""
+    ns = ticks * 10**9 // freq
+    return "%d.%06d" % (ns // 10**9, ns % 10**9 // 1000)
+
+
+def test_report_relative_times():
+    """--ts start: seconds since the trace's first event; --ts delta: since
+    the line before (0 on the first); both exact from the raw ticks, also
+    when the lines are a selection."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    record_basic(d, "-n", "100", "-t", "2")
+    freq = trace_freq(d)
+    raw = [int(e["ts"]) for e in tklib.report_lines(d, "--ts", "raw")]
+    assert len(raw) == 202
+    got = [e["ts"] for e in tklib.report_lines(d, "--ts", "start")]
+    assert got == [secs(t - raw[0], freq) for t in raw]
+    got = [e["ts"] for e in tklib.report_lines(d, "--ts", "delta")]
+    assert got == [secs(t - p, freq) for t, p in zip(raw, raw[:1] + raw)]
+    # a selection: start still counts from the first event, delta between
+    # the lines shown
+    sel = [int(e["ts"]) for e in tklib.report_lines(d, "--ts", "raw", "-F", "seq > 90")]
+    assert len(sel) == 18
+    got = [e["ts"] for e in tklib.report_lines(d, "--ts", "start", "-F", "seq > 90")]
+    assert got == [secs(t - raw[0], freq) for t in sel]
+    got = [e["ts"] for e in tklib.report_lines(d, "--ts", "delta", "-F", "seq > 90")]
+    assert got == [secs(t - p, freq) for t, p in zip(sel, raw[:1] + sel)]
 
 
 def test_report_header():

@@ -90,20 +90,20 @@ def summary(stderr):
     return rows, total
 
 
-LINE_RE = re.compile(r"^\s*(.+)-(\d+) \[(\d+)\] (\d+)\.(\d+): ([^:]+:[^:]+): ?(.*)$")
+LINE_RE = re.compile(r"^\s*(.+)-(\d+) \[(\d+)\] (\d+(?:\.\d+)?): ([^:]+:[^:]+): ?(.*)$")
 
 
 def report_lines(outdir, *opts):
     """Event lines of `tracekit report --no-header`, parsed: list of dicts
-    (comm, tid, cpu, ts (string), event, text)."""
+    (comm, tid, cpu, ts (string: seconds, or ticks with --ts raw), event,
+    text)."""
     p = tracekit("report", outdir, "--no-header", *opts, timeout=300)
     out = []
     for line in p.stdout.splitlines():
         m = LINE_RE.match(line)
         assert m, "unparsable report line: %r" % line
         out.append(dict(comm=m.group(1), tid=int(m.group(2)), cpu=int(m.group(3)),
-                        ts=m.group(4) + "." + m.group(5), event=m.group(6),
-                        text=m.group(7)))
+                        ts=m.group(4), event=m.group(5), text=m.group(6)))
     return out
 
 
