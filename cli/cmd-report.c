@@ -3,6 +3,7 @@
  * cmd-report.c - tracekit report: every event of a trace in time order.
  *
  *   tracekit report [DIR] [-F FILTER] [--events PATTERN]...
+ *                   [--pid PID] [--tid TID] [--comm GLOB]
  *                   [--ts mono|raw|real|start|delta]
  *                   [--no-header] [--count]
  *
@@ -17,8 +18,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +40,10 @@ struct report {
 	const char *filter;
 	const char **patterns;
 	unsigned npatterns;
+	struct report_who who; /* --pid, --tid, --comm */
+	bool *who_ok;          /* per reader: its thread is selected */
+	struct tk_value *fvalues; /* an event's values and the common ones */
+	unsigned fvalues_cap;
 	enum ts_mode ts;
 	bool no_header;
 	bool count_only;
@@ -73,9 +80,15 @@ static void usage(FILE *f)
 		"  DIR               trace directory (default " TK_DEFAULT_OUTPUT ")\n"
 		"  -F FILTER         only events matching FILTER (ftrace syntax, as record's\n"
 		"                    -f, with its messages); events without the fields it\n"
-		"                    names are left out\n"
+		"                    names are left out; every event also has the fields\n"
+		"                    common_pid (its thread), common_comm and common_cpu\n"
 		"  --events PATTERN  only events matching PATTERN (repeatable): app:*,\n"
 		"                    sched:sched_switch, syscalls (a whole system), ...\n"
+		"  --pid PID[,PID]   only events of these processes (repeatable; a kernel\n"
+		"                    event's thread counts when it is the process or one\n"
+		"                    of its threads with user events)\n"
+		"  --tid TID[,TID]   only events of these threads (repeatable)\n"
+		"  --comm GLOB       only events of threads whose name matches GLOB\n"
 		"  --ts MODE         timestamps: mono (default, seconds of CLOCK_MONOTONIC),\n"
 		"                    real (seconds since the epoch), raw (clock ticks),\n"
 		"                    start (seconds since the trace's first event) or\n"
@@ -91,6 +104,87 @@ static void usage(FILE *f)
 		"                    event libtraceevent printed (not the fast printer)\n");
 }
 
+/* "12,34" added to *ids; -1 (said) if it is not a list of ids. */
+static int parse_ids(const char *opt, const char *arg, uint32_t **ids, unsigned *n)
+{
+	const char *p = arg;
+
+	do {
+		char *end;
+		unsigned long v;
+		uint32_t *grown;
+
+		errno = 0;
+		v = *p >= '0' && *p <= '9' ? strtoul(p, &end, 10) : 0;
+		if (!v || errno || v > INT32_MAX || (*end && *end != ',')) {
+			tk_error("%s '%s': not a list of ids (as 12,34)", opt, arg);
+			return -1;
+		}
+		grown = realloc(*ids, (*n + 1) * sizeof(**ids));
+		if (!grown)
+			return -1;
+		*ids = grown;
+		(*ids)[(*n)++] = (uint32_t)v;
+		p = *end ? end + 1 : end;
+	} while (*p);
+	return 0;
+}
+
+static bool id_in(const uint32_t *ids, unsigned n, uint32_t id)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+bool report_who_selects(const struct report_who *w, uint32_t pid,
+			uint32_t tid, const char *comm)
+{
+	if (w->ntids && !id_in(w->tids, w->ntids, tid))
+		return false;
+	if (w->comm && (!comm || fnmatch(w->comm, comm, 0)))
+		return false;
+	if (!w->npids)
+		return true;
+	if (pid)
+		return id_in(w->pids, w->npids, pid);
+	if (id_in(w->pids, w->npids, tid))
+		return true;
+	for (unsigned i = 0; w->trace && i < w->trace->nstreams; i++)
+		if (w->trace->streams[i].tid == tid &&
+		    id_in(w->pids, w->npids, w->trace->streams[i].pid))
+			return true;
+	return false;
+}
+
+struct tk_field_desc *report_common_fields(const struct tk_field_desc *fields,
+					   unsigned n)
+{
+	static const struct tk_field_desc common[REPORT_COMMON_FIELDS] = {
+		{ "common_pid", TK_KIND_INT, 4, 0, 0 },
+		{ "common_comm", TK_KIND_STRING, 0, 0, 0 },
+		{ "common_cpu", TK_KIND_UINT, 4, 0, 0 },
+	};
+	struct tk_field_desc *all = calloc(n + REPORT_COMMON_FIELDS, sizeof(*all));
+
+	if (!all)
+		return NULL;
+	if (n)
+		memcpy(all, fields, n * sizeof(*all));
+	memcpy(all + n, common, sizeof(common));
+	return all;
+}
+
+void report_common_values(struct tk_value *v, uint32_t tid, const char *comm,
+			  uint32_t cpu)
+{
+	v[0].i = (int32_t)tid;
+	v[1].str = comm;
+	v[1].len = (uint32_t)strlen(comm);
+	v[2].u = cpu;
+}
+
 static int parse_options(struct report *r, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -102,6 +196,9 @@ static int parse_options(struct report *r, int argc, char **argv)
 		{ "profile", no_argument, NULL, 'Q' },
 		{ "tep-print", no_argument, NULL, 'P' },
 		{ "tep-stats", no_argument, NULL, 'S' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "comm", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -152,6 +249,17 @@ static int parse_options(struct report *r, int argc, char **argv)
 			break;
 		case 'Q':
 			r->profile = true;
+			break;
+		case 'p':
+			if (parse_ids("--pid", optarg, &r->who.pids, &r->who.npids) < 0)
+				return -1;
+			break;
+		case 't':
+			if (parse_ids("--tid", optarg, &r->who.tids, &r->who.ntids) < 0)
+				return -1;
+			break;
+		case 'c':
+			r->who.comm = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -211,6 +319,8 @@ static int prepare_events(struct report *r, struct report_filter_result *kf)
 		for (unsigned j = 0; j < t->processes[i].nevents; j++) {
 			struct event_state *st = &r->states[r->nstates++];
 			struct tk_filter_error fe;
+			struct tk_field_desc *all;
+			int ret;
 
 			st->ev = &t->processes[i].events[j];
 			t->processes[i].events[j].user = st;
@@ -218,8 +328,16 @@ static int prepare_events(struct report *r, struct report_filter_result *kf)
 			st->ftrace = ftrace_view_owns(st->ev);
 			if (!r->filter || !st->shown)
 				continue;
-			if (tk_filter_compile(r->filter, st->ev->fields,
-					      st->ev->nfields, &st->filter, &fe) < 0) {
+			all = report_common_fields(st->ev->fields, st->ev->nfields);
+			if (!all)
+				return -ENOMEM;
+			if (st->ev->nfields + REPORT_COMMON_FIELDS > r->fvalues_cap)
+				r->fvalues_cap = st->ev->nfields + REPORT_COMMON_FIELDS;
+			ret = tk_filter_compile(r->filter, all,
+						st->ev->nfields + REPORT_COMMON_FIELDS,
+						&st->filter, &fe);
+			free(all);
+			if (ret < 0) {
 				st->shown = false;
 				report_filter_note(kf, st->ev->full_name, &fe);
 			} else {
@@ -227,6 +345,9 @@ static int prepare_events(struct report *r, struct report_filter_result *kf)
 			}
 		}
 	}
+	r->fvalues = calloc(r->fvalues_cap + 1, sizeof(*r->fvalues));
+	if (!r->fvalues)
+		return -ENOMEM;
 	if (r->filter && !kf->any_compiled && kf->first_event) {
 		if (kf->tied)
 			tk_error("bad filter '%s' at column %d: %s", r->filter,
@@ -501,6 +622,18 @@ static void print_event(struct report *r, const struct tk_stream_reader *rd,
 	fwrite_unlocked(line, 1, n, stdout);
 }
 
+/* -F on a user event: its fields, then the common ones. */
+static bool user_filter_match(struct report *r, const struct tk_stream_reader *rd,
+			      const struct event_state *st)
+{
+	unsigned n = st->ev->nfields;
+
+	memcpy(r->fvalues, rd->values, n * sizeof(*r->fvalues));
+	report_common_values(r->fvalues + n, rd->stream->tid, rd->stream->comm,
+			     rd->cpu);
+	return tk_filter_match(st->filter, r->fvalues);
+}
+
 static void show_ftrace(struct report *r, struct tk_stream_reader *rd)
 {
 	char prefix[128];
@@ -556,8 +689,9 @@ static int open_readers(struct report *r)
 	unsigned ncpus = r->kernel ? report_kernel_ncpus(r->kernel) : 0;
 
 	r->readers = calloc(t->nstreams + 1, sizeof(*r->readers));
+	r->who_ok = calloc(t->nstreams + 1, sizeof(*r->who_ok));
 	r->heap = calloc(t->nstreams + ncpus + 1, sizeof(*r->heap));
-	if (!r->readers || !r->heap)
+	if (!r->readers || !r->who_ok || !r->heap)
 		return -ENOMEM;
 	for (unsigned i = 0; i < t->nstreams; i++) {
 		char err[512];
@@ -569,6 +703,9 @@ static int open_readers(struct report *r)
 			tk_stream_close(&r->readers[r->nreaders]);
 			continue;
 		}
+		r->who_ok[r->nreaders] = report_who_selects(&r->who, t->streams[i].pid,
+							    t->streams[i].tid,
+							    t->streams[i].comm);
 		r->nreaders++;
 	}
 	r->nsources = r->nreaders + ncpus;
@@ -605,6 +742,8 @@ int cmd_report(int argc, char **argv)
 	ko.count_only = r.count_only;
 	ko.tep_only = r.tep_only;
 	ko.clock = &r.trace.clock;
+	r.who.trace = &r.trace;
+	ko.who = &r.who;
 	if (report_kernel_open(r.dir, &ko, &kf, &r.kernel) < 0) {
 		tk_trace_free(&r.trace);
 		return TK_EXIT_FAILURE;
@@ -630,8 +769,8 @@ int cmd_report(int argc, char **argv)
 			goto next;
 		}
 		st = state_of(rd->event);
-		if (st && st->shown &&
-		    (!st->filter || tk_filter_match(st->filter, rd->values))) {
+		if (st && st->shown && r.who_ok[idx] &&
+		    (!st->filter || user_filter_match(&r, rd, st))) {
 			if (r.count_only)
 				st->count++;
 			else if (r.ftrace && st->ftrace)
@@ -656,6 +795,10 @@ next:
 		tk_filter_free(r.states[i].filter);
 	free(r.states);
 	free(r.readers);
+	free(r.who_ok);
+	free(r.fvalues);
+	free(r.who.pids);
+	free(r.who.tids);
 	free(r.heap);
 	free(r.patterns);
 	if (r.kernel && report_kernel_failed(r.kernel))

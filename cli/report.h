@@ -52,6 +52,36 @@ struct report_count {
 	uint64_t count;
 };
 
+/* --pid, --tid, --comm: whose events are shown (all when none is given).
+ * A kernel event's thread is its common_pid; it belongs to process P
+ * when it is P or one of P's threads that have a user stream. */
+struct report_who {
+	uint32_t *pids, *tids;
+	unsigned npids, ntids;
+	const char *comm; /* a glob on the thread's name */
+	const struct tk_trace *trace;
+};
+
+static inline bool report_who_all(const struct report_who *w)
+{
+	return !w->npids && !w->ntids && !w->comm;
+}
+
+/* Whether the thread @tid of process @pid (0: unknown, look it up in the
+ * trace's streams) named @comm is selected. */
+bool report_who_selects(const struct report_who *w, uint32_t pid,
+			uint32_t tid, const char *comm);
+
+/* The fields every event offers -F besides its own, as the kernel's
+ * events have them: common_pid (the thread), common_comm, common_cpu.
+ * report_common_fields() appends their descriptors to @fields[0..n)
+ * in a new array (NULL if out of memory); values go at the same places. */
+#define REPORT_COMMON_FIELDS 3
+struct tk_field_desc *report_common_fields(const struct tk_field_desc *fields,
+					   unsigned n);
+void report_common_values(struct tk_value *v, uint32_t tid, const char *comm,
+			  uint32_t cpu);
+
 struct report_kernel;
 
 struct report_kernel_opts {
@@ -62,6 +92,7 @@ struct report_kernel_opts {
 	bool count_only;
 	bool tep_only; /* all field text from libtraceevent (for checking) */
 	const struct tk_trace_clock *clock;
+	const struct report_who *who;
 };
 
 /* What compiling -F for the events gave: whether it compiled for any,
@@ -98,8 +129,9 @@ void report_kernel_header(const struct report_kernel *rk);
 bool report_kernel_next(struct report_kernel *rk, unsigned i);
 uint64_t report_kernel_ts(const struct report_kernel *rk, unsigned i);
 
-/* Print (or count) CPU @i's current event if it is selected. */
-void report_kernel_emit(struct report_kernel *rk, unsigned i);
+/* Print (or count) CPU @i's current event if it is selected; returns
+ * whether it was. */
+bool report_kernel_emit(struct report_kernel *rk, unsigned i);
 
 /* Append the kernel events' counts to @counts (grown as needed). */
 int report_kernel_counts(const struct report_kernel *rk,

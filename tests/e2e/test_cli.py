@@ -671,6 +671,44 @@ def test_report_options():
         [e["ts"] for e in everything], "--ts mono is not the default"
 
 
+def test_report_select_threads():
+    """--tid, --pid, --comm select user events by thread and process; -F
+    knows common_pid (the thread), common_comm and common_cpu on user
+    events as on kernel ones."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    p, rows, total = record_basic(d, "-n", "50", "-t", "3")
+    pid = rows[0]["pid"]
+    every = tklib.report_lines(d)
+    assert len(every) == 152
+    tids = sorted({e["tid"] for e in every if e["event"] == "test:seq"})
+    assert len(tids) == 3
+
+    def sel(*opts):
+        return [(e["tid"], e["text"]) for e in tklib.report_lines(d, *opts)]
+
+    def of(*threads):
+        return [(e["tid"], e["text"]) for e in every if e["tid"] in threads]
+
+    assert sel("--tid", str(tids[0])) == of(tids[0]) and len(of(tids[0])) == 50
+    assert sel("--tid", "%d,%d" % (tids[0], tids[2])) == of(tids[0], tids[2])
+    assert sel("--tid", str(tids[0]), "--tid", str(tids[2])) == of(tids[0], tids[2])
+    assert sel("--tid", str(pid)) == [(pid, "start"), (pid, "end")]
+    assert sel("--pid", str(pid)) == of(pid, *tids)
+    assert sel("--comm", "prog-b*") == of(pid, *tids)
+    assert sel("--comm", "prog-b*", "--tid", str(tids[1])) == of(tids[1])
+    assert sel("-F", "common_pid == %d" % tids[1]) == of(tids[1])
+    assert sel("-F", 'common_comm == "prog-basic" && seq < 2') == \
+        [(e["tid"], e["text"]) for e in every if re.search(r" seq=[01] ", e["text"])]
+    for cpu in {e["cpu"] for e in every}:
+        got = tklib.report_lines(d, "-F", "common_cpu == %d" % cpu)
+        assert [(e["tid"], e["text"]) for e in got] == \
+            [(e["tid"], e["text"]) for e in every if e["cpu"] == cpu]
+    one_error(tk("report", d, "--tid", "12x"), rc=2,
+              exact="tracekit: --tid '12x': not a list of ids (as 12,34)")
+    one_error(tk("report", d, "--pid", "0"), rc=2,
+              exact="tracekit: --pid '0': not a list of ids (as 12,34)")
+
+
 def trace_freq(outdir):
     """The clock rate the report header gives."""
     m = re.search(r" at (\d+) Hz,", "\n".join(header_lines(outdir)))

@@ -215,6 +215,20 @@ def test_report_options_on_kernel_events():
     events = kernlib.report(d, "--events", "syscalls:sys_exit_*", "-F", "common_pid == %d" % pid)
     assert {e["event"] for e in events} == {"syscalls:sys_exit_getppid"}
     assert all(e["tid"] == pid for e in events)
+    # --tid, --pid and --comm select kernel events by their thread too
+    for opts in (("--tid", str(pid)), ("--pid", str(pid)), ("--comm", "prog-kstat*")):
+        p = tklib.tracekit("report", d, "--count", "--events", "syscalls:*", *opts,
+                           check=True)
+        got = {l.split()[1]: int(l.split()[0]) for l in p.stdout.splitlines()}
+        assert got == counts, (opts, got, counts)
+    # common_cpu and common_comm, on kernel and user lines alike
+    every = kernlib.report(d)
+    for cpu in {e["cpu"] for e in every}:
+        got = kernlib.report(d, "-F", "common_cpu == %d" % cpu)
+        assert got == [e for e in every if e["cpu"] == cpu], cpu
+    got = kernlib.report(d, "-F", 'common_comm ~ "prog-kstat*"')
+    assert got == [e for e in every if e["comm"].startswith("prog-kstat")]
+    assert {e["event"] for e in got} >= {"test:phase", "syscalls:sys_enter_getppid"}
     p = tklib.tracekit("report", d, "-F", "nosuchfield == 1", check=False)
     assert p.returncode != 0 and p.stderr.startswith("tracekit: bad filter"), p.stderr
 
