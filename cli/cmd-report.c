@@ -3,7 +3,7 @@
  * cmd-report.c - tracekit report: every event of a trace in time order.
  *
  *   tracekit report [DIR] [-F FILTER] [--events PATTERN]...
- *                   [--pid PID] [--tid TID] [--comm GLOB]
+ *                   [--pid PID] [--tid TID] [--comm GLOB] [--from T] [--to T]
  *                   [--ts mono|raw|real|start|delta]
  *                   [--no-header] [--count]
  *
@@ -42,6 +42,15 @@ struct report {
 	unsigned npatterns;
 	struct report_who who; /* --pid, --tid, --comm */
 	bool *who_ok;          /* per reader: its thread is selected */
+	/* --from, --to: the window, in the terms of the clock each was given
+	 * in (as --ts prints, or since the first event) */
+	struct time_bound {
+		bool set;
+		enum ts_mode clock;  /* TS_START: since the first event */
+		uint64_t lo, hi;     /* ns (ticks for TS_RAW); hi: the end of
+				      * the last digit given */
+	} from, to;
+	uint64_t first_ts; /* the trace's first event */
 	struct tk_value *fvalues; /* an event's values and the common ones */
 	unsigned fvalues_cap;
 	enum ts_mode ts;
@@ -89,6 +98,9 @@ static void usage(FILE *f)
 		"                    of its threads with user events)\n"
 		"  --tid TID[,TID]   only events of these threads (repeatable)\n"
 		"  --comm GLOB       only events of threads whose name matches GLOB\n"
+		"  --from T, --to T  only events from time T, up to time T (included): in\n"
+		"                    seconds as --ts prints them (ticks with --ts raw),\n"
+		"                    or +SECONDS after the trace's first event\n"
 		"  --ts MODE         timestamps: mono (default, seconds of CLOCK_MONOTONIC),\n"
 		"                    real (seconds since the epoch), raw (clock ticks),\n"
 		"                    start (seconds since the trace's first event) or\n"
@@ -185,6 +197,82 @@ void report_common_values(struct tk_value *v, uint32_t tid, const char *comm,
 	v[2].u = cpu;
 }
 
+/* "[+]SECONDS[.FRACTION]" in nanoseconds, and the unit of its last digit
+ * (at most a microsecond, what report prints); false if it is not that. */
+static bool parse_seconds(const char *s, bool *relative, uint64_t *ns,
+			  uint64_t *unit)
+{
+	uint64_t secs = 0, frac = 0, scale = 1000000000u;
+	const char *p = s;
+
+	*relative = *p == '+';
+	p += *relative;
+	if (*p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (secs > UINT64_MAX / 10000000000u)
+			return false;
+		secs = secs * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			if (scale /= 10)
+				frac += (uint64_t)(*p - '0') * scale;
+	*ns = secs * 1000000000u + frac;
+	*unit = scale > 1000 ? 1000 : scale ? scale : 1;
+	return !*p;
+}
+
+/* Time @ts in @b's terms: what report prints for it, in ns (ticks for
+ * raw). */
+static uint64_t bound_time(const struct report *r, const struct time_bound *b,
+			   uint64_t ts)
+{
+	const struct tk_trace_clock *c = &r->trace.clock;
+
+	switch (b->clock) {
+	case TS_RAW:
+		return ts;
+	case TS_REAL:
+		return tk_clock_to_real(c, ts);
+	case TS_MONO:
+		return tk_clock_to_mono(c, ts);
+	default:
+		return ts > r->first_ts ? (uint64_t)((unsigned __int128)(ts - r->first_ts) *
+						     1000000000u / c->freq)
+					: 0;
+	}
+}
+
+/* --from or --to @arg; 0, or -1 after saying why. */
+static int parse_bound(const struct report *r, const char *opt, const char *arg,
+		       struct time_bound *b)
+{
+	bool relative;
+	uint64_t unit;
+
+	b->set = true;
+	b->clock = r->ts == TS_DELTA ? TS_START : r->ts;
+	if (r->ts == TS_RAW && arg[0] != '+') {
+		char *end;
+
+		errno = 0;
+		b->lo = strtoull(arg, &end, 10);
+		b->hi = b->lo;
+		if (arg[0] >= '0' && arg[0] <= '9' && !*end && !errno)
+			return 0;
+	} else if (parse_seconds(arg, &relative, &b->lo, &unit)) {
+		if (relative)
+			b->clock = TS_START;
+		/* --to 12.345 includes what is printed as 12.345xxx */
+		b->hi = b->lo + unit - 1;
+		return 0;
+	}
+	tk_error("%s '%s': not a time (seconds as report prints them%s, or +SECONDS after the first event)",
+		 opt, arg, r->ts == TS_RAW ? ", clock ticks with --ts raw" : "");
+	return -1;
+}
+
 static int parse_options(struct report *r, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -199,8 +287,11 @@ static int parse_options(struct report *r, int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
 		{ "comm", required_argument, NULL, 'c' },
+		{ "from", required_argument, NULL, 'f' },
+		{ "to", required_argument, NULL, 'u' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *from = NULL, *to = NULL;
 	int c;
 
 	r->dir = TK_DEFAULT_OUTPUT;
@@ -261,6 +352,12 @@ static int parse_options(struct report *r, int argc, char **argv)
 		case 'c':
 			r->who.comm = optarg;
 			break;
+		case 'f':
+			from = optarg;
+			break;
+		case 'u':
+			to = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -273,6 +370,14 @@ static int parse_options(struct report *r, int argc, char **argv)
 		r->dir = argv[optind++];
 	if (optind < argc) {
 		tk_error("unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	/* in the terms of --ts, wherever it was given */
+	if ((from && parse_bound(r, "--from", from, &r->from) < 0) ||
+	    (to && parse_bound(r, "--to", to, &r->to) < 0))
+		return -1;
+	if (from && to && r->from.clock == r->to.clock && r->from.lo > r->to.hi) {
+		tk_error("--from '%s' is after --to '%s'", from, to);
 		return -1;
 	}
 	return 0;
@@ -622,6 +727,12 @@ static void print_event(struct report *r, const struct tk_stream_reader *rd,
 	fwrite_unlocked(line, 1, n, stdout);
 }
 
+static bool in_window(const struct report *r, uint64_t ts)
+{
+	return (!r->from.set || bound_time(r, &r->from, ts) >= r->from.lo) &&
+	       (!r->to.set || bound_time(r, &r->to, ts) <= r->to.hi);
+}
+
 /* -F on a user event: its fields, then the common ones. */
 static bool user_filter_match(struct report *r, const struct tk_stream_reader *rd,
 			      const struct event_state *st)
@@ -751,18 +862,20 @@ int cmd_report(int argc, char **argv)
 	if (prepare_events(&r, &kf) < 0)
 		return TK_EXIT_USAGE;
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	if (open_readers(&r) < 0)
+		return TK_EXIT_FAILURE;
+	r.first_ts = r.heap_len ? source_ts(&r, r.heap[0]) : 0;
+	report_time_origin(r.first_ts);
 	if (!r.no_header && !r.count_only && !r.profile)
 		print_header(&r);
 	r.ftrace = ftrace_view_open(&r.trace, r.profile);
-	if (open_readers(&r) < 0)
-		return TK_EXIT_FAILURE;
-	if (r.heap_len)
-		report_time_origin(source_ts(&r, r.heap[0]));
 	while (r.heap_len) {
 		unsigned idx = r.heap[0];
 		struct tk_stream_reader *rd = &r.readers[idx];
 		struct event_state *st;
 
+		if ((r.from.set || r.to.set) && !in_window(&r, source_ts(&r, idx)))
+			goto next;
 		if (idx >= r.nreaders) {
 			if (!r.profile)
 				report_kernel_emit(r.kernel, idx - r.nreaders);

@@ -745,6 +745,50 @@ def test_report_relative_times():
     assert got == [secs(t - p, freq) for t, p in zip(sel, raw[:1] + sel)]
 
 
+def test_report_time_window():
+    """--from/--to keep the events printed at those times, both included:
+    relative (+S after the first event, or --ts start), absolute in the
+    --ts clock (mono, real, raw ticks); a bad time is one error line."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    record_basic(d, "-n", "100", "-t", "2")
+
+    def us(t):
+        whole, frac = t.split(".")
+        return int(whole) * 10**6 + int(frac)
+
+    for ts in ("start", "mono", "real", "raw"):
+        every = tklib.report_lines(d, "--ts", ts)
+        assert len(every) == 202
+        lo, hi = every[50]["ts"], every[150]["ts"]
+        val = int if ts == "raw" else us
+        want = [e for e in every if val(lo) <= val(e["ts"]) <= val(hi)]
+        assert 101 <= len(want) < 202
+        got = tklib.report_lines(d, "--ts", ts, "--from", lo, "--to", hi)
+        assert got == want, (ts, len(got), len(want))
+        # one side only
+        assert tklib.report_lines(d, "--ts", ts, "--from", lo) == \
+            [e for e in every if val(lo) <= val(e["ts"])]
+        assert tklib.report_lines(d, "--ts", ts, "--to", hi) == \
+            [e for e in every if val(e["ts"]) <= val(hi)]
+    start = tklib.report_lines(d, "--ts", "start")
+    lo, hi = start[20]["ts"], start[120]["ts"]
+    want = [e["text"] for e in start if us(lo) <= us(e["ts"]) <= us(hi)]
+    assert [e["text"] for e in tklib.report_lines(d, "--from", "+" + lo, "--to", "+" + hi)] == want
+    # with a selection, and counted
+    sel = [e for e in start if us(lo) <= us(e["ts"]) <= us(hi) and "thread=1" in e["text"]]
+    p = tk("report", d, "--count", "--from", "+" + lo, "--to", "+" + hi, "-F", "thread == 1",
+           check=True)
+    assert p.stdout.splitlines() == ["%12d test:seq" % len(sel), "%12d total" % len(sel)]
+    one_error(tk("report", d, "--from", "1.2.3"), rc=2,
+              exact="tracekit: --from '1.2.3': not a time (seconds as report prints them, "
+                    "or +SECONDS after the first event)")
+    one_error(tk("report", d, "--ts", "raw", "--to", "+x"), rc=2,
+              exact="tracekit: --to '+x': not a time (seconds as report prints them, "
+                    "clock ticks with --ts raw, or +SECONDS after the first event)")
+    one_error(tk("report", d, "--from", "+2", "--to", "+1"), rc=2,
+              exact="tracekit: --from '+2' is after --to '+1'")
+
+
 def test_report_header():
     d = os.path.join(tklib.tmpdir(), "t")
     p, rows, total = record_basic(d, "-n", "300", "-t", "3")
