@@ -51,6 +51,8 @@ struct report {
 				      * the last digit given */
 	} from, to;
 	uint64_t first_ts; /* the trace's first event */
+	char selection[512]; /* the selecting options, as given */
+	uint64_t nread, nshown; /* events read, and printed or counted */
 	struct tk_value *fvalues; /* an event's values and the common ones */
 	unsigned fvalues_cap;
 	enum ts_mode ts;
@@ -113,7 +115,17 @@ static void usage(FILE *f)
 		"  --tep-print       kernel events' field text all from libtraceevent\n"
 		"                    (slower; to check the fast printer against it)\n"
 		"  --tep-stats       after the events, on stderr: how many of each kernel\n"
-		"                    event libtraceevent printed (not the fast printer)\n");
+		"                    event libtraceevent printed (not the fast printer)\n\n"
+		"Exit status 1 when the options select no event (said on stderr).\n");
+}
+
+/* Note a selecting option for the message when nothing matches. */
+static void add_selection(struct report *r, const char *opt, const char *arg)
+{
+	size_t n = strlen(r->selection);
+
+	snprintf(r->selection + n, sizeof(r->selection) - n, "%s%s '%s'",
+		 n ? " " : "", opt, arg);
 }
 
 /* "12,34" added to *ids; -1 (said) if it is not a list of ids. */
@@ -300,11 +312,13 @@ static int parse_options(struct report *r, int argc, char **argv)
 		switch (c) {
 		case 'F':
 			r->filter = optarg;
+			add_selection(r, "-F", optarg);
 			break;
 		case 'i':
 			r->dir = optarg;
 			break;
 		case 'E':
+			add_selection(r, "--events", optarg);
 			r->patterns = realloc(r->patterns,
 					      (r->npatterns + 1) * sizeof(char *));
 			r->patterns[r->npatterns++] = optarg;
@@ -342,20 +356,25 @@ static int parse_options(struct report *r, int argc, char **argv)
 			r->profile = true;
 			break;
 		case 'p':
+			add_selection(r, "--pid", optarg);
 			if (parse_ids("--pid", optarg, &r->who.pids, &r->who.npids) < 0)
 				return -1;
 			break;
 		case 't':
+			add_selection(r, "--tid", optarg);
 			if (parse_ids("--tid", optarg, &r->who.tids, &r->who.ntids) < 0)
 				return -1;
 			break;
 		case 'c':
+			add_selection(r, "--comm", optarg);
 			r->who.comm = optarg;
 			break;
 		case 'f':
+			add_selection(r, "--from", optarg);
 			from = optarg;
 			break;
 		case 'u':
+			add_selection(r, "--to", optarg);
 			to = optarg;
 			break;
 		case 'h':
@@ -463,6 +482,37 @@ static int prepare_events(struct report *r, struct report_filter_result *kf)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* Each --events pattern should name some event of the trace: one that
+ * names none is said; if none names any, nothing can be shown (-1). */
+static int check_patterns(const struct report *r)
+{
+	char none[256] = "";
+	unsigned nnone = 0;
+
+	for (unsigned i = 0; i < r->npatterns; i++) {
+		bool found = r->kernel && report_kernel_matches(r->kernel, r->patterns[i]);
+		size_t n = strlen(none);
+
+		for (unsigned j = 0; j < r->nstates && !found; j++)
+			found = tk_pattern_match(r->patterns[i], r->states[j].ev->full_name);
+		if (found)
+			continue;
+		snprintf(none + n, sizeof(none) - n, "%s'%s'", n ? ", " : "",
+			 r->patterns[i]);
+		nnone++;
+	}
+	if (!nnone)
+		return 0;
+	if (nnone < r->npatterns) {
+		tk_warn("--events %s match%s no event of the trace", none,
+			nnone == 1 ? "es" : "");
+		return 0;
+	}
+	tk_error("--events %s match%s no event of the trace", none,
+		 nnone == 1 ? "es" : "");
+	return -1;
 }
 
 static struct event_state *state_of(const struct tk_event_info *ev)
@@ -861,6 +911,8 @@ int cmd_report(int argc, char **argv)
 	}
 	if (prepare_events(&r, &kf) < 0)
 		return TK_EXIT_USAGE;
+	if (check_patterns(&r) < 0)
+		return TK_EXIT_FAILURE;
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	if (open_readers(&r) < 0)
 		return TK_EXIT_FAILURE;
@@ -874,11 +926,12 @@ int cmd_report(int argc, char **argv)
 		struct tk_stream_reader *rd = &r.readers[idx];
 		struct event_state *st;
 
+		r.nread++;
 		if ((r.from.set || r.to.set) && !in_window(&r, source_ts(&r, idx)))
 			goto next;
 		if (idx >= r.nreaders) {
 			if (!r.profile)
-				report_kernel_emit(r.kernel, idx - r.nreaders);
+				r.nshown += report_kernel_emit(r.kernel, idx - r.nreaders);
 			goto next;
 		}
 		st = state_of(rd->event);
@@ -888,8 +941,11 @@ int cmd_report(int argc, char **argv)
 				st->count++;
 			else if (r.ftrace && st->ftrace)
 				show_ftrace(&r, rd);
-			else if (!r.profile)
+			else if (r.profile)
+				goto next;
+			else
 				print_event(&r, rd, st);
+			r.nshown++;
 		}
 next:
 		if (!reader_advance(&r, idx))
@@ -916,6 +972,17 @@ next:
 	free(r.patterns);
 	if (r.kernel && report_kernel_failed(r.kernel))
 		r.error = true;
+	if (!r.nshown && !r.error && (r.selection[0] || r.profile)) {
+		/* said where nothing was selected: not for an empty trace */
+		if (r.profile && !r.selection[0])
+			tk_error("no function tracer event in the trace (%" PRIu64
+				 " events read)", r.nread);
+		else
+			tk_error("no %sevent matched %s (%" PRIu64 " events read)",
+				 r.profile ? "function tracer " : "", r.selection,
+				 r.nread);
+		r.error = true;
+	}
 	report_kernel_close(r.kernel);
 	tk_trace_free(&r.trace);
 	return r.error ? TK_EXIT_FAILURE : 0;

@@ -19,6 +19,7 @@
 #include "filter.h"
 #include "kernel-print.h"
 #include "kernel-read.h"
+#include "pattern.h"
 #include "report.h"
 
 #define COMM_CACHE 4096 /* pids whose comm is cached, a power of two */
@@ -450,6 +451,14 @@ bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 	line[n++] = '\n';
 	fwrite_unlocked(line, 1, n, stdout);
 	return true;
+}
+
+bool report_kernel_matches(const struct report_kernel *rk, const char *pattern)
+{
+	for (unsigned id = 0; id < rk->nids; id++)
+		if (rk->events[id].ev && tk_pattern_match(pattern, rk->events[id].name))
+			return true;
+	return false;
 }
 
 int report_kernel_counts(const struct report_kernel *rk,

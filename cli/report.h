@@ -133,6 +133,9 @@ uint64_t report_kernel_ts(const struct report_kernel *rk, unsigned i);
  * whether it was. */
 bool report_kernel_emit(struct report_kernel *rk, unsigned i);
 
+/* Whether @pattern (of --events) names any kernel event of the trace. */
+bool report_kernel_matches(const struct report_kernel *rk, const char *pattern);
+
 /* Append the kernel events' counts to @counts (grown as needed). */
 int report_kernel_counts(const struct report_kernel *rk,
 			 struct report_count **counts, unsigned *n);

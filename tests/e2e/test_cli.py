@@ -789,6 +789,45 @@ def test_report_time_window():
               exact="tracekit: --from '+2' is after --to '+1'")
 
 
+def test_report_empty_selection():
+    """A selection that matches nothing is said on stderr with exit 1: an
+    --events pattern that names no event of the trace, and any selection
+    (-F, --tid, --from, --profile) under which no event is left.  A
+    pattern that names nothing beside others that do is a warning."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    record_basic(d, "-n", "100", "-t", "2")
+    p = one_error(tk("report", d, "--events", "nosuch:*"), rc=1,
+                  exact="tracekit: --events 'nosuch:*' matches no event of the trace")
+    p = tk("report", d, "--events", "nosuch:*", "--events", "test:nope")
+    one_error(p, rc=1, exact="tracekit: --events 'nosuch:*', 'test:nope' match no event "
+                             "of the trace")
+    assert p.stdout == ""
+    p = tk("report", d, "--no-header", "--events", "nosuch:*", "--events", "test:phase")
+    assert p.returncode == 0 and len(p.stdout.splitlines()) == 2, p
+    assert p.stderr == "tracekit: warning: --events 'nosuch:*' matches no event of the trace\n"
+    for opts, said in ((("-F", "seq > 1000"), "-F 'seq > 1000'"),
+                       (("--count", "-F", "seq > 1000"), "-F 'seq > 1000'"),
+                       (("--tid", "1", "--events", "test:seq"), "--tid '1' --events 'test:seq'"),
+                       (("--from", "+1000"), "--from '+1000'")):
+        p = tk("report", d, *opts)
+        one_error(p, rc=1, exact="tracekit: no event matched %s (202 events read)" % said)
+    # --profile: function tracer events only
+    one_error(tk("report", d, "--profile"), rc=1,
+              exact="tracekit: no function tracer event in the trace (202 events read)")
+    f = os.path.join(tklib.tmpdir(), "f")
+    tklib.record(f, [tklib.prog("functree")], "-p", "function_graph")
+    p = tk("report", f, "--profile", "--tid", "1")
+    one_error(p, rc=1, exact="tracekit: no function tracer event matched --tid '1' "
+                             "(%d events read)" % int(re.search(
+                                 r"(\d+) total", tk("report", f, "--count").stdout).group(1)))
+    assert p.stdout == ""
+    # an empty trace, nothing selected: no complaint
+    e = os.path.join(tklib.tmpdir(), "e")
+    record_basic(e, "-n", "10", opts=("-e", "test:seq", "-f", "seq > 100"))
+    p = tk("report", e, "--no-header", check=True)
+    assert p.stdout == "" and p.stderr == ""
+
+
 def test_report_header():
     d = os.path.join(tklib.tmpdir(), "t")
     p, rows, total = record_basic(d, "-n", "300", "-t", "3")
