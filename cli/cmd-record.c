@@ -3,7 +3,8 @@
  * cmd-record.c - tracekit record: run a command, or attach to a process,
  * and record its events into a trace directory.
  *
- *   tracekit record [-o DIR] [-e EVENT [-f FILTER]]... [-b KB] [--overwrite]
+ *   tracekit record [-o DIR] [-e EVENT [-f FILTER]]... [-b KB]
+ *                   [--kernel-buffer KB] [--overwrite]
  *                   [--no-follow] [--force] [-p TRACER] [-F] [--stack]
  *                   -- CMD [ARGS]
  *   tracekit record -P PID [...]
@@ -66,6 +67,7 @@ struct record {
 	char *work_dir;        /* where it is written */
 	bool replace;          /* an old trace is at final_dir */
 	bool force;
+	bool buffer_given;     /* -b: per-thread buffers were sized */
 	char *program;         /* resolved CMD */
 	struct record_kernel kernel;
 	bool no_user_events;   /* the program is not instrumented */
@@ -86,8 +88,10 @@ static void usage(FILE *f)
 		"                 (e.g. 'len > 100 && path ~ \"/etc/*\"'); for kernel\n"
 		"                 events the kernel's own filter; it selects what is\n"
 		"                 recorded (the program's own probes see every hit)\n"
-		"  -b KB          buffer size per thread in KiB (default %d), and per\n"
-		"                 CPU for kernel events (default: the kernel's)\n"
+		"  -b, --user-buffer KB   user events' buffer per thread in KiB\n"
+		"                 (default %d)\n"
+		"  --kernel-buffer KB     kernel events' buffer per CPU in KiB\n"
+		"                 (default: the kernel's)\n"
 		"  --subbufs N    sub-buffers per thread buffer (default: one per\n"
 		"                 %d KiB, at least %d, at most 128)\n"
 		"  --overwrite    flight recorder: keep the newest events\n"
@@ -200,9 +204,12 @@ static int parse_options(struct record *r, int argc, char **argv)
 		{ "max-graph-depth", required_argument, NULL, 'D' },
 		{ "func-stack", no_argument, NULL, 'K' },
 		{ "stack", no_argument, NULL, 'T' },
+		{ "user-buffer", required_argument, NULL, 'b' },
+		{ "kernel-buffer", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_options *o = &r->opt;
+	bool buffer_given = false;
 	unsigned long v;
 	int c;
 
@@ -237,6 +244,14 @@ static int parse_options(struct record *r, int argc, char **argv)
 				return -1;
 			}
 			o->buffer_kb = (uint32_t)v;
+			buffer_given = true;
+			break;
+		case 'k':
+			if (!parse_uint(optarg, 4u << 20, &v) || v < 4) {
+				tk_error("--kernel-buffer '%s': buffer size must be a number of KiB, at least 4",
+					 optarg);
+				return -1;
+			}
 			o->kernel_buffer_kb = (uint32_t)v;
 			break;
 		case 'S':
@@ -324,6 +339,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 	}
 	if (o->nrules == 0)
 		add_rule(o, "all");
+	r->buffer_given = buffer_given;
 	if (o->only_command && o->attach_pid) {
 		tk_error("-F is for a command; -P PID already limits the kernel's events to PID");
 		return -1;
@@ -791,6 +807,10 @@ static int prepare(struct record *r)
 	    functrace_record_check(&r->opt, program, r->force) < 0 ||
 	    precheck_program(r) < 0 || record_kernel_check(&r->kernel, &r->opt) < 0)
 		return -1;
+	if (r->buffer_given && !r->opt.nrules && !r->opt.user_tracer) {
+		tk_error("-b sizes the per-thread buffers of user events, and every -e is a kernel event: the kernel's per-CPU buffer is --kernel-buffer KB");
+		return -1;
+	}
 	/* worth a word only when the user side is all there is */
 	if (r->no_user_events && r->opt.nrules && !r->kernel.wanted && !r->opt.quiet &&
 	    !r->opt.user_tracer)

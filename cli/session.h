@@ -55,7 +55,8 @@ struct rec_options {
 	bool func_stack;              /* --func-stack: user call stacks */
 	bool kernel_stack;            /* --stack: kernel stack per event */
 	bool only_command;            /* -F: kernel events of CMD and children */
-	uint32_t kernel_buffer_kb;    /* -b applies per CPU too */
+	uint32_t kernel_buffer_kb;    /* --kernel-buffer, per CPU; 0: the
+				       * kernel's default */
 };
 
 struct rec_process;

@@ -469,7 +469,8 @@ def test_record_overwrite_keeps_newest():
     n = 6000
     with kernlib.guard():
         d = os.path.join(tklib.tmpdir(), "t")
-        p = tklib.record(d, [sys.executable, "-c", CLOSES, str(n)], "-b", "8", "--overwrite",
+        p = tklib.record(d, [sys.executable, "-c", CLOSES, str(n)], "--kernel-buffer", "8",
+                         "--overwrite",
                          "-F", "-e", "syscalls:sys_enter_close", "-f", "fd >= %d" % CLOSE_BASE,
                          timeout=60)
     assert p.returncode == 0, p.stderr
@@ -493,6 +494,39 @@ def test_record_overwrite_keeps_newest():
         "kept fds %s..%s (%d), want the last %d" % (hex(fds[0]), hex(fds[-1]), len(fds), entries)
     assert last_line(p.stderr) == \
         "tracekit: %d kernel events (%d lost) recorded in '%s'" % (entries, overrun, d)
+
+
+def test_record_user_and_kernel_buffer_sizes():
+    """-b sizes the user events' per-thread buffers only; --kernel-buffer
+    the kernel's per-CPU buffers (the kernel's default without it); -b
+    where every -e is a kernel event is an error that names the option."""
+    with kernlib.guard() as fs:
+        sizes = {}
+        for opts in ([], ["-b", "64"], ["-b", "64", "--kernel-buffer", "32"],
+                     ["--user-buffer", "64", "--kernel-buffer", "1024"]):
+            d = os.path.join(tklib.tmpdir(), "t")
+            p = tklib.record(d, [KSYS, "-n", "5"], "-e", "kb:*", "-e",
+                             "syscalls:sys_enter_getppid", "-F", *opts)
+            k, _ = manifest(d)
+            rows, total = tklib.summary(p.stderr)
+            sizes[" ".join(opts)] = (int(k["buffer_kb"]), total["events"])
+        # the kernel rounds up to whole pages, and adds its own
+        default_kb = sizes[""][0]
+        assert default_kb > 128 and sizes["-b 64"] == (default_kb, 2), sizes
+        for opts, kb in (("-b 64 --kernel-buffer 32", 32),
+                         ("--user-buffer 64 --kernel-buffer 1024", 1024)):
+            assert kb <= sizes[opts][0] < kb + 8 and sizes[opts][1] == 2, sizes
+        d = os.path.join(tklib.tmpdir(), "t")
+        test_cli.one_error(
+            tklib.tracekit("record", "-o", d, "-b", "64", "-e", "syscalls:sys_enter_getppid",
+                           "--", KSYS, "-n", "5", check=False),
+            exact="tracekit: -b sizes the per-thread buffers of user events, and every -e is "
+                  "a kernel event: the kernel's per-CPU buffer is --kernel-buffer KB")
+        test_cli.one_error(
+            tklib.tracekit("record", "-o", d, "--kernel-buffer", "2", "--", KSYS, check=False),
+            rc=2, exact="tracekit: --kernel-buffer '2': buffer size must be a number of KiB, "
+                        "at least 4")
+        assert not os.path.exists(d)
 
 
 # ---------------------------------------------------------------- record -P: user and kernel
