@@ -4,6 +4,7 @@
  *
  *   tracekit report [DIR] [-F FILTER] [--events PATTERN]...
  *                   [--pid PID] [--tid TID] [--comm GLOB] [--from T] [--to T]
+ *                   [--no-cut]
  *                   [--ts mono|raw|real|start|delta]
  *                   [--no-header] [--count]
  *
@@ -51,6 +52,12 @@ struct report {
 				      * the last digit given */
 	} from, to;
 	uint64_t first_ts; /* the trace's first event */
+	/* overwrite mode: where every stream is complete, and the source
+	 * that begins there (the latest first event of those that lost older
+	 * ones); --no-cut shows the events before too */
+	uint64_t cut_ts;
+	int cut_source; /* -1: no cut */
+	bool no_cut;
 	char selection[512]; /* the selecting options, as given */
 	uint64_t nread, nshown; /* events read, and printed or counted */
 	struct tk_value *fvalues; /* an event's values and the common ones */
@@ -103,6 +110,8 @@ static void usage(FILE *f)
 		"  --from T, --to T  only events from time T, up to time T (included): in\n"
 		"                    seconds as --ts prints them (ticks with --ts raw),\n"
 		"                    or +SECONDS after the trace's first event\n"
+		"  --no-cut          overwrite mode: also the events from before the time\n"
+		"                    every stream covers (the streams that kept more)\n"
 		"  --ts MODE         timestamps: mono (default, seconds of CLOCK_MONOTONIC),\n"
 		"                    real (seconds since the epoch), raw (clock ticks),\n"
 		"                    start (seconds since the trace's first event) or\n"
@@ -301,6 +310,7 @@ static int parse_options(struct report *r, int argc, char **argv)
 		{ "comm", required_argument, NULL, 'c' },
 		{ "from", required_argument, NULL, 'f' },
 		{ "to", required_argument, NULL, 'u' },
+		{ "no-cut", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *from = NULL, *to = NULL;
@@ -376,6 +386,9 @@ static int parse_options(struct report *r, int argc, char **argv)
 		case 'u':
 			add_selection(r, "--to", optarg);
 			to = optarg;
+			break;
+		case 'N':
+			r->no_cut = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -686,6 +699,50 @@ size_t report_put_prefix_cpu(char *buf, uint32_t cpu)
 	return n + 2;
 }
 
+/* Overwrite mode: each stream kept what fitted in its own buffer, so
+ * they begin at different times.  Where a stream lost older events, what
+ * comes before its first one is incomplete: the report starts at the
+ * latest such first event, unless --no-cut.  Called with every source at
+ * its first event. */
+static void find_cut(struct report *r)
+{
+	r->cut_source = -1;
+	if (strcmp(r->trace.mode, "overwrite"))
+		return;
+	for (unsigned i = 0; i < r->heap_len; i++) {
+		unsigned src = r->heap[i];
+		bool lost = src < r->nreaders
+				    ? r->readers[src].stream->lost_overwritten > 0
+				    : report_kernel_overwritten(r->kernel, src - r->nreaders);
+
+		if (lost && (r->cut_source < 0 || source_ts(r, src) > r->cut_ts)) {
+			r->cut_ts = source_ts(r, src);
+			r->cut_source = (int)src;
+		}
+	}
+	if (r->cut_source >= 0 && r->cut_ts <= r->first_ts)
+		r->cut_source = -1; /* nothing before it */
+}
+
+/* "# overwrite mode: ..." in the header. */
+static void print_cut(const struct report *r)
+{
+	char when[32];
+	unsigned src = (unsigned)r->cut_source;
+	size_t n = report_put_time(&r->trace.clock, r->ts == TS_DELTA ? TS_START : r->ts,
+				   r->cut_ts, when);
+
+	when[n] = '\0';
+	if (src < r->nreaders)
+		printf("# overwrite mode: every stream is complete from %s, where stream %s-%u begins",
+		       when, r->readers[src].stream->comm, r->readers[src].stream->tid);
+	else
+		printf("# overwrite mode: every stream is complete from %s, where kernel cpu %u begins",
+		       when, report_kernel_cpu(r->kernel, src - r->nreaders));
+	printf(r->no_cut ? " (--no-cut: older events shown)\n"
+			 : "; older events are left out (--no-cut shows them)\n");
+}
+
 static void print_header(const struct report *r)
 {
 	const struct tk_trace *t = &r->trace;
@@ -718,6 +775,8 @@ static void print_header(const struct report *r)
 	}
 	if (r->kernel)
 		report_kernel_header(r->kernel);
+	if (r->cut_source >= 0)
+		print_cut(r);
 	printf("#\n");
 }
 
@@ -918,6 +977,7 @@ int cmd_report(int argc, char **argv)
 		return TK_EXIT_FAILURE;
 	r.first_ts = r.heap_len ? source_ts(&r, r.heap[0]) : 0;
 	report_time_origin(r.first_ts);
+	find_cut(&r);
 	if (!r.no_header && !r.count_only && !r.profile)
 		print_header(&r);
 	r.ftrace = ftrace_view_open(&r.trace, r.profile);
@@ -928,6 +988,8 @@ int cmd_report(int argc, char **argv)
 
 		r.nread++;
 		if ((r.from.set || r.to.set) && !in_window(&r, source_ts(&r, idx)))
+			goto next;
+		if (r.cut_source >= 0 && !r.no_cut && source_ts(&r, idx) < r.cut_ts)
 			goto next;
 		if (idx >= r.nreaders) {
 			if (!r.profile)

@@ -453,6 +453,16 @@ bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 	return true;
 }
 
+unsigned report_kernel_cpu(const struct report_kernel *rk, unsigned i)
+{
+	return rk->k.cpus[i].cpu;
+}
+
+bool report_kernel_overwritten(const struct report_kernel *rk, unsigned i)
+{
+	return rk->k.cpus[i].overrun > 0;
+}
+
 bool report_kernel_matches(const struct report_kernel *rk, const char *pattern)
 {
 	for (unsigned id = 0; id < rk->nids; id++)

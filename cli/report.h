@@ -120,6 +120,9 @@ int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 		       struct report_kernel **out);
 unsigned report_kernel_ncpus(const struct report_kernel *rk);
 
+/* The CPU number of kernel source @i. */
+unsigned report_kernel_cpu(const struct report_kernel *rk, unsigned i);
+
 /* Header lines: events, tracer, clock, and each CPU's pages and losses. */
 void report_kernel_header(const struct report_kernel *rk);
 
@@ -132,6 +135,10 @@ uint64_t report_kernel_ts(const struct report_kernel *rk, unsigned i);
 /* Print (or count) CPU @i's current event if it is selected; returns
  * whether it was. */
 bool report_kernel_emit(struct report_kernel *rk, unsigned i);
+
+/* Whether CPU @i lost events to overwriting (overwrite mode): its first
+ * event is then not the first it had. */
+bool report_kernel_overwritten(const struct report_kernel *rk, unsigned i);
 
 /* Whether @pattern (of --events) names any kernel event of the trace. */
 bool report_kernel_matches(const struct report_kernel *rk, const char *pattern);

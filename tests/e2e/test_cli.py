@@ -828,6 +828,31 @@ def test_report_empty_selection():
     assert p.stdout == "" and p.stderr == ""
 
 
+def test_report_overwrite_cut():
+    """Overwrite mode: the report starts where every stream is complete,
+    the first event kept by the stream that lost older ones (the main
+    thread's 'start' comes before it and is left out), and says so in the
+    header; --no-cut shows everything kept."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    p, rows, total = record_basic(d, "-n", "20000", opts=("-b", "8", "--overwrite"))
+    pid = rows[0]["pid"]
+    worker = [r for r in rows if r["tid"] != pid][0]
+    assert worker["lost"] > 0 and [r["lost"] for r in rows if r["tid"] == pid] == [0]
+    kept = tklib.report_lines(d, "--no-cut", "--ts", "raw")
+    assert [e["text"] for e in kept if e["tid"] == pid] == ["start", "end"]
+    cut = min(int(e["ts"]) for e in kept if e["tid"] == worker["tid"])
+    assert tklib.report_lines(d, "--ts", "raw") == [e for e in kept if int(e["ts"]) >= cut]
+    mono = [e["ts"] for e in tklib.report_lines(d) if e["tid"] == worker["tid"]][0]
+    head = header_lines(d)
+    assert head[-2] == ("# overwrite mode: every stream is complete from %s, where stream "
+                        "prog-basic-%d begins; older events are left out (--no-cut shows "
+                        "them)" % (mono, worker["tid"])), head
+    assert header_lines(d, "--no-cut")[-2].endswith("(--no-cut: older events shown)")
+    # nothing to cut in discard mode
+    record_basic(d, "-n", "20000", opts=("-b", "8"))
+    assert not any("overwrite mode:" in l for l in header_lines(d))
+
+
 def test_report_header():
     d = os.path.join(tklib.tmpdir(), "t")
     p, rows, total = record_basic(d, "-n", "300", "-t", "3")

@@ -46,7 +46,8 @@ def _iter_report(outdir, *opts):
 
 
 def scan_seq(outdir, contiguous_from=None):
-    """Walk the report of OUTDIR once and check every test:seq event.
+    """Walk the report of OUTDIR once and check every test:seq event (all
+    that were kept: --no-cut in overwrite mode).
 
     Returns (streams, phases, nlines): streams maps tid -> dict(thread,
     count, first, last); phases lists the test:phase names in report
@@ -57,7 +58,7 @@ def scan_seq(outdir, contiguous_from=None):
     streams = {}
     phases = []
     nlines = 0
-    for line in _iter_report(outdir):
+    for line in _iter_report(outdir, "--no-cut"):
         nlines += 1
         parts = line.split()
         # COMM-TID [CPU] SEC.USEC: provider:event: fields

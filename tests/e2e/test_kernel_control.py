@@ -496,6 +496,44 @@ def test_record_overwrite_keeps_newest():
         "tracekit: %d kernel events (%d lost) recorded in '%s'" % (entries, overrun, d)
 
 
+def test_record_overwrite_cut_at_kernel_cpu():
+    """--overwrite with a small kernel buffer and a large user one: the
+    kernel CPUs keep the last few of 20000 getppid() calls, the user
+    stream everything.  report starts where the latest overwritten CPU
+    begins (kb:begin, before it, is left out; kb:end is there), says so
+    in the header; --no-cut shows kb:begin."""
+    n = 20000
+    with kernlib.guard():
+        d = os.path.join(tklib.tmpdir(), "t")
+        tklib.record(d, [KSYS, "-n", str(n)], "--overwrite", "--kernel-buffer", "8",
+                     "-e", "kb:*", "-e", "syscalls:sys_enter_getppid", "-F", timeout=60)
+    _, kcpu = manifest(d)
+    overwritten = {int(c["cpu"]) for c in kcpu if int(c["overrun"])}
+    assert overwritten, kcpu
+
+    def lines(*opts):
+        text = tklib.run([tklib.TRACEKIT, "report", d, "--no-header", "--ts", "raw"] +
+                         list(opts)).stdout
+        return [l for l in text.splitlines() if "EVENTS DROPPED" not in l]
+
+    kept = kernlib.parse_report("\n".join(lines("--no-cut")))
+    firsts = {}
+    for e in kept:
+        if e["lat"] is not None:
+            firsts.setdefault(e["cpu"], e["ts"])
+    cut_cpu = max(overwritten, key=lambda c: firsts[c])
+    cut = firsts[cut_cpu]
+    shown = kernlib.parse_report("\n".join(lines()))
+    assert shown == [e for e in kept if e["ts"] >= cut]
+    names = [e["event"] for e in shown]
+    assert "kb:begin" not in names and names[-1] == "kb:end", names[:3] + names[-3:]
+    assert [e["event"] for e in kept if e["event"].startswith("kb:")] == ["kb:begin", "kb:end"]
+    head = [l for l in tklib.run([tklib.TRACEKIT, "report", d, "--ts", "raw"]).stdout
+            .splitlines() if l.startswith("# overwrite mode:")]
+    assert head == ["# overwrite mode: every stream is complete from %d, where kernel cpu %d "
+                    "begins; older events are left out (--no-cut shows them)" % (cut, cut_cpu)]
+
+
 def test_record_user_and_kernel_buffer_sizes():
     """-b sizes the user events' per-thread buffers only; --kernel-buffer
     the kernel's per-CPU buffers (the kernel's default without it); -b
