@@ -71,6 +71,7 @@ struct record {
 	char *program;         /* resolved CMD */
 	struct record_kernel kernel;
 	bool no_user_events;   /* the program is not instrumented */
+	pid_t child;           /* the command, once it runs */
 	struct sigaction saved_int, saved_term; /* what the command inherits */
 };
 
@@ -718,6 +719,25 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* One line once the recording runs, so that a long one is not mistaken
+ * for a hang. */
+static void say_recording(const struct record *r, const struct rec_session *s)
+{
+	const struct rec_process *p = s->nprocs ? s->procs[0] : NULL;
+
+	if (r->opt.quiet)
+		return;
+	if (r->opt.argv)
+		fprintf(stderr, "tracekit: recording '%s' (pid %d) to '%s'; Ctrl-C to stop\n",
+			r->opt.argv[0], (int)r->child, r->final_dir);
+	else if (p && p->hello)
+		fprintf(stderr, "tracekit: recording process %d (%s) to '%s'; Ctrl-C to stop\n",
+			(int)r->opt.attach_pid, p->comm, r->final_dir);
+	else
+		fprintf(stderr, "tracekit: recording process %d to '%s'; Ctrl-C to stop\n",
+			(int)r->opt.attach_pid, r->final_dir);
+}
+
 /* Record until the command ends, the process goes away or a signal.  A
  * signal that stops us is passed on to the command, then SIGTERM after
  * STOP_GRACE_MS if it ignored that one (perf record ends its workload so
@@ -732,6 +752,8 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 				     ? now_ms() + TK_CTL_ANSWER_MS : 0;
 	bool termed = false;
 
+	if (!answer_by)
+		say_recording(r, s);
 	for (;;) {
 		struct signalfd_siginfo si;
 		int timeout = s->drained ? BUSY_POLL_US : IDLE_POLL_US;
@@ -773,12 +795,13 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 				return 0;
 		} else if (session_connected(s) == 0) {
 			return 0;
-		} else if (answer_by && !session_heard_from(s)) {
-			if (now_ms() > answer_by) {
-				ctl_no_answer(r->opt.attach_pid, false, s->error,
-					      sizeof(s->error));
-				return -ETIMEDOUT;
-			}
+		} else if (answer_by && session_heard_from(s)) {
+			say_recording(r, s);
+			answer_by = 0;
+		} else if (answer_by && now_ms() > answer_by) {
+			ctl_no_answer(r->opt.attach_pid, false, s->error,
+				      sizeof(s->error));
+			return -ETIMEDOUT;
 		}
 	}
 }
@@ -837,6 +860,7 @@ static int start(struct record *r, struct rec_session *s, const sigset_t *oldmas
 	if (c.pid > 0 && release_command(r, &c) < 0)
 		return -1;
 	*child = c.pid;
+	r->child = c.pid;
 	return 0;
 }
 

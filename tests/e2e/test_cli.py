@@ -971,6 +971,33 @@ def test_attach():
         stop(proc)
 
 
+def test_record_says_it_runs():
+    """One line once recording runs: the command and its pid, or the
+    process attached to, and where the trace goes; none with -q."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    p = tk("record", "-o", d, "--", BASIC, "-n", "3", check=True)
+    lines = p.stderr.splitlines()
+    rows, _ = tklib.summary(p.stderr)
+    assert lines[0] == "tracekit: recording '%s' (pid %d) to '%s'; Ctrl-C to stop" % (
+        BASIC, rows[0]["pid"], d), lines
+    assert sum("Ctrl-C" in l for l in lines) == 1, lines
+    p = tk("record", "-q", "-o", d, "--", BASIC, "-n", "3", check=True)
+    assert p.stderr == "", p.stderr
+    proc, pid = start_basic("-p", "200000")
+    try:
+        rec = subprocess.Popen([tklib.TRACEKIT, "record", "-P", str(pid), "-o", d],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = rec.stderr.readline()
+        rec.send_signal(signal.SIGINT)
+        rest = rec.communicate(timeout=20)[1]
+        assert rec.returncode == 0, rest
+    finally:
+        stop(proc)
+    assert first == "tracekit: recording process %d (prog-basic) to '%s'; Ctrl-C to stop\n" % (
+        pid, d), first
+    assert "Ctrl-C" not in rest
+
+
 def test_attach_big_static_tls():
     """Programs with 256 KiB, 1 MiB and 16 MiB of static TLS (which glibc
     takes out of every thread's stack) still get their control thread:
