@@ -738,13 +738,91 @@ static void say_recording(const struct record *r, const struct rec_session *s)
 			(int)r->opt.attach_pid, r->final_dir);
 }
 
+/* On a terminal, a line rewritten every second: what the last second
+ * brought, and everything so far. */
+struct live {
+	bool on, shown;
+	uint64_t next_ms, events, bytes, lost;
+};
+
+static void human_bytes(char *out, size_t len, double b)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	unsigned u = 0;
+
+	while (b >= 1024 && u < 4) {
+		b /= 1024;
+		u++;
+	}
+	snprintf(out, len, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+}
+
+/* Add what stream @st has so far: events in its closed packets (the
+ * writer counts them there), bytes committed (written to disk, and in
+ * the ring in discard mode, the open packet included) and lost. */
+static void stream_progress(const struct rec_stream *st, uint64_t *events,
+			    uint64_t *bytes, uint64_t *lost)
+{
+	const struct tk_rb_header *h = st->hdr;
+	uint64_t produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
+	struct tk_trace_stream ts;
+
+	consumer_stream_stats(st, &ts);
+	*lost += tk_stream_lost(&ts);
+	*bytes += ts.bytes;
+	if (st->done) {
+		*events += ts.events;
+		return;
+	}
+	*events += __atomic_load_n(&h->events, __ATOMIC_RELAXED);
+	if (st->mode != TK_RB_DISCARD || produced - st->consumed > st->nsub)
+		return;
+	for (uint64_t seq = st->consumed; seq <= produced; seq++) {
+		const struct tk_rb_slot *sl = &h->slot[seq % st->nsub];
+		uint64_t commit = __atomic_load_n(&sl->commit, __ATOMIC_RELAXED);
+
+		if (__atomic_load_n(&sl->seq, __ATOMIC_RELAXED) == seq &&
+		    commit <= st->subbuf_size)
+			*bytes += commit;
+	}
+}
+
+static void live_update(struct record *r, struct rec_session *s, struct live *l)
+{
+	uint64_t events = 0, bytes = 0, lost = 0, now = now_ms();
+	char rate[32], total[32];
+
+	if (!l->on || now < l->next_ms)
+		return;
+	for (unsigned i = 0; i < s->nstreams; i++)
+		stream_progress(s->streams[i], &events, &bytes, &lost);
+	bytes += record_kernel_bytes(&r->kernel, r->work_dir);
+	human_bytes(rate, sizeof(rate), (double)(bytes - l->bytes));
+	human_bytes(total, sizeof(total), (double)bytes);
+	fprintf(stderr, "\rtracekit: %llu events/s, %s/s, %llu lost/s (%llu events, %s, %llu lost in all)\033[K",
+		(unsigned long long)(events - l->events), rate,
+		(unsigned long long)(lost - l->lost), (unsigned long long)events,
+		total, (unsigned long long)lost);
+	l->events = events;
+	l->bytes = bytes;
+	l->lost = lost;
+	l->next_ms = now + 1000;
+	l->shown = true;
+}
+
+static void live_end(struct live *l)
+{
+	if (l->shown)
+		fputs("\r\033[K", stderr);
+}
+
 /* Record until the command ends, the process goes away or a signal.  A
  * signal that stops us is passed on to the command, then SIGTERM after
  * STOP_GRACE_MS if it ignored that one (perf record ends its workload so
  * too): the recording is of the command, and what it does until it exits
  * is recorded, for 2 * STOP_GRACE_MS at most. */
-static int record_loop(struct record *r, struct rec_session *s, int sigfd,
-		       pid_t child)
+static int record_watch(struct record *r, struct rec_session *s, int sigfd,
+			pid_t child, struct live *live)
 {
 	uint64_t stop_at = 0;
 	/* record -P: the process must say HELLO in time */
@@ -754,6 +832,7 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 
 	if (!answer_by)
 		say_recording(r, s);
+	live->next_ms = now_ms() + 1000;
 	for (;;) {
 		struct signalfd_siginfo si;
 		int timeout = s->drained ? BUSY_POLL_US : IDLE_POLL_US;
@@ -765,6 +844,7 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 
 		if (ret < 0)
 			return ret;
+		live_update(r, s, live);
 		if (ret == 1 && read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
 			    si.ssi_signo == SIGHUP) {
@@ -804,6 +884,16 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 			return -ETIMEDOUT;
 		}
 	}
+}
+
+static int record_loop(struct record *r, struct rec_session *s, int sigfd,
+		       pid_t child)
+{
+	struct live live = { .on = !r->opt.quiet && isatty(STDERR_FILENO) };
+	int ret = record_watch(r, s, sigfd, child, &live);
+
+	live_end(&live);
+	return ret;
 }
 
 /* Everything before the first byte is written: the command found, the

@@ -18,11 +18,13 @@
  *   record_kernel_stop     tracing off, flush, counts, manifest part
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
 #include "record-functrace.h"
@@ -302,6 +304,29 @@ fail_quiet:
 bool record_kernel_capturing(const struct record_kernel *rk)
 {
 	return rk->cap != NULL;
+}
+
+uint64_t record_kernel_bytes(const struct record_kernel *rk, const char *dir)
+{
+	uint64_t bytes = 0;
+	char *kdir;
+	struct dirent *e;
+	DIR *d;
+
+	if (!rk->cap || asprintf(&kdir, "%s/kernel", dir) < 0)
+		return 0;
+	d = opendir(kdir);
+	while (d && (e = readdir(d))) {
+		struct stat st;
+
+		if (!strncmp(e->d_name, "cpu", 3) &&
+		    fstatat(dirfd(d), e->d_name, &st, 0) == 0)
+			bytes += (uint64_t)st.st_size;
+	}
+	if (d)
+		closedir(d);
+	free(kdir);
+	return bytes;
 }
 
 int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,

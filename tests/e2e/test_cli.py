@@ -998,6 +998,54 @@ def test_record_says_it_runs():
     assert "Ctrl-C" not in rest
 
 
+def run_on_pty(args, timeout=60):
+    """Run ARGS with stdin, stdout and stderr on a pseudo-terminal; returns
+    (exit status, everything written, as bytes)."""
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    out, end = b"", time.time() + timeout
+    try:
+        while time.time() < end:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: every slave end closed
+                break
+            if not data:
+                break
+            out += data
+    finally:
+        os.close(master)
+        if p.poll() is None:
+            p.kill()
+    return p.wait(), out
+
+
+LIVE_RE = re.compile(rb"\rtracekit: (\d+) events/s, [\d.]+ (?:B|KiB|MiB|GiB)/s, (\d+) lost/s "
+                     rb"\((\d+) events, [\d.]+ (?:B|KiB|MiB|GiB), (\d+) lost in all\)\x1b\[K")
+
+
+def test_record_live_line_on_terminal():
+    """On a terminal, record rewrites one line every second: events,
+    bytes and lost per second, and in all; each second's events add up to
+    the total so far, and the line is erased before the summary.  Not on
+    a pipe."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    rc, out = run_on_pty([tklib.TRACEKIT, "record", "-o", d, "--", BASIC, "-n", "25000",
+                          "-p", "100000"])
+    assert rc == 0, out[-2000:]
+    lines = [tuple(int(x) for x in m.groups()) for m in LIVE_RE.finditer(out)]
+    assert len(lines) >= 2, out[:2000]
+    assert sum(l[0] for l in lines) == lines[-1][2], lines
+    assert sum(l[1] for l in lines) == lines[-1][3] == 0, lines
+    assert lines[-1][2] <= 25000 + 2
+    assert b"\r\x1b[KSTREAM " in out, out[-800:]
+    assert out.count(b"Ctrl-C to stop") == 1
+    p = tk("record", "-o", d, "--", BASIC, "-n", "25000", "-p", "100000", check=True)
+    assert "events/s" not in p.stderr and "\r" not in p.stderr
+
+
 def test_attach_big_static_tls():
     """Programs with 256 KiB, 1 MiB and 16 MiB of static TLS (which glibc
     takes out of every thread's stack) still get their control thread:
