@@ -110,6 +110,8 @@ static void read_manifest(const char *dir, struct tk_kernel *k)
 		char *save, *kind = strtok_r(line, " \t\n", &save), *tok;
 		const char *cpu = NULL, *overrun = NULL, *dropped = NULL;
 
+		if (kind && !strcmp(kind, "tracekit") && strstr(save, "state=recording"))
+			k->incomplete = true; /* the recorder never finished */
 		if (!kind || (strcmp(kind, "kernel") && strcmp(kind, "kcpu")))
 			continue;
 		while ((tok = strtok_r(NULL, " \t\n", &save))) {
@@ -512,6 +514,8 @@ static int load_page(struct tk_kernel *k, struct tk_kernel_cpu *c, char *err,
 		uint64_t commit = 0;
 		unsigned data;
 
+		if (avail < hdr && k->incomplete)
+			return 0; /* the recorder was killed while writing it */
 		if (avail < hdr)
 			return bad_page(c, off, "truncated page header", err, errlen);
 		if (avail > k->page_size)
@@ -525,6 +529,8 @@ static int load_page(struct tk_kernel *k, struct tk_kernel_cpu *c, char *err,
 		    ((commit & MISSED_STORED) && data + k->long_size > k->page_size - hdr))
 			return bad_page(c, off, "page commit size past the page", err,
 					errlen);
+		if (hdr + data > avail && k->incomplete)
+			return 0;
 		if (hdr + data > avail)
 			return bad_page(c, off, "the file ends inside a page (truncated)",
 					err, errlen);

@@ -59,6 +59,8 @@ struct tk_kernel {
 	char tracer[64];
 	char *events; /* the -e patterns, comma separated */
 	bool stack;
+	bool incomplete; /* the manifest says state=recording: a file may end
+			  * inside a page, where reading stops */
 	char *kdir;
 	bool symbols_loaded;
 	char *kallsyms; /* the saved kallsyms text, once loaded */
