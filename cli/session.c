@@ -512,28 +512,35 @@ void session_stop(struct rec_session *s)
 	consumer_flush_all(s);
 	/* The TSC rate is measured over the recording; give it at least
 	 * MIN_CLOCK_SPAN_NS so that short recordings convert well too. */
-	for (;;) {
-		clock_sample(&s->clock.tsc_stop, &s->clock.mono_stop,
-			     &s->clock.real_stop);
-		if (s->clock.mono_stop - s->clock.mono_start >= MIN_CLOCK_SPAN_NS)
-			break;
+	while (ns_of(CLOCK_MONOTONIC) - s->clock.mono_start < MIN_CLOCK_SPAN_NS)
 		usleep(10000);
-	}
-	s->clock.freq = (uint64_t)((unsigned __int128)(s->clock.tsc_stop -
-						       s->clock.tsc_start) *
-				   1000000000u /
-				   (s->clock.mono_stop - s->clock.mono_start));
+	session_clock_now(s);
+}
+
+void session_clock_now(struct rec_session *s)
+{
+	clock_sample(&s->clock.tsc_stop, &s->clock.mono_stop, &s->clock.real_stop);
+	s->clock.freq = s->clock.mono_stop > s->clock.mono_start
+		? (uint64_t)((unsigned __int128)(s->clock.tsc_stop - s->clock.tsc_start) *
+			     1000000000u / (s->clock.mono_stop - s->clock.mono_start))
+		: 0;
 	if (!s->clock.freq)
 		s->clock.freq = 1;
 }
 
 int session_finish(struct rec_session *s)
 {
+	return session_write_index(s, false);
+}
+
+int session_write_index(struct rec_session *s, bool incomplete)
+{
 	struct tk_trace t;
 	int ret;
 
 	memset(&t, 0, sizeof(t));
 	t.dir = s->dir;
+	t.incomplete = incomplete;
 	snprintf(t.host, sizeof(t.host), "%s", s->host);
 	snprintf(t.mode, sizeof(t.mode), "%s",
 		 s->opt->overwrite ? "overwrite" : "discard");

@@ -129,6 +129,12 @@ unsigned session_connected(const struct rec_session *s);
 void session_stop(struct rec_session *s);
 /* Write the trace index; returns 0 or < 0 with s->error set. */
 int session_finish(struct rec_session *s);
+/* The same while recording (@incomplete: the manifest says so), as
+ * often as processes and streams come: a recorder killed then leaves a
+ * trace that can be read. */
+int session_write_index(struct rec_session *s, bool incomplete);
+/* Take the clock's stop pair now and the rate since the start. */
+void session_clock_now(struct rec_session *s);
 /* The user streams' table: per-stream counts, then how each process's
  * call sites are made. */
 void session_print_streams(const struct rec_session *s, FILE *f);
