@@ -816,13 +816,47 @@ static void live_end(struct live *l)
 		fputs("\r\033[K", stderr);
 }
 
+/* The trace's index while recording: written at the start, whenever a
+ * process has announced its events or a stream got its file, and every
+ * second (counts and clock), so that a recorder killed now leaves a trace
+ * that report reads (docs/format.md). */
+struct index_state {
+	unsigned procs, files;
+	uint64_t next_ms;
+	bool failed; /* said once */
+};
+
+static void index_update(struct record *r, struct rec_session *s,
+			 struct index_state *x)
+{
+	unsigned procs = 0, files = 0;
+	uint64_t now = now_ms();
+
+	for (unsigned i = 0; i < s->nprocs; i++)
+		procs += s->procs[i]->announced;
+	for (unsigned i = 0; i < s->nstreams; i++)
+		files += s->streams[i]->file != NULL;
+	if (x->failed || (procs == x->procs && files == x->files && now < x->next_ms))
+		return;
+	if (record_kernel_capturing(&r->kernel))
+		s->kernel = &r->kernel.manifest;
+	session_clock_now(s);
+	if (session_write_index(s, true) < 0) {
+		tk_warn("%s", s->error);
+		x->failed = true;
+	}
+	x->procs = procs;
+	x->files = files;
+	x->next_ms = now + 1000;
+}
+
 /* Record until the command ends, the process goes away or a signal.  A
  * signal that stops us is passed on to the command, then SIGTERM after
  * STOP_GRACE_MS if it ignored that one (perf record ends its workload so
  * too): the recording is of the command, and what it does until it exits
  * is recorded, for 2 * STOP_GRACE_MS at most. */
 static int record_watch(struct record *r, struct rec_session *s, int sigfd,
-			pid_t child, struct live *live)
+			pid_t child, struct live *live, struct index_state *index)
 {
 	uint64_t stop_at = 0;
 	/* record -P: the process must say HELLO in time */
@@ -833,6 +867,7 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 	if (!answer_by)
 		say_recording(r, s);
 	live->next_ms = now_ms() + 1000;
+	index_update(r, s, index);
 	for (;;) {
 		struct signalfd_siginfo si;
 		int timeout = s->drained ? BUSY_POLL_US : IDLE_POLL_US;
@@ -845,6 +880,7 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 		if (ret < 0)
 			return ret;
 		live_update(r, s, live);
+		index_update(r, s, index);
 		if (ret == 1 && read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
 			    si.ssi_signo == SIGHUP) {
@@ -890,7 +926,8 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 		       pid_t child)
 {
 	struct live live = { .on = !r->opt.quiet && isatty(STDERR_FILENO) };
-	int ret = record_watch(r, s, sigfd, child, &live);
+	struct index_state index = { 0 };
+	int ret = record_watch(r, s, sigfd, child, &live, &index);
 
 	live_end(&live);
 	return ret;

@@ -753,6 +753,8 @@ static void print_header(const struct report *r)
 	gmtime_r(&secs, &tm);
 	strftime(start, sizeof(start), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	printf("# tracekit trace '%s'\n", t->dir);
+	if (t->incomplete)
+		printf("# incomplete: the recorder stopped before finishing it; what it wrote until then is here, with the counts of its last update\n");
 	printf("# host %s, started %s, clock %s at %" PRIu64 " Hz, %s mode\n",
 	       t->host, start, t->clock.tsc ? "tsc" : "mono", t->clock.freq,
 	       t->mode[0] ? t->mode : "discard");
@@ -955,6 +957,9 @@ int cmd_report(int argc, char **argv)
 		tk_error("%s", err);
 		return TK_EXIT_FAILURE;
 	}
+	if (r.trace.incomplete)
+		tk_warn("'%s' is incomplete: its recorder stopped before finishing it (killed?); reading what it wrote",
+			r.dir);
 	ko.filter = r.filter;
 	ko.patterns = r.patterns;
 	ko.npatterns = r.npatterns;

@@ -290,15 +290,16 @@ def check_ticks(events, pid, at_least, at_most=None):
     return k, nenter
 
 
-def signal_run(target, sig):
-    """prog-ksys -f under record (-F, getppid events); after 0.3 s send SIG
-    to TARGET ('recorder' or 'program').  Returns (record's Popen, stdout,
-    stderr, trace dir, the worker's tid, ticks committed before the signal,
-    ticks at the end)."""
+def signal_run(target, sig, opts=(), after=0.3):
+    """prog-ksys -f under record (-F, getppid events, OPTS); after AFTER
+    seconds send SIG to TARGET ('recorder' or 'program').  Returns
+    (record's Popen, stdout, stderr, trace dir, the worker's tid, ticks
+    committed before the signal, ticks at the end)."""
     d = tklib.tmpdir()
     out, cnt, ready = (os.path.join(d, x) for x in ("trace", "counter", "ready"))
     rec = subprocess.Popen([tklib.TRACEKIT, "record", "-o", out, "-e", "kb:*", *GETPPID,
-                            "-F", "--", KSYS, "-f", "-p", "20", "-c", cnt, "-r", ready],
+                            "-F", *opts, "--", KSYS, "-f", "-p", "20", "-c", cnt,
+                            "-r", ready],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     pid = None
     try:
@@ -308,10 +309,15 @@ def signal_run(target, sig):
                 "the program did not start: %r" % (rec.communicate(),)
             time.sleep(0.01)
         pid, tid = (int(x) for x in open(ready).read().split()[1:3])
-        time.sleep(0.3)
+        time.sleep(after)
         assert rec.poll() is None, "record ended early: %r" % (rec.communicate(),)
         before = read_counter(cnt)
         os.kill(rec.pid if target == "recorder" else pid, sig)
+        if target == "recorder" and sig == signal.SIGKILL:
+            # the program holds record's pipes open: end it too
+            rec.wait(timeout=30)
+            os.kill(pid, signal.SIGKILL)
+            kernlib.wait_gone(pid)
         stdout, stderr = rec.communicate(timeout=30)
     finally:
         if pid is not None:
@@ -354,6 +360,39 @@ def test_program_sigkill():
     k, nenter = check_ticks(kernlib.report(d), tid, end, end + 1)
     assert nenter in (end, end + 1) and nenter <= k, \
         "%d sys_enter_getppid for %d ticks (%d counted)" % (nenter, k, end)
+
+
+def test_recorder_sigkill_trace_readable():
+    """SIGKILL the recorder 1 s in: the trace it leaves reads, user and
+    kernel events alike (a kernel file may end inside a page): report
+    exits 0 and says the trace is incomplete; the ticks are 0..K-1
+    contiguous, and each getppid there comes after its own tick.
+    `tracekit reset` removes the instance the recorder left."""
+    with kernlib.guard():
+        rec, out, err, d, tid, before, end = signal_run("recorder", signal.SIGKILL,
+                                                        opts=("-b", "64", "--kernel-buffer", "64"),
+                                                        after=1)
+        assert tk("reset").returncode == 0
+    assert rec.returncode == -signal.SIGKILL
+    p = tk("report", d, "--no-header")
+    assert p.returncode == 0 and p.stderr == (
+        "tracekit: warning: '%s' is incomplete: its recorder stopped before finishing it "
+        "(killed?); reading what it wrote\n" % d), (p.returncode, p.stderr)
+    events = kernlib.parse_report(p.stdout)
+    k, nenter = check_ticks(events, tid, 0, end)
+    assert k > 0 and nenter > 0, (k, nenter)
+    # each CPU's file ends where its last whole page was written, so the
+    # kernel side has holes; what it has sits between the right ticks
+    between, bad = [], []
+    for e in (e for e in events if e["tid"] == tid):
+        if e["name"] == "tick":
+            if between not in ([], ["sys_enter_getppid"], ["sys_exit_getppid"],
+                               ["sys_enter_getppid", "sys_exit_getppid"]):
+                bad.append(between)
+            between = []
+        else:
+            between.append(e["name"])
+    assert not bad, bad[:3]
 
 
 # ---------------------------------------------------------------- 4. bad input
