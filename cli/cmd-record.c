@@ -72,6 +72,7 @@ struct record {
 	struct record_kernel kernel;
 	bool no_user_events;   /* the program is not instrumented */
 	pid_t child;           /* the command, once it runs */
+	int child_status;      /* its wait status once it ended, else -1 */
 	struct sigaction saved_int, saved_term; /* what the command inherits */
 };
 
@@ -114,7 +115,9 @@ static void usage(FILE *f)
 		"  -q             no summary\n\n"
 		"Kernel events are recorded in a private tracefs instance\n"
 		"(tracekit-PID), on the user events' clock; it is removed at the end,\n"
-		"or by 'tracekit reset' if the recorder was killed.\n",
+		"or by 'tracekit reset' if the recorder was killed.\n\n"
+		"Exit status: the command's, 128 + N if signal N killed it; 1 if the\n"
+		"recording failed; 0 for -P.\n",
 		DEFAULT_BUFFER_KB, SUBBUF_KB, MIN_SUBBUFS);
 }
 
@@ -711,6 +714,18 @@ static void describe_exit(const char *cmd, int status)
 			WTERMSIG(status), strsignal(WTERMSIG(status)));
 }
 
+/* What record exits with once the trace is complete: the command's own
+ * status, 128 + N when signal N killed it (as a shell, time or strace
+ * report it); 0 for -P. */
+static int command_status(const struct record *r)
+{
+	if (r->child_status < 0)
+		return 0;
+	if (WIFSIGNALED(r->child_status))
+		return 128 + WTERMSIG(r->child_status);
+	return WIFEXITED(r->child_status) ? WEXITSTATUS(r->child_status) : 0;
+}
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -903,6 +918,7 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 
 			if (waitpid(child, &status, WNOHANG) == child) {
 				describe_exit(r->opt.argv[0], status);
+				r->child_status = status;
 				return 0;
 			}
 		} else if (!r->opt.nrules) {
@@ -1019,6 +1035,7 @@ int cmd_record(int argc, char **argv)
 	bool user = true;
 
 	memset(&r, 0, sizeof(r));
+	r.child_status = -1;
 	if (parse_options(&r, argc, argv) < 0)
 		return TK_EXIT_USAGE;
 	if (prepare(&r) < 0 || prepare_output(&r) < 0) {
@@ -1088,7 +1105,7 @@ int cmd_record(int argc, char **argv)
 		return keep_old_trace(&r);
 	if (commit_output(&r) < 0)
 		return TK_EXIT_FAILURE;
-	return ret;
+	return command_status(&r);
 fail:
 	session_free(&s);
 	record_kernel_free(&r.kernel);

@@ -971,6 +971,29 @@ def test_attach():
         stop(proc)
 
 
+def test_record_exit_status_is_the_commands():
+    """record exits with its command's status, 128 + N when signal N
+    killed it, as time and strace do; the trace is complete either way."""
+    for cmd, rc, said in ((["sh", "-c", "exit 127"], 127, "'sh' exited with status 127"),
+                          (["sh", "-c", "exit 3"], 3, "'sh' exited with status 3"),
+                          (["sh", "-c", "kill -SEGV $$"], 128 + 11,
+                           "'sh' was killed by signal 11 (Segmentation fault)"),
+                          ([BASIC, "-n", "5"], 0, None)):
+        d = os.path.join(tklib.tmpdir(), "t")
+        p = tk("record", "-q", "-o", d, "--", *cmd)
+        assert p.returncode == rc, (cmd, p.returncode, p.stderr)
+        assert p.stderr == ("tracekit: %s\n" % said if said else ""), p.stderr
+        assert os.path.exists(os.path.join(d, "tracekit.manifest"))
+    # Ctrl-C: passed on to the command, which dies of it
+    d = os.path.join(tklib.tmpdir(), "t")
+    rec = subprocess.Popen([tklib.TRACEKIT, "record", "-q", "-o", d, "--", "sleep", "30"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    rec.send_signal(signal.SIGINT)
+    err = rec.communicate(timeout=20)[1]
+    assert rec.returncode == 128 + 2, (rec.returncode, err)
+
+
 def test_record_says_it_runs():
     """One line once recording runs: the command and its pid, or the
     process attached to, and where the trace goes; none with -q."""

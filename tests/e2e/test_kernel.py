@@ -333,11 +333,12 @@ def signal_run(target, sig, opts=(), after=0.3):
 
 
 def recorder_signal(sig):
-    """SIG to the recorder: it ends with status 0, the trace holds every
+    """SIG to the recorder: it passes it on to the program, which it kills,
+    and ends with the program's status (128 + SIG); the trace holds every
     tick and getppid the program committed before."""
     with kernlib.guard():
         rec, out, err, d, tid, before, end = signal_run("recorder", sig)
-    assert rec.returncode == 0, "record exited %d after %s: %s" % (
+    assert rec.returncode == 128 + sig, "record exited %d after %s: %s" % (
         rec.returncode, sig.name, err)
     assert before > 100, "the program committed only %d ticks in 0.3 s" % before
     check_ticks(kernlib.report(d), tid, before, end)
@@ -354,7 +355,7 @@ def test_recorder_sigterm():
 def test_program_sigkill():
     with kernlib.guard():
         rec, out, err, d, tid, before, end = signal_run("program", signal.SIGKILL)
-    assert rec.returncode == 0, "record exited %d: %s" % (rec.returncode, err)
+    assert rec.returncode == 128 + 9, "record exited %d: %s" % (rec.returncode, err)
     assert "killed by signal 9" in err, err
     # the counter is final: tick k is fired before getppid and counted after it
     k, nenter = check_ticks(kernlib.report(d), tid, end, end + 1)
