@@ -5,10 +5,12 @@
  *   tk_mark(app_tick, "tick %d of %s", n, name);
  *
  * The name is provider_event (split at the first underscore: provider
- * "app", event "tick"; with no underscore the provider is "mark").  Each
- * call site is an event of its own.  Arguments are recorded in binary,
- * typed by their C type (integers, floating point, strings, pointers; at
- * most 16); the format is applied only when the trace is read.
+ * "app", event "tick"; with no underscore the provider is "mark":
+ * tk_mark(started, ...) is the event mark:started).  Each call site is an
+ * event of its own.  Arguments are recorded in binary, typed by their C
+ * type (integers, floating point, strings, pointers; at most 16); the
+ * format is applied only when the trace is read, and checked against the
+ * arguments when compiling, as printf's is (-Wformat, in -Wall).
  */
 #ifndef TRACEKIT_MARKER_H
 #define TRACEKIT_MARKER_H
@@ -119,6 +121,15 @@ static inline void tk__mkv_p(struct tk_value *v, const void *x) { v->u = (uintpt
 		 const char *: tk__value_str, default: tk__mkv_p)((v), (a))
 #endif
 
+/* Never called: its format attribute has the compiler check the format
+ * against the arguments, as for printf ("%s" given an int warns). */
+static inline void tk__mark_printf(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), unused));
+static inline void tk__mark_printf(const char *fmt, ...)
+{
+	(void)fmt;
+}
+
 #define TK__MK_FIELD(i, a) { "a" #i, TK__MK_KIND(a), TK__MK_SIZE(a), 0, 0 },
 #define TK__MK_SET(i, a) TK__MK_VALUE(&tk__mv[i], a);
 
@@ -159,6 +170,8 @@ static inline void tk__mkv_p(struct tk_value *v, const void *x) { v->u = (uintpt
 				TK__FIRST(__VA_ARGS__),                      \
 				"",                                          \
 			};                                                   \
+		if (0)                                                       \
+			tk__mark_printf(__VA_ARGS__);                        \
 		if (TK__UNLIKELY(TK__SITE(&tk__mk_ev))) {                    \
 			struct tk_value tk__mv[tk__mk_n + 1];                \
 			TK__MAP(TK__MK_SET, __VA_ARGS__)                   \

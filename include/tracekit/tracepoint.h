@@ -25,7 +25,11 @@
  *   tk_probe_app_request_t and tk_probe_connect/disconnect helpers
  *
  * Events need at least one argument.  The print format's arguments are
- * field names.
+ * field names (at most 32), nothing else: the format is applied when the
+ * trace is read, to the recorded fields; anything else fails to compile
+ * (stages/check.h).  Compute a value in a field of its own instead:
+ *
+ *   tk_field_string(op, wr ? "write" : "read") ... TK_PRINT("%s", op)
  */
 #ifndef TRACEKIT_TRACEPOINT_H
 #define TRACEKIT_TRACEPOINT_H
@@ -38,6 +42,7 @@
 #include "stages/size.h"
 #include "stages/write.h"
 #include "stages/value.h"
+#include "stages/check.h"
 
 #ifdef __cplusplus
 #define TK__C_BEGIN extern "C" {
@@ -50,12 +55,16 @@
 #define TK_PROTO(...) __VA_ARGS__
 #define TK_ARGS(...) __VA_ARGS__
 #define TK_FIELDS(...) __VA_ARGS__
-#define TK_PRINT(fmt, ...) (fmt, #__VA_ARGS__)
+#define TK_PRINT(fmt, ...) (fmt, #__VA_ARGS__, __VA_ARGS__)
 
+/* The format, the arguments as text (kept in the descriptor), and as
+ * tokens (checked: stages/check.h). */
 #define TK__PFMT(print) TK__PFMT_I print
-#define TK__PFMT_I(fmt, args) fmt
+#define TK__PFMT_I(fmt, args, ...) fmt
 #define TK__PARGS(print) TK__PARGS_I print
-#define TK__PARGS_I(fmt, args) args
+#define TK__PARGS_I(fmt, args, ...) args
+#define TK__PRAW(print) TK__PRAW_I print
+#define TK__PRAW_I(fmt, args, ...) __VA_ARGS__
 
 #define TK__EV(p, n) tk__ev_##p##_##n
 
@@ -152,6 +161,7 @@
 
 #define TK_EVENT(provider, name, proto, args, fields, print)                  \
 	TK__EVENT_OBJECT(provider, name)                                     \
+	TK__EVENT_CHECK(provider, name, fields, print)                       \
 	TK__EVENT_DESC(provider, name, fields, print)                        \
 	TK__EVENT_EMIT(provider, name, TK_PROTO(proto), TK_ARGS(args), fields)
 
