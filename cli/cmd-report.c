@@ -28,13 +28,13 @@
 #include <string.h>
 #include <time.h>
 #include "cli.h"
-#include "filter.h"
-#include "pattern.h"
-#include "printfmt.h"
+#include "common/filter.h"
+#include "common/pattern.h"
+#include "format/printfmt.h"
 #include "report-graph.h"
 #include "report.h"
-#include "stream-read.h"
-#include "trace.h"
+#include "format/stream-read.h"
+#include "format/trace.h"
 
 struct report {
 	const char *dir;

@@ -8,7 +8,7 @@
  * Overwrite mode: nothing is drained while recording; at the end the
  * newest packets still in the ring are copied, each checked against its
  * slot's sequence number so that a packet overwritten while being copied
- * is dropped (lib/ringbuf-layout.h).
+ * is dropped (common/ringbuf-layout.h).
  *
  * The buffer is shared with a program we do not trust to be sane (it may
  * have crashed mid-write): every size read from it is bounded, and the open
@@ -193,7 +193,7 @@ static uint64_t whole_events(const struct rec_stream *st, const char *pkt,
 	uint64_t last = ((const struct tk_packet_header *)pkt)->timestamp_begin;
 
 	*count = 0;
-	while (commit - off >= TK_EVENT_HEADER_MIN) {
+	while (commit - off >= TK__HEADER_COMPACT) {
 		const struct tk_event_info *ev = NULL;
 		unsigned hsize;
 		uint16_t id;

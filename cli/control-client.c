@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "control-client.h"
-#include "protocol.h"
+#include "common/protocol.h"
 
 void ctl_no_answer(pid_t pid, bool closed, char *out, size_t len)
 {

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "common/clock.h"
 #include "record-functrace.h"
 #include "record-kernel.h"
 #include "tracekit/runtime.h"

@@ -27,7 +27,7 @@
 #include "cli.h"
 #include "report-graph.h"
 #include "report.h"
-#include "symbols.h"
+#include "format/symbols.h"
 
 enum ft_kind { K_FUNCTION, K_ENTRY, K_EXIT, K_STACK, K_NONE };
 

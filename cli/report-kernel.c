@@ -16,10 +16,11 @@
 #include <string.h>
 #include <event-parse.h>
 #include "cli.h"
-#include "filter.h"
-#include "kernel-print.h"
-#include "kernel-read.h"
-#include "pattern.h"
+#include "common/clock.h"
+#include "common/filter.h"
+#include "format/kernel-print.h"
+#include "format/kernel-read.h"
+#include "common/pattern.h"
 #include "report.h"
 
 #define COMM_CACHE 4096 /* pids whose comm is cached, a power of two */
@@ -288,7 +289,7 @@ int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 	rk->env.sym_ctx = &rk->k;
 	rk->env.syms = calloc(1, sizeof(*rk->env.syms));
 	if (rk->k.clock[0] &&
-	    strcmp(rk->k.clock, o->clock->tsc ? "x86-tsc" : "mono"))
+	    strcmp(rk->k.clock, o->clock->tsc ? TK_KCLOCK_TSC : TK_KCLOCK_MONO))
 		tk_warn("kernel events were stamped by trace_clock '%s', user events by %s: their order against each other is not exact",
 			rk->k.clock, o->clock->tsc ? "the TSC" : "CLOCK_MONOTONIC");
 	if (prepare_events(rk, fr) < 0) {

@@ -18,8 +18,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "filter.h"
-#include "trace.h"
+#include "common/filter.h"
+#include "format/trace.h"
 
 /* --ts: seconds of CLOCK_MONOTONIC, clock ticks, seconds since the epoch,
  * seconds since the trace's first event, since the line before. */

@@ -13,9 +13,9 @@
 #include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "event-info.h"
-#include "trace.h"
-#include "../lib/ringbuf-layout.h"
+#include "format/event-info.h"
+#include "format/trace.h"
+#include "common/ringbuf-layout.h"
 
 struct rec_rule {
 	char *pattern;

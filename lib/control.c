@@ -27,9 +27,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "internal.h"
-#include "ringbuf-layout.h"
-#include "unix-socket.h"
-#include "functrace/functrace.h"
+#include "common/ringbuf-layout.h"
+#include "common/unix-socket.h"
+#include "lib/functrace/functrace.h"
 
 #define CONFIG_WAIT_MS 3000
 /* What the listener needs besides the static TLS (start_listener). */
@@ -120,7 +120,7 @@ static int send_hello(int fd)
 	h.version = TK_PROTOCOL_VERSION;
 	h.pid = (uint32_t)getpid();
 	h.ppid = (uint32_t)getppid();
-	h.clock = tk_clock_is_tsc();
+	h.clock = TK_CLOCK_TSC;
 	read_comm(h.comm, sizeof(h.comm));
 	n = readlink("/proc/self/exe", h.exe, sizeof(h.exe) - 1);
 	if (n < 0)

@@ -27,7 +27,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.h"
-#include "ringbuf-layout.h"
+#include "common/ringbuf-layout.h"
 
 struct tk_stream {
 	struct tk_rb_header *hdr;
