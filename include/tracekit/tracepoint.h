@@ -110,7 +110,8 @@
  * see every hit, whatever the recorder filters. */
 #define TK__EVENT_EMIT(p, n, proto, args, fields)                            \
 	typedef void (*tk_probe_##p##_##n##_t)(void *data, proto);           \
-	__attribute__((unused)) static inline void tk__emit_##p##_##n(proto) \
+	TK__NOTRACE __attribute__((unused)) static inline void               \
+	tk__emit_##p##_##n(proto)                                            \
 	{                                                                    \
 		struct tk_event *tk__ev = &TK__EV(p, n);                     \
 		if (TK__LIKELY(__atomic_load_n(&tk__ev->record,              \
@@ -146,13 +147,13 @@
 			tk__probes_end();                                    \
 		}                                                            \
 	}                                                                    \
-	__attribute__((unused)) static inline int                            \
+	TK__NOTRACE __attribute__((unused)) static inline int                \
 	tk_probe_connect_##p##_##n(tk_probe_##p##_##n##_t fn, void *data)    \
 	{                                                                    \
 		return tk_probe_connect_raw(&TK__EV(p, n), (tk__probe_fn)fn, \
 					    data);                           \
 	}                                                                    \
-	__attribute__((unused)) static inline int                            \
+	TK__NOTRACE __attribute__((unused)) static inline int                \
 	tk_probe_disconnect_##p##_##n(tk_probe_##p##_##n##_t fn, void *data) \
 	{                                                                    \
 		return tk_probe_disconnect_raw(&TK__EV(p, n),                \
@@ -196,13 +197,15 @@ extern const char __start_tk_keys[] __attribute__((weak, visibility("hidden")));
 extern const char __stop_tk_keys[] __attribute__((weak, visibility("hidden")));
 TK__C_END
 
-__attribute__((constructor, unused)) static void tk__module_ctor(void)
+TK__NOTRACE __attribute__((constructor, unused)) static void
+tk__module_ctor(void)
 {
 	tk__module_register(__start_tk_meta, __stop_tk_meta, __start_tk_keys,
 			    __stop_tk_keys);
 }
 
-__attribute__((destructor, unused)) static void tk__module_dtor(void)
+TK__NOTRACE __attribute__((destructor, unused)) static void
+tk__module_dtor(void)
 {
 	tk__module_unregister(__start_tk_meta, __stop_tk_meta);
 }

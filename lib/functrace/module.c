@@ -375,6 +375,10 @@ static bool wanted(const struct ft_options *o, const char *name, bool *root)
 	bool in = !o->nfilter || match_any(o->filter, o->nfilter, name);
 
 	*root = o->ngraph && match_any(o->graph, o->ngraph, name);
+	/* the runtime's code generated into the program (runtime.h marks
+	 * it TK__NOTRACE; this is for compilers that lack the attribute) */
+	if (!strncmp(name, "tk__", 4))
+		return *root = false;
 	if (o->nnotrace && match_any(o->notrace, o->nnotrace, name))
 		return false;
 	return in || *root;

@@ -147,6 +147,25 @@ def test_profile():
     assert self_ < total
 
 
+def test_runtime_functions_never_traced():
+    """A program with tracekit events built for the function tracer
+    (patchable entries, -finstrument-functions): function_graph and
+    --profile show its own functions only, never the runtime's code
+    generated into it (tk__emit_*, tk__module_ctor/dtor, inline helpers);
+    its events are recorded beside."""
+    for name in ("functk", "functk-cyg"):
+        d = os.path.join(tmpdir(), name)
+        p = record(d, [prog(name)], "-p", "function_graph", "-e", "ft:*")
+        assert p.stdout == "sum 5\n", p.stdout
+        rows = tracekit("report", d, "--profile").stdout.splitlines()[2:]
+        assert {r.split()[0]: int(r.split()[1]) for r in rows} == {"main": 1, "work": 3}, \
+            (name, rows)
+        counts = tracekit("report", d, "--count", "--events", "ft:*").stdout.split()
+        assert counts == ["3", "ft:mark", "3", "ft:step", "6", "total"], (name, counts)
+        names = {l["name"] for l in report(d, "--events", "ftrace:*") if "name" in l}
+        assert names == {"main", "work"}, (name, names)
+
+
 def test_function_filters():
     """-l globs select, -n removes; call sites are resolved."""
     d = os.path.join(tmpdir(), "t")
