@@ -585,15 +585,16 @@ void session_print_streams(const struct rec_session *s, FILE *f)
 {
 	uint64_t events = 0, lost = 0, bytes = 0;
 
-	fprintf(f, "%-24s %8s %12s %12s %12s\n", "STREAM", "TID", "EVENTS",
+	/* streams named NAME-TID, as report's header and lines name them */
+	fprintf(f, "%-24s %8s %12s %12s %12s\n", "STREAM", "PID", "EVENTS",
 		"LOST", "BYTES");
 	for (unsigned i = 0; i < s->nstreams; i++) {
 		struct tk_trace_stream ts;
 		char name[40];
 
 		consumer_stream_stats(s->streams[i], &ts);
-		snprintf(name, sizeof(name), "%s-%u", ts.comm, ts.pid);
-		fprintf(f, "%-24s %8u %12llu %12llu %12llu\n", name, ts.tid,
+		snprintf(name, sizeof(name), "%s-%u", ts.comm, ts.tid);
+		fprintf(f, "%-24s %8u %12llu %12llu %12llu\n", name, ts.pid,
 			(unsigned long long)ts.events,
 			(unsigned long long)tk_stream_lost(&ts),
 			(unsigned long long)ts.bytes);

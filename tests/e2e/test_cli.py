@@ -853,6 +853,22 @@ def test_report_overwrite_cut():
     assert not any("overwrite mode:" in l for l in header_lines(d))
 
 
+def test_stream_names_one_convention():
+    """record's summary and report's header name each stream NAME-TID, the
+    way report's lines name who fired: the same names on both sides."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    p, rows, total = record_basic(d, "-n", "3", "-t", "2")
+    pid = rows[0]["pid"]
+    summary_names = sorted("%s-%d" % (r["name"], r["tid"]) for r in rows)
+    header_names = sorted(re.match(r"^# stream (\S+):", l).group(1)
+                          for l in header_lines(d) if l.startswith("# stream "))
+    line_names = sorted({"%s-%d" % (e["comm"].strip(), e["tid"]) for e in tklib.report_lines(d)})
+    assert summary_names == header_names == line_names, (summary_names, header_names,
+                                                        line_names)
+    assert all(r["pid"] == pid for r in rows) and len(rows) == 3, rows
+    assert p.stderr.splitlines()[1].split() == ["STREAM", "PID", "EVENTS", "LOST", "BYTES"]
+
+
 def test_report_header():
     d = os.path.join(tklib.tmpdir(), "t")
     p, rows, total = record_basic(d, "-n", "300", "-t", "3")

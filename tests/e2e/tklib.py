@@ -74,8 +74,9 @@ SUMMARY_RE = re.compile(r"^(\S+)-(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$")
 
 
 def summary(stderr):
-    """Per-stream rows of record's summary: list of dicts (tid, events,
-    lost, bytes, comm, pid) and the totals row as a dict."""
+    """Per-stream rows of record's summary (NAME-TID PID EVENTS LOST BYTES):
+    list of dicts (name, tid, pid, events, lost, bytes) and the totals row
+    as a dict."""
     rows, total = [], None
     for line in stderr.splitlines():
         parts = line.split()
@@ -84,7 +85,7 @@ def summary(stderr):
             continue
         m = SUMMARY_RE.match(line.strip())
         if m:
-            rows.append(dict(name=m.group(1), pid=int(m.group(2)), tid=int(m.group(3)),
+            rows.append(dict(name=m.group(1), tid=int(m.group(2)), pid=int(m.group(3)),
                              events=int(m.group(4)), lost=int(m.group(5)),
                              bytes=int(m.group(6))))
     return rows, total
