@@ -831,6 +831,37 @@ static void live_end(struct live *l)
 		fputs("\r\033[K", stderr);
 }
 
+/* A thread renamed after its first event (prctl, pthread_setname_np)
+ * goes by its new name: while it lives its name is read again every
+ * RENAME_POLL_MS, and once more at the end. */
+#define RENAME_POLL_MS 200
+
+static void streams_renamed(struct rec_session *s)
+{
+	for (unsigned i = 0; i < s->nstreams; i++) {
+		struct rec_stream *st = s->streams[i];
+		char path[64], comm[sizeof(st->comm) + 1];
+		ssize_t n;
+		int fd;
+
+		if (st->done)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", st->proc->pid,
+			 st->tid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		comm[n] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		if (comm[0] && strlen(comm) < sizeof(st->comm))
+			memcpy(st->comm, comm, strlen(comm) + 1);
+	}
+}
+
 /* The trace's index while recording: written at the start, whenever a
  * process has announced its events or a stream got its file, and every
  * second (counts and clock), so that a recorder killed now leaves a trace
@@ -883,6 +914,8 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 		say_recording(r, s);
 	live->next_ms = now_ms() + 1000;
 	index_update(r, s, index);
+	uint64_t rename_at = 0;
+
 	for (;;) {
 		struct signalfd_siginfo si;
 		int timeout = s->drained ? BUSY_POLL_US : IDLE_POLL_US;
@@ -894,6 +927,10 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 
 		if (ret < 0)
 			return ret;
+		if (now_ms() >= rename_at) {
+			streams_renamed(s);
+			rename_at = now_ms() + RENAME_POLL_MS;
+		}
 		live_update(r, s, live);
 		index_update(r, s, index);
 		if (ret == 1 && read(sigfd, &si, sizeof(si)) == sizeof(si)) {
@@ -1072,6 +1109,7 @@ int cmd_record(int argc, char **argv)
 	    getuid() == 0)
 		tk_warn("cannot raise the recorder's priority: %s", strerror(errno));
 	ret = record_loop(&r, &s, sigfd, child);
+	streams_renamed(&s); /* the threads still there */
 	if (ret == 0 && r.opt.attach_pid && user && !session_heard_from(&s)) {
 		ctl_no_answer(r.opt.attach_pid, true, s.error, sizeof(s.error));
 		ret = -EPERM;

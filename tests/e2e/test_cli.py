@@ -869,6 +869,24 @@ def test_stream_names_one_convention():
     assert p.stderr.splitlines()[1].split() == ["STREAM", "PID", "EVENTS", "LOST", "BYTES"]
 
 
+def test_renamed_threads():
+    """Threads renamed after their first event (pthread_setname_np, prctl)
+    go by their new names in the summary, report's header and its lines."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    p = tklib.record(d, [tklib.prog("rename")])
+    out = dict(l.split() for l in p.stdout.splitlines())
+    tid, pid = int(out["thread"]), int(out["main"])
+    rows, _ = tklib.summary(p.stderr)
+    assert sorted((r["name"], r["tid"]) for r in rows) == \
+        sorted([("after-main", pid), ("after-thread", tid)]), p.stderr
+    assert sorted(l for l in header_lines(d) if l.startswith("# stream")) == \
+        sorted(["# stream after-main-%d: 2 events, 0 lost" % pid,
+                "# stream after-thread-%d: 2 events, 0 lost" % tid])
+    got = sorted((e["comm"].strip(), e["tid"], e["text"]) for e in tklib.report_lines(d))
+    assert got == sorted([("after-main", pid, "main-first"), ("after-main", pid, "main-second"),
+                          ("after-thread", tid, "first"), ("after-thread", tid, "second")])
+
+
 def test_report_header():
     d = os.path.join(tklib.tmpdir(), "t")
     p, rows, total = record_basic(d, "-n", "300", "-t", "3")
