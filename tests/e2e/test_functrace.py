@@ -149,11 +149,11 @@ def test_profile():
 
 def test_runtime_functions_never_traced():
     """A program with tracekit events built for the function tracer
-    (patchable entries, -finstrument-functions): function_graph and
-    --profile show its own functions only, never the runtime's code
-    generated into it (tk__emit_*, tk__module_ctor/dtor, inline helpers);
-    its events are recorded beside."""
-    for name in ("functk", "functk-cyg"):
+    (patchable entries, gcc's -pg form, -finstrument-functions):
+    function_graph and --profile show its own functions only, never the
+    runtime's code generated into it (tk__emit_*, tk__module_ctor/dtor,
+    inline helpers); its events are recorded beside."""
+    for name in ("functk", "functk-mcount", "functk-cyg"):
         d = os.path.join(tmpdir(), name)
         p = record(d, [prog(name)], "-p", "function_graph", "-e", "ft:*")
         assert p.stdout == "sum 5\n", p.stdout

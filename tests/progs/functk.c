@@ -7,12 +7,16 @@
  * form and with -finstrument-functions.
  *
  *   prog-functk[-mcount|-cyg] [N]
+ *   prog-functk[-mcount|-cyg] -f
  *
  * main() calls work(i) N times (default 3); work fires ft:step and a
- * marker.  Prints "sum S".
+ * marker.  Prints "sum S".  With -f: prints "ready PID", then calls
+ * work() every 10 ms until killed (for record -P).
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <tracekit/tracekit.h>
 
 TK_EVENT(ft, step,
@@ -35,6 +39,15 @@ __attribute__((noinline)) int work(int i)
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 3, sum = 0;
+
+	if (argc > 1 && !strcmp(argv[1], "-f")) {
+		printf("ready %d\n", (int)getpid());
+		fflush(stdout);
+		for (int i = 0;; i++) {
+			work(i);
+			usleep(10000);
+		}
+	}
 
 	for (int i = 0; i < n; i++)
 		sum += work(i);
