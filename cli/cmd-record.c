@@ -100,7 +100,8 @@ static void usage(FILE *f)
 		"  -P PID         attach to a running instrumented process; kernel\n"
 		"                 events of PID only (any process, with kernel -e only)\n"
 		"  --no-follow    do not record children forked by the program\n"
-		"  --force        record even if an -e names no event of the program\n"
+		"  --force        record even if an -e names no event of the program,\n"
+		"                 or -P -p finds no function entry it can patch\n"
 		"  -p TRACER      a tracer: function or function_graph traces the\n"
 		"                 program's functions when it is built for it, else\n"
 		"                 the kernel's; user:TRACER or kernel:TRACER chooses;\n"
@@ -914,7 +915,7 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 		say_recording(r, s);
 	live->next_ms = now_ms() + 1000;
 	index_update(r, s, index);
-	uint64_t rename_at = 0;
+	uint64_t rename_at = 0, patch_by = 0, patch_seen = 0;
 
 	for (;;) {
 		struct signalfd_siginfo si;
@@ -965,8 +966,24 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 		} else if (session_connected(s) == 0) {
 			return 0;
 		} else if (answer_by && session_heard_from(s)) {
-			say_recording(r, s);
 			answer_by = 0;
+			if (r->opt.user_tracer)
+				patch_by = now_ms() + TK_CTL_ANSWER_MS;
+			else
+				say_recording(r, s);
+		} else if (patch_by) {
+			/* -P -p: what the function tracer could patch decides;
+			 * the objects come in one burst after CONFIG */
+			if (!patch_seen && functrace_heard_from((uint32_t)r->opt.attach_pid))
+				patch_seen = now_ms() + 100;
+			if ((patch_seen && now_ms() >= patch_seen) || now_ms() > patch_by) {
+				patch_by = 0;
+				if (functrace_attach_check(&r->opt, (uint32_t)r->opt.attach_pid,
+							   r->force, s->error,
+							   sizeof(s->error)) < 0)
+					return -ENOEXEC;
+				say_recording(r, s);
+			}
 		} else if (answer_by && now_ms() > answer_by) {
 			ctl_no_answer(r->opt.attach_pid, false, s->error,
 				      sizeof(s->error));
@@ -1110,6 +1127,12 @@ int cmd_record(int argc, char **argv)
 		tk_warn("cannot raise the recorder's priority: %s", strerror(errno));
 	ret = record_loop(&r, &s, sigfd, child);
 	streams_renamed(&s); /* the threads still there */
+	if (ret == -ENOEXEC) {
+		/* nothing of what was asked can be recorded */
+		session_stop(&s);
+		tk_error("%s", s.error);
+		goto fail;
+	}
 	if (ret == 0 && r.opt.attach_pid && user && !session_heard_from(&s)) {
 		ctl_no_answer(r.opt.attach_pid, true, s.error, sizeof(s.error));
 		ret = -EPERM;

@@ -233,6 +233,54 @@ def test_func_stack_instrument_functions():
     assert all(re.fullmatch(r"0x[0-9a-f]+", s[-1]) for s in stacks), stacks
 
 
+def attach_functk(env, *opts):
+    """prog-functk -f started with ENV (added to ours), then record -P -p
+    function_graph OPTS, stopped with SIGINT after 0.5 s unless it ends
+    first; returns (record's exit status, stderr, trace dir)."""
+    d = os.path.join(tmpdir(), "t")
+    app = subprocess.Popen([prog("functk"), "-f"], stdout=subprocess.PIPE, text=True,
+                           env=dict(os.environ, **env))
+    try:
+        assert app.stdout.readline() == "ready %d\n" % app.pid
+        rec = subprocess.Popen([TRACEKIT, "record", "-q", "-o", d, "-P", str(app.pid),
+                                "-p", "function_graph"] + list(opts),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            rec.wait(timeout=0.5 + 1)
+        except subprocess.TimeoutExpired:
+            rec.send_signal(signal.SIGINT)
+        err = rec.communicate(timeout=30)[1]
+    finally:
+        app.kill()
+        app.wait()
+    return rec.returncode, err, d, app.pid
+
+
+def test_attach_gcc_nops_need_the_start():
+    """record -P -p on a gcc -fpatchable-function-entry build started
+    without TRACEKIT_FUNCTRACE=1: its single-byte NOPs were never made
+    patchable, so nothing can be traced: one line says the whole way (the
+    variable, LD_PRELOAD, or recording from the start) and record stops
+    with nothing left behind, unless --force; started with the variable,
+    its functions are traced."""
+    rc, err, d, pid = attach_functk({})
+    path = os.path.realpath(prog("functk"))
+    why = ("process %d: none of the 2 function entries of '%s' can be patched: gcc's "
+           "single-byte NOPs become patchable only before the program's threads run; "
+           "start it with TRACEKIT_FUNCTRACE=1 in its environment (and "
+           "LD_PRELOAD=libtracekit.so.0 if it does not link libtracekit), or record it "
+           "from its start: tracekit record -p function_graph -- CMD")
+    assert (rc, err) == (1, "tracekit: %s (--force records anyway)\n" % (why % (pid, path))), err
+    assert not os.path.exists(d)
+    rc, err, d, pid = attach_functk({}, "--force")
+    assert (rc, err) == (0, "tracekit: warning: %s\n" % (why % (pid, path))), err
+    assert os.path.exists(os.path.join(d, "tracekit.manifest"))
+    rc, err, d, pid = attach_functk({"TRACEKIT_FUNCTRACE": "1"})
+    assert (rc, err) == (0, ""), err
+    names = {l["name"] for l in report(d, "--events", "ftrace:*") if "name" in l}
+    assert names == {"work"}, names  # main is in its loop, not entered again
+
+
 def check_bytes(variant, expect):
     """Attach (record -P) to the program started with the runtime
     preloaded, stop recording with SIGINT (the program is not signalled)."""
