@@ -815,7 +815,7 @@ def test_report_empty_selection():
     one_error(tk("report", d, "--profile"), rc=1,
               exact="tracekit: no function tracer event in the trace (202 events read)")
     f = os.path.join(tklib.tmpdir(), "f")
-    tklib.record(f, [tklib.prog("functree")], "-p", "function_graph")
+    tklib.record(f, [tklib.prog("functree"), "tree"], "-p", "function_graph")
     p = tk("report", f, "--profile", "--tid", "1")
     one_error(p, rc=1, exact="tracekit: no function tracer event matched --tid '1' "
                              "(%d events read)" % int(re.search(
@@ -1018,10 +1018,12 @@ def test_record_exit_status_is_the_commands():
         assert p.returncode == rc, (cmd, p.returncode, p.stderr)
         assert p.stderr == ("tracekit: %s\n" % said if said else ""), p.stderr
         assert os.path.exists(os.path.join(d, "tracekit.manifest"))
-    # Ctrl-C: passed on to the command, which dies of it
+    # Ctrl-C: passed on to the command, which dies of it (SIGINT as a
+    # terminal leaves it: not ignored, as it is for a background job)
     d = os.path.join(tklib.tmpdir(), "t")
     rec = subprocess.Popen([tklib.TRACEKIT, "record", "-q", "-o", d, "--", "sleep", "30"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=tklib.default_sigint)
     time.sleep(0.5)
     rec.send_signal(signal.SIGINT)
     err = rec.communicate(timeout=20)[1]

@@ -300,7 +300,8 @@ def signal_run(target, sig, opts=(), after=0.3):
     rec = subprocess.Popen([tklib.TRACEKIT, "record", "-o", out, "-e", "kb:*", *GETPPID,
                             "-F", *opts, "--", KSYS, "-f", "-p", "20", "-c", cnt,
                             "-r", ready],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=tklib.default_sigint)
     pid = None
     try:
         end = time.time() + 10

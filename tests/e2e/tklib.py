@@ -135,6 +135,13 @@ def wait_for_file(path, timeout=10):
     raise AssertionError("%s did not appear" % path)
 
 
+def default_sigint():
+    """preexec_fn: SIGINT at its default, as a terminal's foreground job has
+    it (a background job, which tests/run may be, ignores it, and so would
+    the command that record starts)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def kill_quietly(proc, sig=signal.SIGKILL):
     try:
         proc.send_signal(sig)
