@@ -140,6 +140,31 @@ def test_start_stop_show_reset():
             cleanup(child, "tracekit")
 
 
+def test_show_seconds():
+    """show prints the TSC-clocked instance's timestamps as seconds of
+    CLOCK_MONOTONIC, as report does: the N calls fall between the times
+    taken around them; --ts raw prints the kernel's ticks."""
+    n = 10
+    with kernlib.guard():
+        child, pid = cued_child(n)
+        try:
+            assert tk("start", "-e", "syscalls:sys_enter_getppid", "-P", str(pid)).returncode == 0
+            t0 = time.monotonic()
+            cue(child)
+            t1 = time.monotonic()
+            secs, _ = show_getppid(pid)
+            raw, _ = show_getppid(pid, "--ts", "raw")
+        finally:
+            cleanup(child, "tracekit")
+    assert len(secs) == len(raw) == n, (secs, raw)
+    ts = [float(re.search(r" ([\d.]+): sys_getppid", l).group(1)) for l in secs]
+    assert all(re.search(r" \d+\.\d{6}: sys_getppid", l) for l in secs), secs[:2]
+    assert t0 - 0.001 <= ts[0] and ts[-1] <= t1 + 0.001 and ts == sorted(ts), (t0, ts, t1)
+    ticks = [int(re.search(r" (\d+): sys_getppid", l).group(1)) for l in raw]
+    assert ticks == sorted(ticks) and ticks[0] > 10**9, ticks[:2]
+    one_error(tk("show", "--ts", "real"), rc=2, exact="tracekit: --ts 'real': use mono or raw")
+
+
 def test_start_named_instance_and_stack():
     """-B NAME, and --stack: each event is followed by its kernel stack."""
     n = 5
