@@ -140,6 +140,15 @@ def test_start_stop_show_reset():
             cleanup(child, "tracekit")
 
 
+def start_cued(child, pid):
+    """start the 'tracekit' instance on PID's getppid() calls, then cue
+    CHILD: the CLOCK_MONOTONIC times around its calls."""
+    assert tk("start", "-e", "syscalls:sys_enter_getppid", "-P", str(pid)).returncode == 0
+    t0 = time.monotonic()
+    cue(child)
+    return t0, time.monotonic()
+
+
 def test_show_seconds():
     """show prints the TSC-clocked instance's timestamps as seconds of
     CLOCK_MONOTONIC, as report does: the N calls fall between the times
@@ -148,10 +157,7 @@ def test_show_seconds():
     with kernlib.guard():
         child, pid = cued_child(n)
         try:
-            assert tk("start", "-e", "syscalls:sys_enter_getppid", "-P", str(pid)).returncode == 0
-            t0 = time.monotonic()
-            cue(child)
-            t1 = time.monotonic()
+            t0, t1 = start_cued(child, pid)
             secs, _ = show_getppid(pid)
             raw, _ = show_getppid(pid, "--ts", "raw")
         finally:
@@ -163,6 +169,38 @@ def test_show_seconds():
     ticks = [int(re.search(r" (\d+): sys_getppid", l).group(1)) for l in raw]
     assert ticks == sorted(ticks) and ticks[0] > 10**9, ticks[:2]
     one_error(tk("show", "--ts", "real"), rc=2, exact="tracekit: --ts 'real': use mono or raw")
+
+
+def test_extract():
+    """start, N calls, stop, extract: a trace directory that report reads,
+    with exactly the N getppid() calls of the process, at the times they
+    were made; the events have left the instance; errors are one line."""
+    n = 12
+    d = os.path.join(tklib.tmpdir(), "x")
+    with kernlib.guard():
+        child, pid = cued_child(n)
+        try:
+            t0, t1 = start_cued(child, pid)
+            assert tk("stop").returncode == 0
+            p = tk("extract", "-o", d)
+            assert (p.returncode, p.stderr) == (
+                0, "tracekit: %d kernel events (0 lost) of instance 'tracekit' extracted to "
+                   "'%s'\n" % (n, d)), p.stderr
+            assert show_getppid(pid)[0] == []
+            one_error(tk("extract", "-o", d), rc=1,
+                      exact="tracekit: cannot create trace directory '%s': it exists (give "
+                            "another -o)" % d)
+        finally:
+            cleanup(child, "tracekit")
+        one_error(tk("extract", "-o", d + "2"), rc=1, exact="tracekit: no instance 'tracekit'")
+    evs = kernlib.report(d)
+    assert [(e["tid"], e["name"]) for e in evs] == [(pid, "sys_enter_getppid")] * n, evs[:3]
+    secs = [float(e["ts"]) for e in kernlib.parse_report(tk("report", d, "--no-header").stdout)]
+    assert t0 - 0.001 <= secs[0] and secs[-1] <= t1 + 0.001, (t0, secs, t1)
+    k, kcpu = manifest(d)
+    assert (k["instance"], k["events"], k["pid_filter"]) == (
+        "tracekit", "syscalls:sys_enter_getppid", str(pid)), k
+    assert sum(int(c["entries"]) for c in kcpu) == n
 
 
 def test_start_named_instance_and_stack():
