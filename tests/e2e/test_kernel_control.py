@@ -116,7 +116,10 @@ def test_start_stop_show_reset():
         child, pid = cued_child(n)
         try:
             p = tk("start", "-e", "syscalls:sys_enter_getppid", "-P", str(pid))
-            assert p.returncode == 0 and not p.stderr, p.stderr
+            assert p.returncode == 0 and p.stderr == (
+                "tracekit: tracing syscalls:sys_enter_getppid of process %d in instance "
+                "'tracekit'; 'tracekit show' prints it, 'extract' saves it, 'stop' and "
+                "'reset' end it\n" % pid), p.stderr
             assert "tracekit" in instances(fs)
             inst = os.path.join(fs, "instances", "tracekit")
             assert open(os.path.join(inst, "tracing_on")).read().strip() == "1"
@@ -211,7 +214,10 @@ def test_start_named_instance_and_stack():
         try:
             p = tk("start", "-B", "tracekit-t1", "--stack", "-e",
                    "syscalls:sys_enter_getppid", "-P", str(pid))
-            assert p.returncode == 0, p.stderr
+            assert p.returncode == 0 and p.stderr == (
+                "tracekit: tracing syscalls:sys_enter_getppid of process %d in instance "
+                "'tracekit-t1'; 'tracekit show -B tracekit-t1' prints it, 'extract' saves it, "
+                "'stop' and 'reset' end it\n" % pid), p.stderr
             cue(child)
             assert tk("stop", "-B", "tracekit-t1").returncode == 0
             cue(child, expect_done=False)
