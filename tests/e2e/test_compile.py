@@ -7,7 +7,7 @@ import os
 import re
 import shutil
 
-from tklib import SRC, Skip, run
+from tklib import BUILD, SRC, Skip, run
 
 DIR = os.path.join(SRC, "tests", "compile")
 FLAGS = ["-Wall", "-Wextra", "-Werror", "-fsyntax-only", "-I", os.path.join(SRC, "include")]
@@ -52,3 +52,15 @@ def test_good_definitions_compile_clean():
                       ("g++", ("-x", "c++", "-std=c++17")), ("clang", ("-std=c11",))):
         p = compile_file(cc, "good.c", *extra)
         assert p.returncode == 0 and p.stderr == "", "%s %s: %s" % (cc, extra, p.stderr[:1500])
+
+
+def test_api_doc_example():
+    """docs/api.md's probe example is examples/probe-app.c as built, and
+    does what the page says: 3 errors counted, none after disconnect,
+    without a recorder."""
+    doc = open(os.path.join(SRC, "docs", "api.md")).read()
+    src = open(os.path.join(SRC, "examples", "probe-app.c")).read()
+    body = src.split("\n", 2)[2].rstrip("\n")
+    assert "```c\n" + body + "\n```" in doc, "docs/api.md's example differs from probe-app.c"
+    p = run([os.path.join(BUILD, "examples", "probe-app")])
+    assert p.stdout == "errors 3\n" and "it prints `errors 3`" in doc, p.stdout
