@@ -454,15 +454,43 @@ def test_error_filter_rejected_by_kernel():
 
 def instance_tracers():
     """The tracers a tracefs instance offers here (the top level may offer
-    more, e.g. blk, that an instance cannot use)."""
+    more, e.g. blk, that an instance cannot use), as (usable, refused):
+    nop and those current_tracer takes, and {name: strerror} of those it
+    refuses."""
+    usable, refused = ["nop"], {}
     with kernlib.tracefs() as fs:
         inst = os.path.join(fs, "instances", "tkprobe-%d" % os.getpid())
         os.mkdir(inst)
         try:
             with open(os.path.join(inst, "available_tracers")) as f:
-                return f.read().split()
+                offered = f.read().split()
+            for t in offered:
+                if t == "nop":
+                    continue
+                try:
+                    with open(os.path.join(inst, "current_tracer"), "w") as f:
+                        f.write(t)
+                    usable.append(t)
+                except OSError as e:
+                    refused[t] = e.strerror
+            with open(os.path.join(inst, "current_tracer"), "w") as f:
+                f.write("nop")
         finally:
             os.rmdir(inst)
+    return usable, refused
+
+
+def check_not_available(line, tracer, tracers):
+    """LINE is record's or start's "tracer TRACER is not available" line,
+    naming TRACERS (what instance_tracers() found, outside kernlib's lock),
+    as list -t does."""
+    usable, refused = tracers
+    m = re.fullmatch(r"tracekit: tracer '%s' is not available \(available: ([^;]*)"
+                     r"(?:; refused here: (.*))?\)" % re.escape(tracer), line)
+    assert m, line
+    assert sorted(m.group(1).split()) == sorted(usable), (line, usable)
+    said = dict(re.findall(r"(\S+) \(([^)]*)\)", m.group(2) or ""))
+    assert said == refused, (line, refused)
 
 
 def test_error_tracer_not_available():
@@ -470,20 +498,19 @@ def test_error_tracer_not_available():
     level (not in an instance, where tracekit records): one line naming
     the tracers that can be used."""
     d = os.path.join(tklib.tmpdir(), "t")
-    usable = " ".join(instance_tracers())
+    tracers = instance_tracers()
+    usable, refused = tracers
     with kernlib.guard() as fs:
         top = open(os.path.join(fs, "available_tracers")).read().split()
         p = tk("record", "-o", d, "-p", "kernel:nosuchtracer", "--", KSYS, "-n", "1")
-    one_error(p, exact="tracekit: tracer 'nosuchtracer' is not available (available: %s)"
-              % usable)
+    check_not_available(one_error(p), "nosuchtracer", tracers)
     assert not os.path.exists(d)
-    top_only = [t for t in top if t not in usable.split()]
+    top_only = [t for t in top if t not in usable and t not in refused]
     if not top_only:
         return
     with kernlib.guard():
         p = tk("record", "-o", d, "-p", "kernel:" + top_only[0], "--", KSYS, "-n", "1")
-    one_error(p, exact="tracekit: tracer '%s' is not available (available: %s)"
-              % (top_only[0], usable))
+    check_not_available(one_error(p), top_only[0], tracers)
     assert not os.path.exists(d)
 
 

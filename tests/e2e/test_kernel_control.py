@@ -241,7 +241,7 @@ def test_start_named_instance_and_stack():
 
 def test_start_errors():
     """Each mistake: one line, the status, and no instance left."""
-    avail = sorted(test_kernel.instance_tracers())
+    tracers = test_kernel.instance_tracers()
     with kernlib.guard() as fs:
         try:
             one_error(tk("start"), rc=2,
@@ -252,10 +252,8 @@ def test_start_errors():
             one_error(tk("start", "-e", "sched:sched_switch", "-f", "prev_pidd == 1"),
                       rc=1, exact="tracekit: bad filter 'prev_pidd == 1' for "
                                   "'sched:sched_switch' at column 11: Field not found")
-            line = one_error(tk("start", "-p", "bogus"), rc=1)
-            m = re.match(r"^tracekit: tracer 'bogus' is not available \(available: (.*)\)$",
-                         line)
-            assert m and sorted(m.group(1).split()) == avail, line
+            test_kernel.check_not_available(one_error(tk("start", "-p", "bogus"), rc=1),
+                                            "bogus", tracers)
             one_error(tk("start", "-e", "sched:sched_switch", "-C", "bogus-clock"), rc=1,
                       pattern=r"^tracekit: the kernel offers no trace clock 'bogus-clock' "
                               r"\(offered: .*x86-tsc.*\)$")
@@ -341,13 +339,15 @@ def test_record_F_counts_exact():
     with kernlib.guard():
         base = tklib.tmpdir()
         record_ksys(os.path.join(base, "a"), 0, "-F")
-        record_ksys(os.path.join(base, "b"), 300, "-F")
+        pb = record_ksys(os.path.join(base, "b"), 300, "-F")
     a, b = kernel_entries(os.path.join(base, "a")), kernel_entries(os.path.join(base, "b"))
     assert b - a == 300, "with -F: %d events for 0 calls, %d for 300" % (a, b)
     k, kcpu = manifest(os.path.join(base, "b"))
     assert k["events"] == "syscalls:sys_enter_getppid" and k["tracer"] == "nop"
     assert k["event_fork"] == "1" and k["stack"] == "0" and k["clock"] == "x86-tsc"
-    assert re.fullmatch(r"\d+", k["pid_filter"]), k["pid_filter"]
+    # docs/format.md: the command's pid alone with -F
+    assert k["pid_filter"] == re.search(r"^pid (\d+)$", pb.stdout, re.M).group(1), \
+        (k["pid_filter"], pb.stdout)
     assert k["instance"].startswith("tracekit-") and int(k["page_size"]) >= 4096
     assert int(k["cpus"]) == len(kcpu) >= 1
     for c in kcpu:
@@ -409,16 +409,17 @@ def test_record_P_kernel_only():
 def test_record_tracers():
     """-p nop records; the tracer list on a bad name; the kernel's refusal
     of the function tracer in one line (where it refuses)."""
-    avail = sorted(test_kernel.instance_tracers())
+    tracers = test_kernel.instance_tracers()
     with kernlib.guard() as fs:
         d = os.path.join(tklib.tmpdir(), "t")
         p = tklib.record(d, ["true"], "-q", "-p", "nop", "-e", "sched:sched_switch")
         assert p.returncode == 0 and not p.stderr, p.stderr
         assert manifest(d)[0]["tracer"] == "nop"
+        assert manifest(d)[0]["pid_filter"] == "%"  # the empty value: no pid filter
         d2 = os.path.join(tklib.tmpdir(), "t")
-        line = one_error(tk("record", "-o", d2, "-p", "kernel:bogus", "--", "true"), rc=1)
-        m = re.match(r"^tracekit: tracer 'bogus' is not available \(available: (.*)\)$", line)
-        assert m and sorted(m.group(1).split()) == avail, line
+        test_kernel.check_not_available(
+            one_error(tk("record", "-o", d2, "-p", "kernel:bogus", "--", "true"), rc=1),
+            "bogus", tracers)
         assert not os.path.exists(d2)
         refused = kernlib.probe_refused(fs).get("function")
         p = tk("record", "-o", d2, "-p", "kernel:function", "--", "true")
@@ -673,6 +674,8 @@ def test_record_P_user_and_kernel_events():
                 rec.kill()
                 rec.communicate()
     assert rec.returncode == 0, err
+    # docs/format.md: with -P every thread of the process, comma separated
+    assert sorted(int(t) for t in manifest(d)[0]["pid_filter"].split(",")) == sorted(tasks)
     evs = kernlib.report(d)
     assert {e["tid"] for e in evs} <= tasks, ({e["tid"] for e in evs}, tasks)
     assert all(e["comm"] == "prog-ksys" for e in evs), {e["comm"] for e in evs}

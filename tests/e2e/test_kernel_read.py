@@ -362,8 +362,22 @@ def test_list_kernel():
         both = tklib.tracekit("list", "-e", BASIC, check=True).stdout.split()
         assert {"test:seq", "test:phase", "test:kinds", "sched:sched_switch"} <= set(both)
         assert both == sorted(both)
-        tracers = tklib.tracekit("list", "-t", check=True).stdout.split()
-        assert "nop" in tracers
+        p = tklib.tracekit("list", "-t", check=True)
+        tracers = p.stdout.split()
+        assert tracers[0] == "nop" and len(p.stdout.splitlines()) == 1, p.stdout
+        # what list -t says is what a tracer that is not there is told
+        refused = re.fullmatch(r"(?:tracekit: the kernel refuses here: (.*)\n)?", p.stderr)
+        assert refused, p.stderr
+        e = tklib.tracekit("record", "-o", os.path.join(tklib.tmpdir(), "t"), "-p",
+                           "kernel:nosuch", "--", "true", check=False)
+        assert e.stderr == "tracekit: tracer 'nosuch' is not available (available: %s%s)\n" % (
+            " ".join(tracers), "; refused here: " + refused.group(1) if refused.group(1)
+            else ""), (e.stderr, p.stdout, p.stderr)
+        # and a tracer list -t offers, record takes
+        for t in tracers[1:]:
+            r = tklib.tracekit("record", "-q", "-o", os.path.join(tklib.tmpdir(), t), "-p",
+                               "kernel:" + t, "--", "true", check=False)
+            assert r.returncode == 0, (t, r.stderr)
         opts = tklib.tracekit("list", "-o", check=True).stdout.splitlines()
         assert opts and all(re.match(r"^(no)?[a-z0-9_-]+$", o) for o in opts), opts
         p = tklib.tracekit("list", "-f", check=False)
