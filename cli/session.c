@@ -199,11 +199,34 @@ static int send_config(struct rec_session *s, struct rec_process *p)
 	return 0;
 }
 
+/* The parent of @pid: field 4 of /proc/PID/stat, after the ')' that
+ * ends the command name; 0 if it cannot be read. */
+static uint32_t ppid_of(uint32_t pid)
+{
+	char path[32], buf[512], *end;
+	unsigned ppid = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	end = strrchr(buf, ')');
+	if (!end || sscanf(end + 1, " %*c %u", &ppid) != 1)
+		return 0;
+	return ppid;
+}
+
 static void on_hello(struct rec_process *p, const struct tk_msg_hello *h)
 {
 	p->hello = true;
 	p->pid = h->pid;
-	p->ppid = h->ppid;
+	p->ppid = h->ppid ? h->ppid : ppid_of(h->pid);
 	memcpy(p->comm, h->comm, 16);
 	p->comm[16] = '\0';
 	free(p->exe);

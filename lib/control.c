@@ -119,7 +119,9 @@ static int send_hello(int fd)
 	h.m.len = sizeof(h);
 	h.version = TK_PROTOCOL_VERSION;
 	h.pid = (uint32_t)getpid();
-	h.ppid = (uint32_t)getppid();
+	/* h.ppid stays 0: the recorder reads it from /proc, so that no
+	 * system call of the runtime's set-up (a getppid() the program
+	 * did not make) is among the program's kernel events */
 	h.clock = TK_CLOCK_TSC;
 	read_comm(h.comm, sizeof(h.comm));
 	n = readlink("/proc/self/exe", h.exe, sizeof(h.exe) - 1);

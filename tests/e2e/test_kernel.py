@@ -158,6 +158,27 @@ def test_getppid_without_F():
         "every ~100 us during the whole recording)" % (len(theirs), noise.tid)
 
 
+def test_runtime_makes_no_getppid():
+    """-F on a program that makes exactly 777 getppid() calls: the trace
+    holds 777, not 778 (the runtime's set-up made one for its HELLO; the
+    recorder now reads the parent from /proc), and the manifest's ppid is
+    still the parent, the recorder."""
+    with kernlib.guard():
+        d = os.path.join(tklib.tmpdir(), "t")
+        rec = subprocess.Popen([tklib.TRACEKIT, "record", "-q", "-o", d, "-e",
+                                "syscalls:sys_enter_getppid", "-F", "--",
+                                tklib.prog("kstat-getppid"), "777"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out, err = rec.communicate(timeout=60)
+    assert rec.returncode == 0 and err == "", err
+    p = tk("report", d, "--count")
+    counts = {l.split()[1]: int(l.split()[0]) for l in p.stdout.splitlines()}
+    assert counts == {"syscalls:sys_enter_getppid": 777, "total": 777}, p.stdout
+    ppids = re.findall(r"^process pid=\d+ ppid=(\d+) ", open(os.path.join(
+        d, "tracekit.manifest")).read(), re.M)
+    assert ppids == [str(rec.pid)], ppids
+
+
 # ---------------------------------------------------------------- 2. sched_switch
 
 def clock_freq(outdir):
