@@ -68,6 +68,7 @@ struct record {
 	bool replace;          /* an old trace is at final_dir */
 	bool force;
 	bool buffer_given;     /* -b: per-thread buffers were sized */
+	int owner;             /* enum func_owner: the last -p's tracer */
 	char *program;         /* resolved CMD */
 	struct record_kernel kernel;
 	bool no_user_events;   /* the program is not instrumented */
@@ -109,6 +110,8 @@ static void usage(FILE *f)
 		"  -l GLOB        function tracers: only functions matching GLOB\n"
 		"  -n GLOB        function tracers: not functions matching GLOB\n"
 		"  -g FUNC        function_graph: only FUNC and what it calls\n"
+		"                 (-l, -n, -g are for the tracer of the -p they follow;\n"
+		"                 before any -p, for the first)\n"
 		"  --max-graph-depth N   function_graph: at most N levels deep\n"
 		"  --func-stack   user call stack with each function event\n"
 		"  --stack        kernel stack trace with each kernel event\n"
@@ -143,6 +146,9 @@ static int add_rule(struct rec_options *o, const char *pattern)
 	return 0;
 }
 
+/* Whose -l, -n and -g these are: the tracer of the last -p. */
+enum func_owner { OWNER_NONE, OWNER_USER, OWNER_KERNEL, OWNER_BARE };
+
 static void list_add(struct rec_list *l, const char *value)
 {
 	const char **grown = realloc(l->item, (l->count + 1) * sizeof(*grown));
@@ -153,9 +159,45 @@ static void list_add(struct rec_list *l, const char *value)
 	l->item[l->count++] = value;
 }
 
-/* -p NAME, user:NAME or kernel:NAME. */
-static int add_tracer(struct rec_options *o, const char *arg)
+/* The -l, -n and -g lists of tracer @owner. */
+static struct rec_func_lists owner_lists(struct rec_options *o, enum func_owner owner)
 {
+	struct rec_func_lists user = { o->func_filter, o->func_notrace, o->graph_funcs };
+
+	return owner == OWNER_KERNEL ? o->kernel_funcs
+	       : owner == OWNER_BARE ? o->bare_funcs : user;
+}
+
+static void owner_lists_set(struct rec_options *o, enum func_owner owner,
+			    const struct rec_func_lists *l)
+{
+	if (owner == OWNER_KERNEL) {
+		o->kernel_funcs = *l;
+	} else if (owner == OWNER_BARE) {
+		o->bare_funcs = *l;
+	} else {
+		o->func_filter = l->filter;
+		o->func_notrace = l->notrace;
+		o->graph_funcs = l->graph;
+	}
+}
+
+/* -l, -n or -g (@c) for the tracer the last -p chose; before any -p, for
+ * the first one (kept with the user's meanwhile: add_tracer moves them). */
+static void add_func_glob(struct record *r, int c, const char *glob)
+{
+	enum func_owner owner = r->owner == OWNER_NONE ? OWNER_USER : r->owner;
+	struct rec_func_lists l = owner_lists(&r->opt, owner);
+
+	list_add(c == 'l' ? &l.filter : c == 'n' ? &l.notrace : &l.graph, glob);
+	owner_lists_set(&r->opt, owner, &l);
+}
+
+/* -p NAME, user:NAME or kernel:NAME. */
+static int add_tracer(struct record *r, const char *arg)
+{
+	struct rec_options *o = &r->opt;
+	enum func_owner owner;
 	const char **slot;
 	const char *name = arg;
 
@@ -167,13 +209,17 @@ static int add_tracer(struct rec_options *o, const char *arg)
 			return -1;
 		}
 		slot = &o->user_tracer;
+		owner = OWNER_USER;
 	} else if (!strncmp(arg, "kernel:", 7)) {
 		name = arg + 7;
 		slot = &o->kernel_tracer;
+		owner = OWNER_KERNEL;
 	} else if (!strcmp(arg, "function") || !strcmp(arg, "function_graph")) {
 		slot = &o->bare_tracer;
+		owner = OWNER_BARE;
 	} else {
 		slot = &o->kernel_tracer;
+		owner = OWNER_KERNEL;
 	}
 	if (!*name) {
 		tk_error("-p '%s': no tracer named", arg);
@@ -184,6 +230,14 @@ static int add_tracer(struct rec_options *o, const char *arg)
 		return -1;
 	}
 	*slot = name;
+	if (r->owner == OWNER_NONE && owner != OWNER_USER) {
+		/* the globs given before the first -p are this tracer's */
+		struct rec_func_lists pending = owner_lists(o, OWNER_USER), none = { 0 };
+
+		owner_lists_set(o, owner, &pending);
+		owner_lists_set(o, OWNER_USER, &none);
+	}
+	r->owner = owner;
 	return 0;
 }
 
@@ -284,17 +338,13 @@ static int parse_options(struct record *r, int argc, char **argv)
 			r->force = true;
 			break;
 		case 'p':
-			if (add_tracer(o, optarg) < 0)
+			if (add_tracer(r, optarg) < 0)
 				return -1;
 			break;
 		case 'l':
-			list_add(&o->func_filter, optarg);
-			break;
 		case 'n':
-			list_add(&o->func_notrace, optarg);
-			break;
 		case 'g':
-			list_add(&o->graph_funcs, optarg);
+			add_func_glob(r, c, optarg);
 			break;
 		case 'D':
 			if (!parse_uint(optarg, 1u << 16, &v) || v == 0) {

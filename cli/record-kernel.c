@@ -32,6 +32,22 @@
 #include "record-kernel.h"
 #include "tracekit/runtime.h"
 
+/* Append @from's items to @to; @from is left empty. */
+static void move_globs(struct rec_list *to, struct rec_list *from)
+{
+	for (unsigned i = 0; i < from->count; i++) {
+		const char **grown = realloc(to->item, (to->count + 1) * sizeof(*grown));
+
+		if (!grown)
+			break;
+		to->item = grown;
+		to->item[to->count++] = from->item[i];
+	}
+	free(from->item);
+	from->item = NULL;
+	from->count = 0;
+}
+
 int record_kernel_tracer(struct rec_options *o, const char *program)
 {
 	if (o->bare_tracer) {
@@ -46,6 +62,13 @@ int record_kernel_tracer(struct rec_options *o, const char *program)
 		*slot = o->bare_tracer;
 		o->bare_went_kernel = !user && program;
 		o->bare_tracer = NULL;
+		/* its -l, -n, -g go with it */
+		move_globs(user ? &o->func_filter : &o->kernel_funcs.filter,
+			   &o->bare_funcs.filter);
+		move_globs(user ? &o->func_notrace : &o->kernel_funcs.notrace,
+			   &o->bare_funcs.notrace);
+		move_globs(user ? &o->graph_funcs : &o->kernel_funcs.graph,
+			   &o->bare_funcs.graph);
 	}
 	return 0;
 }
@@ -120,8 +143,10 @@ int record_kernel_add_rule(struct record_kernel *rk, const struct rec_rule *rule
 
 int record_kernel_check(struct record_kernel *rk, const struct rec_options *o)
 {
-	bool func_lists = o->func_filter.count || o->func_notrace.count ||
+	bool user_lists = o->func_filter.count || o->func_notrace.count ||
 			  o->graph_funcs.count;
+	bool kernel_lists = o->kernel_funcs.filter.count ||
+			    o->kernel_funcs.notrace.count || o->kernel_funcs.graph.count;
 
 	rk->tracer = o->kernel_tracer;
 	rk->wanted = rk->nrules || rk->tracer;
@@ -130,7 +155,7 @@ int record_kernel_check(struct record_kernel *rk, const struct rec_options *o)
 			 o->kernel_stack ? "--stack" : "-F");
 		return -1;
 	}
-	if (func_lists && !rk->tracer && !o->user_tracer) {
+	if ((user_lists && !o->user_tracer) || (kernel_lists && !rk->tracer)) {
 		tk_error("-l, -n and -g need a function tracer (-p function or -p function_graph)");
 		return -1;
 	}
@@ -244,12 +269,12 @@ int record_kernel_start(struct record_kernel *rk, const struct rec_options *o,
 	c.rules = rk->rules;
 	c.nrules = rk->nrules;
 	c.tracer = rk->tracer;
-	c.func_filter = o->func_filter.item;
-	c.nfunc_filter = o->func_filter.count;
-	c.func_notrace = o->func_notrace.item;
-	c.nfunc_notrace = o->func_notrace.count;
-	c.graph_funcs = o->graph_funcs.item;
-	c.ngraph_funcs = o->graph_funcs.count;
+	c.func_filter = o->kernel_funcs.filter.item;
+	c.nfunc_filter = o->kernel_funcs.filter.count;
+	c.func_notrace = o->kernel_funcs.notrace.item;
+	c.nfunc_notrace = o->kernel_funcs.notrace.count;
+	c.graph_funcs = o->kernel_funcs.graph.item;
+	c.ngraph_funcs = o->kernel_funcs.graph.count;
 	c.pids = pids;
 	c.npids = npids;
 	c.event_fork = npids > 0;

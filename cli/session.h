@@ -48,9 +48,15 @@ struct rec_options {
 	const char *bare_tracer;   /* -p function[_graph] before the choice */
 	bool bare_went_kernel;     /* ... which went to the kernel: the program
 				    * is not built for function tracing */
+	/* -l, -n, -g belong to the -p they follow (before any -p: to the
+	 * first): the user tracer's here, the kernel's and the bare one's
+	 * (until it goes to one side) in struct rec_func_lists below */
 	struct rec_list func_filter;  /* -l GLOB: trace only these functions */
 	struct rec_list func_notrace; /* -n GLOB: never these */
 	struct rec_list graph_funcs;  /* -g FUNC: only FUNC and its callees */
+	struct rec_func_lists {
+		struct rec_list filter, notrace, graph;
+	} kernel_funcs, bare_funcs;
 	unsigned max_graph_depth;     /* --max-graph-depth, 0: no limit */
 	bool func_stack;              /* --func-stack: user call stacks */
 	bool kernel_stack;            /* --stack: kernel stack per event */

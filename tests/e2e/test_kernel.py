@@ -179,6 +179,47 @@ def test_runtime_makes_no_getppid():
     assert ppids == [str(rec.pid)], ppids
 
 
+def test_func_globs_belong_to_their_tracer():
+    """-l after -p user:function_graph is the user tracer's alone: with
+    kernel events beside, nothing is written to the kernel's
+    set_ftrace_filter (which this kernel may refuse), and only work() is
+    traced; before any -p, -l goes with the first -p; after a kernel -p,
+    to the kernel."""
+    functk = tklib.prog("functk")
+    with kernlib.guard() as fs:
+        refused = kernlib.probe_refused(fs)
+        d = os.path.join(tklib.tmpdir(), "a")
+        p = tk("record", "-q", "-o", d, "-p", "user:function_graph", "-l", "work", "-e",
+               "syscalls:sys_enter_getppid", "-F", "--", functk)
+        assert (p.returncode, p.stderr) == (0, ""), p.stderr
+        d2 = os.path.join(tklib.tmpdir(), "b")
+        p = tk("record", "-q", "-o", d2, "-l", "work", "-p", "user:function", "-e",
+               "syscalls:sys_enter_getppid", "-F", "--", functk)
+        assert (p.returncode, p.stderr) == (0, ""), p.stderr
+        d3 = os.path.join(tklib.tmpdir(), "c")
+        p3 = tk("record", "-q", "-o", d3, "-p", "user:function", "-p", "kernel:function",
+                "-l", "nosuchfunction_tk", "--", functk)
+    rows = tk("report", d, "--profile").stdout.splitlines()[2:]
+    assert [r.split()[:2] for r in rows] == [["work", "3"]], rows
+    assert manifest_kernel(d)["tracer"] == "nop"
+    counts = tk("report", d2, "--count").stdout.split()
+    assert counts == ["3", "ftrace:function", "3", "total"], counts
+    # the kernel's -l: refused here, or no such function
+    assert p3.returncode != 0, p3.stderr
+    if "ftrace_filter" in refused or "function" in refused:
+        assert "set_ftrace_filter" in p3.stderr or "function tracer" in p3.stderr, p3.stderr
+    else:
+        assert "nosuchfunction_tk" in p3.stderr, p3.stderr
+
+
+def manifest_kernel(d):
+    """The kernel record of DIR's manifest, as a dict."""
+    for line in open(os.path.join(d, "tracekit.manifest")):
+        if line.startswith("kernel "):
+            return dict(kv.split("=", 1) for kv in line.split()[1:])
+    raise AssertionError("no kernel record in %s" % d)
+
+
 # ---------------------------------------------------------------- 2. sched_switch
 
 def clock_freq(outdir):
