@@ -38,6 +38,7 @@
 #include "common/protocol.h"
 #include "record-functrace.h"
 #include "record-kernel.h"
+#include "record-watch.h"
 #include "session.h"
 
 /* The recorder looks for full sub-buffers every IDLE_POLL_US, and every
@@ -804,156 +805,13 @@ static void say_recording(const struct record *r, const struct rec_session *s)
 			(int)r->opt.attach_pid, r->final_dir);
 }
 
-/* On a terminal, a line rewritten every second: what the last second
- * brought, and everything so far. */
-struct live {
-	bool on, shown;
-	uint64_t next_ms, events, bytes, lost;
-};
-
-static void human_bytes(char *out, size_t len, double b)
-{
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	unsigned u = 0;
-
-	while (b >= 1024 && u < 4) {
-		b /= 1024;
-		u++;
-	}
-	snprintf(out, len, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
-}
-
-/* Add what stream @st has so far: events in its closed packets (the
- * writer counts them there), bytes committed (written to disk, and in
- * the ring in discard mode, the open packet included) and lost. */
-static void stream_progress(const struct rec_stream *st, uint64_t *events,
-			    uint64_t *bytes, uint64_t *lost)
-{
-	const struct tk_rb_header *h = st->hdr;
-	uint64_t produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
-	struct tk_trace_stream ts;
-
-	consumer_stream_stats(st, &ts);
-	*lost += tk_stream_lost(&ts);
-	*bytes += ts.bytes;
-	if (st->done) {
-		*events += ts.events;
-		return;
-	}
-	*events += __atomic_load_n(&h->events, __ATOMIC_RELAXED);
-	if (st->mode != TK_RB_DISCARD || produced - st->consumed > st->nsub)
-		return;
-	for (uint64_t seq = st->consumed; seq <= produced; seq++) {
-		const struct tk_rb_slot *sl = &h->slot[seq % st->nsub];
-		uint64_t commit = __atomic_load_n(&sl->commit, __ATOMIC_RELAXED);
-
-		if (__atomic_load_n(&sl->seq, __ATOMIC_RELAXED) == seq &&
-		    commit <= st->subbuf_size)
-			*bytes += commit;
-	}
-}
-
-static void live_update(struct record *r, struct rec_session *s, struct live *l)
-{
-	uint64_t events = 0, bytes = 0, lost = 0, now = now_ms();
-	char rate[32], total[32];
-
-	if (!l->on || now < l->next_ms)
-		return;
-	for (unsigned i = 0; i < s->nstreams; i++)
-		stream_progress(s->streams[i], &events, &bytes, &lost);
-	bytes += record_kernel_bytes(&r->kernel, r->work_dir);
-	human_bytes(rate, sizeof(rate), (double)(bytes - l->bytes));
-	human_bytes(total, sizeof(total), (double)bytes);
-	fprintf(stderr, "\rtracekit: %llu events/s, %s/s, %llu lost/s (%llu events, %s, %llu lost in all)\033[K",
-		(unsigned long long)(events - l->events), rate,
-		(unsigned long long)(lost - l->lost), (unsigned long long)events,
-		total, (unsigned long long)lost);
-	l->events = events;
-	l->bytes = bytes;
-	l->lost = lost;
-	l->next_ms = now + 1000;
-	l->shown = true;
-}
-
-static void live_end(struct live *l)
-{
-	if (l->shown)
-		fputs("\r\033[K", stderr);
-}
-
-/* A thread renamed after its first event (prctl, pthread_setname_np)
- * goes by its new name: while it lives its name is read again every
- * RENAME_POLL_MS, and once more at the end. */
-#define RENAME_POLL_MS 200
-
-static void streams_renamed(struct rec_session *s)
-{
-	for (unsigned i = 0; i < s->nstreams; i++) {
-		struct rec_stream *st = s->streams[i];
-		char path[64], comm[sizeof(st->comm) + 1];
-		ssize_t n;
-		int fd;
-
-		if (st->done)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", st->proc->pid,
-			 st->tid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, comm, sizeof(comm) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		comm[n] = '\0';
-		comm[strcspn(comm, "\n")] = '\0';
-		if (comm[0] && strlen(comm) < sizeof(st->comm))
-			memcpy(st->comm, comm, strlen(comm) + 1);
-	}
-}
-
-/* The trace's index while recording: written at the start, whenever a
- * process has announced its events or a stream got its file, and every
- * second (counts and clock), so that a recorder killed now leaves a trace
- * that report reads (docs/format.md). */
-struct index_state {
-	unsigned procs, files;
-	uint64_t next_ms;
-	bool failed; /* said once */
-};
-
-static void index_update(struct record *r, struct rec_session *s,
-			 struct index_state *x)
-{
-	unsigned procs = 0, files = 0;
-	uint64_t now = now_ms();
-
-	for (unsigned i = 0; i < s->nprocs; i++)
-		procs += s->procs[i]->announced;
-	for (unsigned i = 0; i < s->nstreams; i++)
-		files += s->streams[i]->file != NULL;
-	if (x->failed || (procs == x->procs && files == x->files && now < x->next_ms))
-		return;
-	if (record_kernel_capturing(&r->kernel))
-		s->kernel = &r->kernel.manifest;
-	session_clock_now(s);
-	if (session_write_index(s, true) < 0) {
-		tk_warn("%s", s->error);
-		x->failed = true;
-	}
-	x->procs = procs;
-	x->files = files;
-	x->next_ms = now + 1000;
-}
-
 /* Record until the command ends, the process goes away or a signal.  A
  * signal that stops us is passed on to the command, then SIGTERM after
  * STOP_GRACE_MS if it ignored that one (perf record ends its workload so
  * too): the recording is of the command, and what it does until it exits
  * is recorded, for 2 * STOP_GRACE_MS at most. */
 static int record_watch(struct record *r, struct rec_session *s, int sigfd,
-			pid_t child, struct live *live, struct index_state *index)
+			pid_t child, struct record_watch *w)
 {
 	uint64_t stop_at = 0;
 	/* record -P: the process must say HELLO in time */
@@ -961,11 +819,11 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 				     ? now_ms() + TK_CTL_ANSWER_MS : 0;
 	bool termed = false;
 
+	uint64_t patch_by = 0, patch_seen = 0;
+
 	if (!answer_by)
 		say_recording(r, s);
-	live->next_ms = now_ms() + 1000;
-	index_update(r, s, index);
-	uint64_t rename_at = 0, patch_by = 0, patch_seen = 0;
+	watch_tick(w);
 
 	for (;;) {
 		struct signalfd_siginfo si;
@@ -978,12 +836,7 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 
 		if (ret < 0)
 			return ret;
-		if (now_ms() >= rename_at) {
-			streams_renamed(s);
-			rename_at = now_ms() + RENAME_POLL_MS;
-		}
-		live_update(r, s, live);
-		index_update(r, s, index);
+		watch_tick(w);
 		if (ret == 1 && read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
 			    si.ssi_signo == SIGHUP) {
@@ -1045,11 +898,13 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 		       pid_t child)
 {
-	struct live live = { .on = !r->opt.quiet && isatty(STDERR_FILENO) };
-	struct index_state index = { 0 };
-	int ret = record_watch(r, s, sigfd, child, &live, &index);
+	struct record_watch w;
+	int ret;
 
-	live_end(&live);
+	watch_init(&w, s, &r->kernel, r->work_dir,
+		   !r->opt.quiet && isatty(STDERR_FILENO));
+	ret = record_watch(r, s, sigfd, child, &w);
+	watch_end(&w);
 	return ret;
 }
 
@@ -1176,7 +1031,7 @@ int cmd_record(int argc, char **argv)
 	    getuid() == 0)
 		tk_warn("cannot raise the recorder's priority: %s", strerror(errno));
 	ret = record_loop(&r, &s, sigfd, child);
-	streams_renamed(&s); /* the threads still there */
+	watch_renames(&s); /* the threads still there */
 	if (ret == -ENOEXEC) {
 		/* nothing of what was asked can be recorded */
 		session_stop(&s);
