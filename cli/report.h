@@ -43,6 +43,27 @@ size_t report_put_time(const struct tk_trace_clock *c, enum ts_mode mode,
 		       uint64_t ts, char *buf);
 void report_time_origin(uint64_t ts);
 
+/* --from T, --to T: a bound in the terms of the clock it was given in
+ * (as --ts prints, or since the first event). */
+struct report_bound {
+	bool set;
+	enum ts_mode clock; /* TS_START: since the trace's first event */
+	uint64_t lo, hi;    /* ns (ticks for TS_RAW); hi: the end of the last
+			     * digit given (--to 12.345 includes 12.345xxx) */
+};
+
+/* @arg ("[+]SECONDS[.FRACTION]", ticks with --ts raw) of option @opt,
+ * read in the terms of --ts @ts; 0, or -1 after saying why. */
+int report_bound_parse(enum ts_mode ts, const char *opt, const char *arg,
+		       struct report_bound *b);
+/* Timestamp @ts in @b's terms (@first: the trace's first event). */
+uint64_t report_bound_time(const struct tk_trace_clock *c, uint64_t first,
+			   const struct report_bound *b, uint64_t ts);
+
+/* "12,34" of option @opt added to *ids[*n]; -1 (said) if it is not a
+ * list of ids. */
+int report_ids_parse(const char *opt, const char *arg, uint32_t **ids, unsigned *n);
+
 /* True when --events selects @name (no pattern: every event). */
 bool report_selected(const char *const *patterns, unsigned n, const char *name);
 
