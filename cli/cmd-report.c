@@ -14,7 +14,7 @@
  *
  * after a header with the clock, the processes and each stream's counts of
  * recorded and lost events.  Sources (user streams, then the kernel's
- * CPUs: report-kernel.c) are merged by timestamp with a heap.  Each event
+ * CPUs: report-kernel.c) are merged by timestamp (format/merge.h).  Each event
  * is printed by its source's printer; report.h shows the line layout.
  */
 #define _GNU_SOURCE
@@ -31,6 +31,7 @@
 #include "format/printfmt.h"
 #include "report-graph.h"
 #include "report.h"
+#include "format/merge.h"
 #include "format/stream-read.h"
 #include "format/trace.h"
 
@@ -62,11 +63,7 @@ struct report {
 	bool tep_stats;
 	struct tk_trace trace;
 	struct report_kernel *kernel; /* NULL when the trace has none */
-	unsigned nsources;           /* nreaders, then the kernel's CPUs */
-	struct tk_stream_reader *readers;
-	unsigned nreaders;
-	unsigned *heap; /* source indexes, min-heap on current ts */
-	unsigned heap_len;
+	struct tk_merge merge;        /* user streams and kernel CPUs */
 	/* per event: 1 print it, 0 skip it; and its compiled filter */
 	struct event_state {
 		const struct tk_event_info *ev;
@@ -343,71 +340,6 @@ static struct event_state *state_of(const struct tk_event_info *ev)
 	return ev->user;
 }
 
-static void heap_swap(struct report *r, unsigned a, unsigned b)
-{
-	unsigned t = r->heap[a];
-
-	r->heap[a] = r->heap[b];
-	r->heap[b] = t;
-}
-
-static uint64_t source_ts(const struct report *r, unsigned src)
-{
-	if (src < r->nreaders)
-		return r->readers[src].ts;
-	return report_kernel_ts(r->kernel, src - r->nreaders);
-}
-
-static bool heap_less(const struct report *r, unsigned a, unsigned b)
-{
-	uint64_t x = source_ts(r, r->heap[a]), y = source_ts(r, r->heap[b]);
-
-	if (x != y)
-		return x < y;
-	return r->heap[a] < r->heap[b];
-}
-
-static void heap_down(struct report *r, unsigned i)
-{
-	for (;;) {
-		unsigned l = 2 * i + 1, m = i;
-
-		if (l < r->heap_len && heap_less(r, l, m))
-			m = l;
-		if (l + 1 < r->heap_len && heap_less(r, l + 1, m))
-			m = l + 1;
-		if (m == i)
-			return;
-		heap_swap(r, i, m);
-		i = m;
-	}
-}
-
-static void heap_up(struct report *r, unsigned i)
-{
-	while (i && heap_less(r, i, (i - 1) / 2)) {
-		heap_swap(r, i, (i - 1) / 2);
-		i = (i - 1) / 2;
-	}
-}
-
-/* Move source @idx to its next event; false at its end (or error). */
-static bool reader_advance(struct report *r, unsigned idx)
-{
-	char err[512];
-	int ret;
-
-	if (idx >= r->nreaders)
-		return report_kernel_next(r->kernel, idx - r->nreaders);
-	ret = tk_stream_next(&r->readers[idx], err, sizeof(err));
-
-	if (ret < 0) {
-		tk_error("%s", err);
-		r->error = true;
-	}
-	return ret > 0;
-}
-
 size_t report_put_uint(char *buf, uint64_t v, unsigned width, char pad)
 {
 	static const char pairs[] =
@@ -519,14 +451,15 @@ static void find_cut(struct report *r)
 	r->cut_source = -1;
 	if (strcmp(r->trace.mode, "overwrite"))
 		return;
-	for (unsigned i = 0; i < r->heap_len; i++) {
-		unsigned src = r->heap[i];
-		bool lost = src < r->nreaders
-				    ? r->readers[src].stream->lost_overwritten > 0
-				    : report_kernel_overwritten(r->kernel, src - r->nreaders);
+	for (unsigned i = 0; i < r->merge.heap_len; i++) {
+		unsigned src = r->merge.heap[i], n = r->merge.nreaders;
+		bool lost = src < n ? r->merge.readers[src].stream->lost_overwritten > 0
+				    : report_kernel_overwritten(r->kernel, src - n);
+		uint64_t ts = src < n ? r->merge.readers[src].ts
+				      : report_kernel_handle(r->kernel)->cpus[src - n].ts;
 
-		if (lost && (r->cut_source < 0 || source_ts(r, src) > r->cut_ts)) {
-			r->cut_ts = source_ts(r, src);
+		if (lost && (r->cut_source < 0 || ts > r->cut_ts)) {
+			r->cut_ts = ts;
 			r->cut_source = (int)src;
 		}
 	}
@@ -543,12 +476,13 @@ static void print_cut(const struct report *r)
 				   r->cut_ts, when);
 
 	when[n] = '\0';
-	if (src < r->nreaders)
+	if (src < r->merge.nreaders)
 		printf("# overwrite mode: every stream is complete from %s, where stream %s-%u begins",
-		       when, r->readers[src].stream->comm, r->readers[src].stream->tid);
+		       when, r->merge.readers[src].stream->comm,
+		       r->merge.readers[src].stream->tid);
 	else
 		printf("# overwrite mode: every stream is complete from %s, where kernel cpu %u begins",
-		       when, report_kernel_cpu(r->kernel, src - r->nreaders));
+		       when, report_kernel_cpu(r->kernel, src - r->merge.nreaders));
 	printf(r->no_cut ? " (--no-cut: older events shown)\n"
 			 : "; older events are left out (--no-cut shows them)\n");
 }
@@ -717,40 +651,19 @@ static void print_counts(const struct report *r)
 	free(c);
 }
 
-static int open_readers(struct report *r)
+/* The next event of the merge (earlier sources that fail are said and
+ * end there): 1 with *ev, 0 at the end. */
+static int next_event(struct report *r, struct tk_merge_event *ev)
 {
-	const struct tk_trace *t = &r->trace;
+	char err[512];
+	int ret;
 
-	unsigned ncpus = r->kernel ? report_kernel_ncpus(r->kernel) : 0;
-
-	r->readers = calloc(t->nstreams + 1, sizeof(*r->readers));
-	r->who_ok = calloc(t->nstreams + 1, sizeof(*r->who_ok));
-	r->heap = calloc(t->nstreams + ncpus + 1, sizeof(*r->heap));
-	if (!r->readers || !r->who_ok || !r->heap)
-		return -ENOMEM;
-	for (unsigned i = 0; i < t->nstreams; i++) {
-		char err[512];
-
-		if (tk_stream_open(&r->readers[r->nreaders], t, &t->streams[i], err,
-				   sizeof(err)) < 0) {
-			tk_error("%s", err);
-			r->error = true;
-			tk_stream_close(&r->readers[r->nreaders]);
-			continue;
-		}
-		r->who_ok[r->nreaders] = report_who_selects(&r->who, t->streams[i].pid,
-							    t->streams[i].tid,
-							    t->streams[i].comm);
-		r->nreaders++;
+	while ((ret = tk_merge_next(&r->merge, ev, err, sizeof(err))) < 0) {
+		/* that stream or CPU ends here; the others go on */
+		tk_error("%s", ret == -ENOMEM ? "out of memory" : err);
+		r->error = true;
 	}
-	r->nsources = r->nreaders + ncpus;
-	for (unsigned i = 0; i < r->nsources; i++) {
-		if (!reader_advance(r, i))
-			continue;
-		r->heap[r->heap_len++] = i;
-		heap_up(r, r->heap_len - 1);
-	}
-	return 0;
+	return ret;
 }
 
 int cmd_report(int argc, char **argv)
@@ -759,7 +672,9 @@ int cmd_report(int argc, char **argv)
 	struct report r;
 	struct report_kernel_opts ko;
 	struct report_filter_result kf;
+	struct tk_merge_event ev;
 	char err[512];
+	bool more;
 
 	memset(&r, 0, sizeof(r));
 	memset(&ko, 0, sizeof(ko));
@@ -791,46 +706,53 @@ int cmd_report(int argc, char **argv)
 	if (check_patterns(&r) < 0)
 		return TK_EXIT_FAILURE;
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-	if (open_readers(&r) < 0)
+	if (tk_merge_open(&r.merge, &r.trace,
+			  r.kernel ? report_kernel_handle(r.kernel) : NULL) < 0 ||
+	    !(r.who_ok = calloc(r.trace.nstreams + 1, sizeof(*r.who_ok)))) {
+		tk_error("out of memory");
 		return TK_EXIT_FAILURE;
-	r.first_ts = r.heap_len ? source_ts(&r, r.heap[0]) : 0;
+	}
+	for (unsigned i = 0; i < r.trace.nstreams; i++)
+		r.who_ok[i] = report_who_selects(&r.who, r.trace.streams[i].pid,
+						 r.trace.streams[i].tid,
+						 r.trace.streams[i].comm);
+	/* the first event: every source is now at its own first one */
+	more = next_event(&r, &ev) > 0;
+	r.first_ts = more ? ev.ts : 0;
 	report_time_origin(r.first_ts);
 	find_cut(&r);
 	if (!r.no_header && !r.count_only && !r.profile)
 		print_header(&r);
 	r.ftrace = ftrace_view_open(&r.trace, r.profile);
-	while (r.heap_len) {
-		unsigned idx = r.heap[0];
-		struct tk_stream_reader *rd = &r.readers[idx];
+	for (; more; more = next_event(&r, &ev) > 0) {
+		struct tk_stream_reader *rd;
 		struct event_state *st;
 
 		r.nread++;
-		if ((r.from.set || r.to.set) && !in_window(&r, source_ts(&r, idx)))
-			goto next;
-		if (r.cut_source >= 0 && !r.no_cut && source_ts(&r, idx) < r.cut_ts)
-			goto next;
-		if (idx >= r.nreaders) {
+		if ((r.from.set || r.to.set) && !in_window(&r, ev.ts))
+			continue;
+		if (r.cut_source >= 0 && !r.no_cut && ev.ts < r.cut_ts)
+			continue;
+		if (ev.kcpu) {
 			if (!r.profile)
-				r.nshown += report_kernel_emit(r.kernel, idx - r.nreaders);
-			goto next;
+				r.nshown += report_kernel_emit(r.kernel, (unsigned)(ev.kcpu -
+					report_kernel_handle(r.kernel)->cpus));
+			continue;
 		}
+		rd = ev.user;
 		st = state_of(rd->event);
-		if (st && st->shown && r.who_ok[idx] &&
-		    (!st->filter || user_filter_match(&r, rd, st))) {
-			if (r.count_only)
-				st->count++;
-			else if (r.ftrace && st->ftrace)
-				show_ftrace(&r, rd);
-			else if (r.profile)
-				goto next;
-			else
-				print_event(&r, rd, st);
-			r.nshown++;
-		}
-next:
-		if (!reader_advance(&r, idx))
-			r.heap[0] = r.heap[--r.heap_len];
-		heap_down(&r, 0);
+		if (!st || !st->shown || !r.who_ok[rd - r.merge.readers] ||
+		    (st->filter && !user_filter_match(&r, rd, st)))
+			continue;
+		if (r.count_only)
+			st->count++;
+		else if (r.ftrace && st->ftrace)
+			show_ftrace(&r, rd);
+		else if (r.profile)
+			continue;
+		else
+			print_event(&r, rd, st);
+		r.nshown++;
 	}
 	if (r.count_only)
 		print_counts(&r);
@@ -838,20 +760,15 @@ next:
 	fflush(stdout);
 	if (r.tep_stats && r.kernel)
 		report_kernel_tep_stats(r.kernel);
-	for (unsigned i = 0; i < r.nreaders; i++)
-		tk_stream_close(&r.readers[i]);
+	tk_merge_close(&r.merge);
 	for (unsigned i = 0; i < r.nstates; i++)
 		tk_filter_free(r.states[i].filter);
 	free(r.states);
-	free(r.readers);
 	free(r.who_ok);
 	free(r.fvalues);
 	free(r.who.pids);
 	free(r.who.tids);
-	free(r.heap);
 	free(r.patterns);
-	if (r.kernel && report_kernel_failed(r.kernel))
-		r.error = true;
 	if (!r.nshown && !r.error && (r.selection[0] || r.profile)) {
 		/* said where nothing was selected: not for an empty trace */
 		if (r.profile && !r.selection[0])

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "control-client.h"
 #include "common/protocol.h"
+#include "common/unix-socket.h"
 
 void ctl_no_answer(pid_t pid, bool closed, char *out, size_t len)
 {
@@ -31,9 +32,8 @@ void ctl_no_answer(pid_t pid, bool closed, char *out, size_t len)
 	other_user = geteuid() != 0 && stat(path, &st) == 0 &&
 		     st.st_uid != geteuid();
 	if (other_user)
-		snprintf(out, len,
-			 "process %d refused the connection (its control socket answers only its own user or root)",
-			 (int)pid);
+		snprintf(out, len, "process %d refused the connection (%s)", (int)pid,
+			 TK_PEER_RULE);
 	else
 		snprintf(out, len, "process %d closed the connection without answering",
 			 (int)pid);

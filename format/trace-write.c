@@ -164,7 +164,8 @@ static void write_desc(FILE *f, const void *arg)
 {
 	const struct tk_trace_process *p = arg;
 
-	fwrite(p->desc_blob, 1, p->desc_blob_size, f);
+	if (p->desc_blob_size) /* none when the process defines no event */
+		fwrite(p->desc_blob, 1, p->desc_blob_size, f);
 }
 
 static bool same_size(const char *dir, const char *path, size_t size)
