@@ -21,6 +21,7 @@ struct tk_command {
 
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_hist(int argc, char **argv);
@@ -28,6 +29,7 @@ int cmd_start(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
+int cmd_extract(int argc, char **argv);
 
 /* Print "tracekit: <message>" on stderr. */
 void tk_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -8,7 +8,7 @@
  *                 [--sort count|KEY|VAL[.ascending|.descending],...]
  *                 [-f FILTER] [--limit N]
  *   tracekit hist [DIR] --from EVENT --to EVENT --match FIELD[=FIELD][,...]
- *                 [--slowest N] [--unit ns|us|ms|s] [--ts mono|real|raw]
+ *                 [--slowest N] [--unit ns|us|ms|s] [--ts mono|real|raw|start]
  *
  * This file parses and drives; hist-keys.c resolves keys, hist-table.c
  * makes the histogram, hist-latency.c the latencies.
@@ -56,7 +56,8 @@ static void usage(FILE *f)
 		"                     FROM_FIELD=TO_FIELD, e.g. pid=next_pid\n"
 		"  --slowest N        list the N slowest intervals (default 10)\n"
 		"  --unit U           ns, us (default), ms or s\n"
-		"  --ts MODE          times of the slowest: mono (default), real or raw\n");
+		"  --ts MODE          times of the slowest: mono (default), real, raw,\n"
+		"                     or start (seconds since the first event)\n");
 }
 
 static int parse_options(struct hist_args *a, int argc, char **argv)
@@ -135,7 +136,7 @@ static int parse_options(struct hist_args *a, int argc, char **argv)
 			a->unit = optarg;
 			break;
 		case OPT_TS:
-			if (report_parse_ts(optarg, &a->ts) < 0)
+			if (report_parse_ts(optarg, &a->ts, false) < 0)
 				return -1;
 			break;
 		case 'h':

@@ -320,7 +320,7 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 {
 	struct latency l = { 0 };
 	unsigned char *rec = NULL;
-	uint64_t starts = 0, ends = 0, starts_left = 0;
+	uint64_t starts = 0, ends = 0, starts_left = 0, first = 0;
 	bool same = !strcmp(from->name, to->name);
 	int ret = -1;
 
@@ -345,6 +345,8 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 		struct point here;
 		long idx;
 
+		if (!first)
+			first = c->ts; /* --ts start counts from there */
 		if (!u)
 			continue;
 		values = tk_cursor_values(c);
@@ -421,6 +423,7 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 			 ends, to->name);
 		goto out;
 	}
+	report_time_origin(first);
 	print_result(c, &l, from, to, o, starts_left);
 	ret = c->nerrors ? -1 : 0;
 	goto out;

@@ -21,6 +21,7 @@
 #include "format/kernel-fields.h"
 #include "format/kernel-print.h"
 #include "format/kernel-read.h"
+#include "common/pattern.h"
 #include "report.h"
 
 #define COMM_CACHE 4096 /* pids whose comm is cached, a power of two */
@@ -31,7 +32,9 @@ struct kevent {
 	size_t name_len;
 	bool shown;
 	struct tk_filter *filter;
-	struct tk_kfields kf; /* the fields the filter sees */
+	struct tk_kfields kf; /* the record's fields */
+	struct tk_field_desc *fields; /* kf's, then common_comm, common_cpu */
+	unsigned nfields;
 	struct tk_kprint *print;
 	uint64_t count;
 };
@@ -58,8 +61,49 @@ struct report_kernel {
 	struct trace_seq seq;
 	uint64_t lost_seen; /* lost events the pages told of */
 	bool unknown_lost;  /* a page said "lost" without a count */
-	bool failed;
 };
+
+/* The event's fields as the filter knows them: the record's
+ * (kernel-fields.h), then common_comm and common_cpu, which it lacks
+ * (report_common_fields(); common_pid it has). */
+static int filter_fields(struct kevent *e)
+{
+	struct tk_field_desc *common = report_common_fields(NULL, 0);
+	int ret = -ENOMEM;
+
+	if (!common || tk_kfields_init(&e->kf, e->ev) < 0)
+		goto out;
+	e->fields = calloc(e->kf.nfields + REPORT_COMMON_FIELDS, sizeof(*e->fields));
+	if (!e->fields)
+		goto out;
+	memcpy(e->fields, e->kf.fields, e->kf.nfields * sizeof(*e->fields));
+	e->nfields = e->kf.nfields;
+	for (unsigned i = 0; i < REPORT_COMMON_FIELDS; i++)
+		if (strcmp(common[i].name, "common_pid"))
+			e->fields[e->nfields++] = common[i];
+	ret = 0;
+out:
+	free(common);
+	return ret;
+}
+
+/* Field values of a record for the filter; false if the record is too
+ * short for them. */
+static bool record_values(struct report_kernel *rk, struct kevent *e,
+			  const struct tk_kernel_cpu *c)
+{
+	struct tk_value *v = rk->values + e->kf.nfields;
+	const char *comm;
+
+	if (!tk_kfields_values(&e->kf, c->data, c->data_size, rk->values))
+		return false;
+	/* common_comm, common_cpu: in filter_fields' order */
+	comm = tep_data_comm_from_pid(rk->k.tep, tk_kernel_pid(&rk->k, c->data));
+	v[0].str = comm;
+	v[0].len = (uint32_t)strlen(comm);
+	v[1].u = c->cpu;
+	return true;
+}
 
 static int prepare_event(struct report_kernel *rk, struct kevent *e,
 			 struct report_filter_result *fr)
@@ -73,24 +117,20 @@ static int prepare_event(struct report_kernel *rk, struct kevent *e,
 	e->print = tk_kprint_prepare(&rk->env, e->ev, rk->o.tep_only);
 	if (!rk->o.filter || !e->shown)
 		return 0;
-	if (tk_kfields_init(&e->kf, e->ev) < 0)
+	if (filter_fields(e) < 0)
 		return -ENOMEM;
-	if (e->kf.nfields > rk->values_cap) {
-		struct tk_value *v = realloc(rk->values, e->kf.nfields * sizeof(*v));
+	if (e->nfields > rk->values_cap) {
+		struct tk_value *v = realloc(rk->values, e->nfields * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
 		rk->values = v;
-		rk->values_cap = e->kf.nfields;
+		rk->values_cap = e->nfields;
 	}
-	if (tk_filter_compile(rk->o.filter, e->kf.fields, e->kf.nfields, &e->filter,
+	if (tk_filter_compile(rk->o.filter, e->fields, e->nfields, &e->filter,
 			      &fe) < 0) {
 		e->shown = false;
-		if (!fr->first_event) {
-			fr->first_event = e->name;
-			fr->column = fe.column;
-			snprintf(fr->message, sizeof(fr->message), "%s", fe.message);
-		}
+		report_filter_note(fr, e->name, &fe);
 	} else {
 		fr->any_compiled = true;
 	}
@@ -169,11 +209,6 @@ int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 	return 1;
 }
 
-unsigned report_kernel_ncpus(const struct report_kernel *rk)
-{
-	return rk->k.ncpus;
-}
-
 void report_kernel_header(const struct report_kernel *rk)
 {
 	const struct tk_kernel *k = &rk->k;
@@ -194,21 +229,9 @@ void report_kernel_header(const struct report_kernel *rk)
 	}
 }
 
-bool report_kernel_next(struct report_kernel *rk, unsigned i)
+struct tk_kernel *report_kernel_handle(struct report_kernel *rk)
 {
-	char err[512];
-	int ret = tk_kernel_next(&rk->k, &rk->k.cpus[i], err, sizeof(err));
-
-	if (ret < 0) {
-		tk_error("%s", err);
-		rk->failed = true;
-	}
-	return ret > 0;
-}
-
-uint64_t report_kernel_ts(const struct report_kernel *rk, unsigned i)
-{
-	return rk->k.cpus[i].ts;
+	return &rk->k;
 }
 
 /* The line's start up to the latency columns: who and CPU. */
@@ -261,7 +284,7 @@ static void print_lost(const struct tk_kernel_cpu *c)
 		printf("CPU:%u [EVENTS DROPPED]\n", c->cpu);
 }
 
-void report_kernel_emit(struct report_kernel *rk, unsigned i)
+bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 {
 	struct tk_kernel_cpu *c = &rk->k.cpus[i];
 	int id = tk_kernel_event_id(&rk->k, c->data);
@@ -280,15 +303,20 @@ void report_kernel_emit(struct report_kernel *rk, unsigned i)
 			print_lost(c);
 	}
 	if (!e->shown)
-		return;
-	if (e->filter && (!tk_kfields_values(&e->kf, c->data, c->data_size, rk->values) ||
+		return false;
+	pid = tk_kernel_pid(&rk->k, c->data);
+	if (rk->o.who && !report_who_all(rk->o.who) &&
+	    !report_who_selects(rk->o.who, 0, (uint32_t)pid,
+				rk->o.who->comm ? tep_data_comm_from_pid(rk->k.tep, pid)
+						: NULL))
+		return false;
+	if (e->filter && (!record_values(rk, e, c) ||
 			  !tk_filter_match(e->filter, rk->values)))
-		return;
+		return false;
 	if (rk->o.count_only) {
 		e->count++;
-		return;
+		return true;
 	}
-	pid = tk_kernel_pid(&rk->k, c->data);
 	n = put_who(rk, line, pid, c->cpu);
 	put_latency(line + n, tk_kernel_flags(&rk->k, c->data),
 		    tk_kernel_preempt(&rk->k, c->data));
@@ -314,6 +342,25 @@ void report_kernel_emit(struct report_kernel *rk, unsigned i)
 	}
 	line[n++] = '\n';
 	fwrite_unlocked(line, 1, n, stdout);
+	return true;
+}
+
+unsigned report_kernel_cpu(const struct report_kernel *rk, unsigned i)
+{
+	return rk->k.cpus[i].cpu;
+}
+
+bool report_kernel_overwritten(const struct report_kernel *rk, unsigned i)
+{
+	return rk->k.cpus[i].overrun > 0;
+}
+
+bool report_kernel_matches(const struct report_kernel *rk, const char *pattern)
+{
+	for (unsigned id = 0; id < rk->nids; id++)
+		if (rk->events[id].ev && tk_pattern_match(pattern, rk->events[id].name))
+			return true;
+	return false;
 }
 
 int report_kernel_counts(const struct report_kernel *rk,
@@ -356,11 +403,6 @@ uint64_t report_kernel_lost(const struct report_kernel *rk)
 	return stats > rk->lost_seen ? stats : rk->lost_seen;
 }
 
-bool report_kernel_failed(const struct report_kernel *rk)
-{
-	return rk->failed;
-}
-
 void report_kernel_close(struct report_kernel *rk)
 {
 	if (!rk)
@@ -370,6 +412,7 @@ void report_kernel_close(struct report_kernel *rk)
 
 		free(e->name);
 		tk_kfields_free(&e->kf);
+		free(e->fields);
 		tk_filter_free(e->filter);
 		tk_kprint_free(e->print);
 	}

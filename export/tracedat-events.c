@@ -40,6 +40,7 @@
 #include <event-parse.h>
 #include "format/printfmt.h"
 #include "format/symbols.h"
+#include "calls.h"
 #include "tracedat-events.h"
 
 #define TD_COMMON 8 /* common_type, _flags, _preempt_count, _pid */
@@ -439,14 +440,14 @@ static int user_kind(struct td_events *e, const struct tk_event_info *ev,
 
 static enum td_type ftrace_type(const struct tk_event_info *ev)
 {
-	switch (tk_ftrace_event_of(ev)) {
-	case TK_FTRACE_NONE:
+	switch (tk_ft_kind_of(ev)) {
+	case TK_FT_NONE:
 		return TD_USER;
-	case TK_FTRACE_FUNCTION:
+	case TK_FT_FUNCTION:
 		return TD_FUNCTION;
-	case TK_FTRACE_ENTRY:
+	case TK_FT_ENTRY:
 		return TD_ENTRY;
-	case TK_FTRACE_EXIT:
+	case TK_FT_EXIT:
 		return TD_EXIT;
 	default:
 		return TD_SKIP; /* user_stack: the kernel's has room for 8 frames */

@@ -66,22 +66,6 @@ static uint32_t field_min_size(const struct tk_field_desc *f)
 	}
 }
 
-enum tk_ftrace_event tk_ftrace_event_of(const struct tk_event_info *ev)
-{
-	if (strcmp(ev->provider, "ftrace"))
-		return TK_FTRACE_NONE;
-	if (!strcmp(ev->name, "function") && ev->nfields == 2)
-		return TK_FTRACE_FUNCTION;
-	if (!strcmp(ev->name, "funcgraph_entry") && ev->nfields == 2)
-		return TK_FTRACE_ENTRY;
-	if (!strcmp(ev->name, "funcgraph_exit") && ev->nfields == 2)
-		return TK_FTRACE_EXIT;
-	if (!strcmp(ev->name, "user_stack") && ev->nfields == 1 &&
-	    ev->fields[0].kind == TK_KIND_BYTES)
-		return TK_FTRACE_STACK;
-	return TK_FTRACE_NONE;
-}
-
 void tk_marker_split(const char *name, char *provider, size_t plen,
 		     const char **event)
 {

@@ -47,18 +47,6 @@ void tk_event_info_free(struct tk_event_info *ev);
  * none is left. */
 int tk_meta_next(const char **p, const char *end, struct tk_event_info *ev);
 
-/* The function tracer's built-in events (lib/functrace): ftrace:function
- * {ip, parent_ip}, ftrace:funcgraph_entry and _exit {func, depth},
- * ftrace:user_stack {stack}; TK_FTRACE_NONE for any other event. */
-enum tk_ftrace_event {
-	TK_FTRACE_FUNCTION,
-	TK_FTRACE_ENTRY,
-	TK_FTRACE_EXIT,
-	TK_FTRACE_STACK,
-	TK_FTRACE_NONE,
-};
-enum tk_ftrace_event tk_ftrace_event_of(const struct tk_event_info *ev);
-
 /* Split a marker name at its first underscore: "app_tick" -> app, tick. */
 void tk_marker_split(const char *name, char *provider, size_t plen,
 		     const char **event);
