@@ -840,8 +840,8 @@ int tk_tracedat_write(const char *dir, const char *out,
 	ret = tk_tracedat_begin(&w, &c.trace, c.has_kernel ? &c.kernel : NULL, o, out,
 				err, errlen);
 	while (!ret && tk_cursor_next(&c) > 0) {
-		if (c.src < c.nreaders) {
-			ret = tk_tracedat_user(w, &c.readers[c.src]);
+		if (c.reader) {
+			ret = tk_tracedat_user(w, c.reader);
 			continue;
 		}
 		if (c.missed)

@@ -10,35 +10,6 @@
 #include <event-parse.h>
 #include "cursor.h"
 
-static void source_error(struct tk_cursor *c, const char *msg)
-{
-	if (!c->nerrors++)
-		snprintf(c->error, sizeof(c->error), "%s", msg);
-}
-
-/* Move source @src to its next event; false at its end or on an error. */
-static bool source_advance(struct tk_cursor *c, unsigned src)
-{
-	char err[512];
-	int ret;
-
-	if (src < c->nreaders)
-		ret = tk_stream_next(&c->readers[src], err, sizeof(err));
-	else
-		ret = tk_kernel_next(&c->kernel, &c->kernel.cpus[src - c->nreaders],
-				     err, sizeof(err));
-	if (ret < 0)
-		source_error(c, err);
-	return ret > 0;
-}
-
-static uint64_t source_ts(const struct tk_cursor *c, unsigned src)
-{
-	if (src < c->nreaders)
-		return c->readers[src].ts;
-	return c->kernel.cpus[src - c->nreaders].ts;
-}
-
 static int make_kinds(struct tk_cursor *c)
 {
 	const struct tk_trace *t = &c->trace;
@@ -109,52 +80,37 @@ int tk_cursor_open(struct tk_cursor *c, const char *dir, char *err,
 	if (ret < 0 && ret != -ENOENT)
 		return ret;
 	c->has_kernel = ret == 0;
-	if (make_kinds(c) < 0)
-		goto nomem;
-	c->readers = calloc(c->trace.nstreams + 1, sizeof(*c->readers));
-	if (!c->readers ||
-	    tk_heap_init(&c->heap, c->trace.nstreams + c->kernel.ncpus) < 0)
-		goto nomem;
-	for (unsigned i = 0; i < c->trace.nstreams; i++) {
-		struct tk_stream_reader *r = &c->readers[c->nreaders];
-
-		if (tk_stream_open(r, &c->trace, &c->trace.streams[i], err,
-				   errlen) < 0) {
-			source_error(c, err);
-			tk_stream_close(r);
-			continue;
-		}
-		c->nreaders++;
+	if (make_kinds(c) < 0 ||
+	    tk_merge_open(&c->merge, &c->trace, c->has_kernel ? &c->kernel : NULL) < 0) {
+		snprintf(err, errlen, "out of memory reading '%s'", dir);
+		return -ENOMEM;
 	}
-	for (unsigned i = 0; i < c->nreaders + c->kernel.ncpus; i++)
-		if (source_advance(c, i))
-			tk_heap_push(&c->heap, i, source_ts(c, i));
 	c->src = ~0u;
 	return 0;
-nomem:
-	snprintf(err, errlen, "out of memory reading '%s'", dir);
-	return -ENOMEM;
 }
 
 int tk_cursor_next(struct tk_cursor *c)
 {
-	unsigned src;
+	struct tk_merge_event ev;
+	char err[512];
+	int ret;
 
-	if (c->src != ~0u) {
-		if (source_advance(c, c->src))
-			tk_heap_replace_top(&c->heap, source_ts(c, c->src));
-		else
-			tk_heap_pop(&c->heap);
-	}
-	if (!c->heap.len) {
+	/* a source that fails ends there; the others go on */
+	while ((ret = tk_merge_next(&c->merge, &ev, err, sizeof(err))) < 0)
+		if (!c->nerrors++)
+			snprintf(c->error, sizeof(c->error), "%s",
+				 ret == -ENOMEM ? "out of memory" : err);
+	if (!ret) {
 		c->src = ~0u;
 		c->kind = NULL;
+		c->reader = NULL;
 		return 0;
 	}
-	src = c->src = tk_heap_top(&c->heap);
-	c->ts = c->heap.n[0].ts;
-	if (src < c->nreaders) {
-		struct tk_stream_reader *r = &c->readers[src];
+	c->src = c->merge.current;
+	c->ts = ev.ts;
+	c->reader = ev.user;
+	if (ev.user) {
+		struct tk_stream_reader *r = ev.user;
 
 		c->kind = r->event->user;
 		c->cpu = r->cpu;
@@ -164,7 +120,7 @@ int tk_cursor_next(struct tk_cursor *c)
 		c->data = NULL;
 		c->values_ready = true;
 	} else {
-		struct tk_kernel_cpu *kc = &c->kernel.cpus[src - c->nreaders];
+		struct tk_kernel_cpu *kc = ev.kcpu;
 		int id = tk_kernel_event_id(&c->kernel, kc->data);
 
 		c->kind = id >= 0 && (unsigned)id < c->nids && c->kernel_by_id[id]
@@ -184,8 +140,8 @@ const struct tk_value *tk_cursor_values(struct tk_cursor *c)
 {
 	const struct tk_cursor_kind *k = c->kind;
 
-	if (c->src < c->nreaders)
-		return c->readers[c->src].values;
+	if (c->reader)
+		return c->reader->values;
 	if (c->values_ready)
 		return c->values;
 	if (k->nfields > c->values_cap) {
@@ -204,8 +160,8 @@ const struct tk_value *tk_cursor_values(struct tk_cursor *c)
 
 const char *tk_cursor_comm_of(const struct tk_cursor *c, unsigned src, int tid)
 {
-	if (src < c->nreaders)
-		return c->readers[src].stream->comm;
+	if (src < c->merge.nreaders)
+		return c->merge.readers[src].stream->comm;
 	return tep_data_comm_from_pid(c->kernel.tep, tid);
 }
 
@@ -240,17 +196,14 @@ const char **tk_cursor_names(const struct tk_cursor *c)
 
 void tk_cursor_close(struct tk_cursor *c)
 {
-	for (unsigned i = 0; i < c->nreaders; i++)
-		tk_stream_close(&c->readers[i]);
+	tk_merge_close(&c->merge);
 	for (unsigned i = 0; i < c->nkinds; i++) {
 		tk_kfields_free(&c->kinds[i].kf);
 		free(c->kinds[i].kname);
 	}
-	free(c->readers);
 	free(c->kinds);
 	free(c->kernel_by_id);
 	free(c->values);
-	tk_heap_free(&c->heap);
 	tk_kernel_close(&c->kernel);
 	tk_trace_free(&c->trace);
 	memset(c, 0, sizeof(*c));

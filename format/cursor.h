@@ -11,8 +11,8 @@
  *		... c.kind, c.ts, c.cpu, c.tid, tk_cursor_values(&c) ...
  *	tk_cursor_close(&c);
  *
- * User streams are read with stream-read.c, the kernel's CPUs with
- * kernel-read.c, merged with merge-heap.h.  A user event's values are
+ * The sources (user streams, the kernel's CPUs) are merged by merge.c,
+ * as report and convert merge them.  A user event's values are
  * decoded by its stream reader; a kernel event's only when asked
  * (tk_cursor_values), so skipping an event costs its header only.
  */
@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include "kernel-fields.h"
 #include "kernel-read.h"
-#include "merge-heap.h"
+#include "merge.h"
 #include "stream-read.h"
 #include "trace.h"
 
@@ -46,21 +46,20 @@ struct tk_cursor {
 	struct tk_trace trace;
 	struct tk_kernel kernel; /* ncpus 0 when the trace has none */
 	bool has_kernel;
-	struct tk_stream_reader *readers;
-	unsigned nreaders;
+	struct tk_merge merge;
 	unsigned nkinds;
 	struct tk_cursor_kind *kinds; /* user kinds, then kernel kinds */
 	struct tk_cursor_kind **kernel_by_id;
 	unsigned nids;
 	struct tk_cursor_kind unknown; /* kernel records of no known type */
-	struct tk_heap heap;
 	/* errors met while reading: the first is kept, all are counted */
 	unsigned nerrors;
 	char error[512];
 
 	/* the current event, after tk_cursor_next() returned 1 */
 	struct tk_cursor_kind *kind;
-	unsigned src; /* < nreaders: a user stream; else a kernel CPU */
+	struct tk_stream_reader *reader; /* a user event's stream, or NULL */
+	unsigned src; /* < merge.nreaders: a user stream; else a kernel CPU */
 	uint64_t ts;
 	unsigned cpu;
 	int tid;
