@@ -439,11 +439,10 @@ static void find_cut(struct report *r)
 	if (strcmp(r->trace.mode, "overwrite"))
 		return;
 	for (unsigned i = 0; i < r->merge.heap_len; i++) {
-		unsigned src = r->merge.heap[i], n = r->merge.nreaders;
+		unsigned src = r->merge.heap[i].src, n = r->merge.nreaders;
 		bool lost = src < n ? r->merge.readers[src].stream->lost_overwritten > 0
 				    : report_kernel_overwritten(r->kernel, src - n);
-		uint64_t ts = src < n ? r->merge.readers[src].ts
-				      : report_kernel_handle(r->kernel)->cpus[src - n].ts;
+		uint64_t ts = r->merge.heap[i].ts;
 
 		if (lost && (r->cut_source < 0 || ts > r->cut_ts)) {
 			r->cut_ts = ts;

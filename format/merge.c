@@ -36,45 +36,43 @@ static uint64_t source_ts(const struct tk_merge *m, unsigned src)
 	return m->kernel->cpus[src - m->nreaders].ts;
 }
 
-static bool heap_less(const struct tk_merge *m, unsigned a, unsigned b)
+static inline bool node_less(const struct tk_merge_node *a,
+			     const struct tk_merge_node *b)
 {
-	uint64_t x = source_ts(m, m->heap[a]), y = source_ts(m, m->heap[b]);
-
-	if (x != y)
-		return x < y;
-	return m->heap[a] < m->heap[b];
+	return a->ts != b->ts ? a->ts < b->ts : a->src < b->src;
 }
 
-static void heap_swap(struct tk_merge *m, unsigned a, unsigned b)
+/* Put node @x at @i or below, where it belongs. */
+static void heap_down(struct tk_merge *m, unsigned i, struct tk_merge_node x)
 {
-	unsigned t = m->heap[a];
+	struct tk_merge_node *h = m->heap;
 
-	m->heap[a] = m->heap[b];
-	m->heap[b] = t;
-}
-
-static void heap_down(struct tk_merge *m, unsigned i)
-{
 	for (;;) {
-		unsigned l = 2 * i + 1, s = i;
+		unsigned l = 2 * i + 1, s = l;
 
-		if (l < m->heap_len && heap_less(m, l, s))
-			s = l;
-		if (l + 1 < m->heap_len && heap_less(m, l + 1, s))
+		if (l >= m->heap_len)
+			break;
+		if (l + 1 < m->heap_len && node_less(&h[l + 1], &h[l]))
 			s = l + 1;
-		if (s == i)
-			return;
-		heap_swap(m, i, s);
+		if (!node_less(&h[s], &x))
+			break;
+		h[i] = h[s];
 		i = s;
 	}
+	h[i] = x;
 }
 
-static void heap_up(struct tk_merge *m, unsigned i)
+static void heap_push(struct tk_merge *m, unsigned src)
 {
-	while (i && heap_less(m, i, (i - 1) / 2)) {
-		heap_swap(m, i, (i - 1) / 2);
+	struct tk_merge_node *h = m->heap;
+	struct tk_merge_node x = { source_ts(m, src), src };
+	unsigned i = m->heap_len++;
+
+	while (i && node_less(&x, &h[(i - 1) / 2])) {
+		h[i] = h[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
+	h[i] = x;
 }
 
 /* Move @src to its next event: 1, 0 at its end, -errno. */
@@ -108,8 +106,7 @@ static int prime_one(struct tk_merge *m, char *err, size_t errlen)
 	ret = advance(m, src, err, errlen);
 	if (ret <= 0)
 		return ret;
-	m->heap[m->heap_len++] = src;
-	heap_up(m, m->heap_len - 1);
+	heap_push(m, src);
 	return 0;
 }
 
@@ -126,23 +123,28 @@ int tk_merge_next(struct tk_merge *m, struct tk_merge_event *ev, char *err,
 	}
 	if (m->current != ~0u) {
 		/* the top is still the source returned last: move it on */
+		unsigned top = m->current;
+
 		m->current = ~0u;
-		ret = advance(m, m->heap[0], err, errlen);
-		if (ret <= 0)
-			m->heap[0] = m->heap[--m->heap_len];
-		heap_down(m, 0);
+		ret = advance(m, top, err, errlen);
+		if (ret > 0)
+			heap_down(m, 0, (struct tk_merge_node){ source_ts(m, top), top });
+		else if (--m->heap_len)
+			heap_down(m, 0, m->heap[m->heap_len]);
 		if (ret < 0)
 			return ret;
 	}
 	if (!m->heap_len)
 		return 0;
-	src = m->current = m->heap[0];
-	memset(ev, 0, sizeof(*ev));
-	ev->ts = source_ts(m, src);
-	if (src < m->nreaders)
+	src = m->current = m->heap[0].src;
+	ev->ts = m->heap[0].ts;
+	if (src < m->nreaders) {
 		ev->user = &m->readers[src];
-	else
+		ev->kcpu = NULL;
+	} else {
+		ev->user = NULL;
 		ev->kcpu = &m->kernel->cpus[src - m->nreaders];
+	}
 	return 1;
 }
 

@@ -5,8 +5,11 @@
  * already in order, merged with a min-heap on their current timestamps.
  *
  *     sources:  user stream 0 .. n-1 | kernel cpu 0 .. m-1
- *     heap:     source indexes, the one with the earliest event on top;
+ *     heap:     (timestamp, source) pairs, the earliest event on top;
  *               equal timestamps go in source order (user first)
+ *
+ * The timestamp is kept beside the source's index, so that ordering the
+ * heap reads no reader: a few nanoseconds an event for a few sources.
  *
  * tk_merge_next() moves the source of the event it returned last to its
  * next event and returns the earliest one.  Memory is one reader per
@@ -23,13 +26,18 @@
 #include "stream-read.h"
 #include "trace.h"
 
+struct tk_merge_node {
+	uint64_t ts;  /* the source's current event */
+	unsigned src; /* user stream 0 .. nreaders-1, then the kernel's CPUs */
+};
+
 struct tk_merge {
 	const struct tk_trace *trace;
 	struct tk_kernel *kernel; /* NULL: user streams only */
 	struct tk_stream_reader *readers;
 	unsigned nreaders;
 	unsigned nsources; /* nreaders, then the kernel's CPUs */
-	unsigned *heap;
+	struct tk_merge_node *heap;
 	unsigned heap_len;
 	unsigned primed;  /* sources opened and moved to their first event */
 	unsigned current; /* source of the last event returned, or ~0u */
