@@ -3,8 +3,11 @@
  * cmd-convert.c - tracekit convert: a trace in a format other tools open.
  *
  *   tracekit convert --to FORMAT [-o OUT] [DIR]
+ *                    [--events PATTERN] [--pid PID] [--tid TID] [--comm GLOB]
+ *                    [--from T] [--until T]
  *
- * Parses the options and hands over to the format (export/export.h).
+ * Parses the options and hands over to the format (export/export.h);
+ * convert-select.c keeps the events the options select.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "convert-select.h"
 #include "export/export.h"
 
 enum {
@@ -20,6 +24,12 @@ enum {
 	OPT_CALLS,
 	OPT_STACKS,
 	OPT_TITLE,
+	OPT_EVENTS,
+	OPT_PID,
+	OPT_TID,
+	OPT_COMM,
+	OPT_FROM,
+	OPT_UNTIL,
 };
 
 static void usage(FILE *f)
@@ -43,7 +53,17 @@ static void usage(FILE *f)
 		"                (--stack, --func-stack) even when the trace has\n"
 		"                function_graph calls (each stack weighs 1)\n"
 		"  --title TEXT  svg: the flame graph's title\n"
-		"  -q            no progress line\n");
+		"  -q            no progress line\n\n"
+		"Which events, as report selects them (every format the same):\n"
+		"  --events PATTERN   only events matching PATTERN (provider:event, globs;\n"
+		"                     repeatable)\n"
+		"  --pid PID[,PID]    only events of these processes (a process's kernel\n"
+		"                     events: of its threads with user events)\n"
+		"  --tid TID[,TID]    only events of these threads\n"
+		"  --comm GLOB        only events of threads whose name matches GLOB\n"
+		"  --from T, --until T  only events from time T, up to time T (included):\n"
+		"                     seconds as report prints them,\n"
+		"                     or +SECONDS after the trace's first event\n");
 }
 
 int cmd_convert(int argc, char **argv)
@@ -56,15 +76,23 @@ int cmd_convert(int argc, char **argv)
 		{ "stacks", no_argument, NULL, OPT_STACKS },
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "events", required_argument, NULL, OPT_EVENTS },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "tid", required_argument, NULL, OPT_TID },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "until", required_argument, NULL, OPT_UNTIL },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char optstring[] = "o:i:qh";
 	struct tk_export_opts o = { .dir = TK_DEFAULT_OUTPUT };
 	const struct tk_export_ops *ops;
-	const char *to = NULL;
+	struct convert_select sel = { 0 };
+	const char *to = NULL, *from = NULL, *until = NULL;
 	char *out = NULL, *err = NULL;
+	enum ts_mode ts = TS_MONO;
 	bool quiet = false;
-	int c, ret;
+	int c, ret = TK_EXIT_USAGE;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
@@ -90,23 +118,66 @@ int cmd_convert(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case OPT_EVENTS: {
+			const char **p = realloc(sel.patterns,
+						 (sel.npatterns + 1) * sizeof(*p));
+
+			if (!p)
+				goto nomem;
+			sel.patterns = p;
+			sel.patterns[sel.npatterns++] = optarg;
+			convert_select_note(&sel, "--events", optarg);
+			break;
+		}
+		case OPT_PID:
+			convert_select_note(&sel, "--pid", optarg);
+			if (report_ids_parse("--pid", optarg, &sel.who.pids, &sel.who.npids) < 0)
+				goto out;
+			break;
+		case OPT_TID:
+			convert_select_note(&sel, "--tid", optarg);
+			if (report_ids_parse("--tid", optarg, &sel.who.tids, &sel.who.ntids) < 0)
+				goto out;
+			break;
+		case OPT_COMM:
+			convert_select_note(&sel, "--comm", optarg);
+			sel.who.comm = optarg;
+			break;
+		case OPT_FROM:
+			convert_select_note(&sel, "--from", optarg);
+			from = optarg;
+			break;
+		case OPT_UNTIL:
+			convert_select_note(&sel, "--until", optarg);
+			until = optarg;
+			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			ret = 0;
+			goto out;
 		default:
 			tk_option_error("convert", argv, optstring);
-			return TK_EXIT_USAGE;
+			goto out;
 		}
 	}
 	if (optind < argc)
 		o.dir = argv[optind++];
 	if (optind < argc) {
 		tk_error("unexpected argument '%s'", argv[optind]);
-		return TK_EXIT_USAGE;
+		goto out;
 	}
 	if (!to) {
 		tk_error("convert needs --to FORMAT (see 'tracekit convert --help')");
-		return TK_EXIT_USAGE;
+		goto out;
+	}
+	/* in the terms of --ts, wherever it was given */
+	if ((from && report_bound_parse(ts, "--from", from, &sel.from) < 0) ||
+	    (until && report_bound_parse(ts, "--until", until, &sel.until) < 0))
+		goto out;
+	if (from && until && sel.from.clock == sel.until.clock &&
+	    sel.from.lo > sel.until.hi) {
+		tk_error("--from '%s' is after --until '%s'", from, until);
+		goto out;
 	}
 	ops = tk_export_find(to);
 	if (!ops) {
@@ -116,7 +187,7 @@ int cmd_convert(int argc, char **argv)
 			snprintf(names + strlen(names), sizeof(names) - strlen(names),
 				 "%s%s", i ? ", " : "", tk_export_formats[i]->name);
 		tk_error("unknown format '%s' (formats: %s)", to, names);
-		return TK_EXIT_USAGE;
+		goto out;
 	}
 	if (!o.output) {
 		size_t n = strlen(o.dir);
@@ -124,16 +195,23 @@ int cmd_convert(int argc, char **argv)
 		while (n > 1 && o.dir[n - 1] == '/')
 			n--;
 		if (asprintf(&out, "%.*s%s", (int)n, o.dir, ops->suffix) < 0) {
-			tk_error("out of memory");
-			return TK_EXIT_FAILURE;
+			out = NULL;
+			goto nomem;
 		}
 		o.output = out;
 	}
 	o.progress = !quiet && isatty(STDERR_FILENO);
-	ret = tk_export_run(ops, &o, &err);
-	if (ret < 0)
+	o.select = convert_select_prepare(&sel);
+	ret = tk_export_run(ops, &o, &err) < 0 ? TK_EXIT_FAILURE : 0;
+	if (ret)
 		tk_error("%s", err ? err : "conversion failed");
 	free(err);
+	goto out;
+nomem:
+	tk_error("out of memory");
+	ret = TK_EXIT_FAILURE;
+out:
+	convert_select_free(&sel);
 	free(out);
-	return ret < 0 ? TK_EXIT_FAILURE : 0;
+	return ret;
 }

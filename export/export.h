@@ -36,6 +36,25 @@
 
 struct tk_export;
 
+/* Which events a conversion keeps (convert's --events, --pid, --tid,
+ * --comm, --from, --until): the driver asks before a format sees an
+ * event, the same for every format.  A stream left out is left out
+ * whole, its losses too; losses of a kept stream or of a kernel CPU are
+ * told the format wherever they are.  Each function may be NULL (keep). */
+struct tk_export_select {
+	/* whether any event of user stream @s may be kept */
+	bool (*stream)(void *arg, const struct tk_export *x,
+		       const struct tk_trace_stream *s);
+	/* whether the current event of @rd (a kept stream) is kept */
+	bool (*user)(void *arg, const struct tk_export *x,
+		     const struct tk_stream_reader *rd);
+	/* whether the current record of kernel CPU @c is kept */
+	bool (*kernel)(void *arg, const struct tk_export *x,
+		       const struct tk_kernel_cpu *c);
+	void *arg;
+	const char *what; /* the options as given: "no event matched WHAT" */
+};
+
 /* What the user asked of `convert`; formats read the fields they know. */
 struct tk_export_opts {
 	const char *dir;     /* the trace directory */
@@ -44,6 +63,7 @@ struct tk_export_opts {
 	bool stacks;         /* folded, svg: stack events, not function_graph */
 	const char *title;   /* svg: the graph's title (default: the trace) */
 	bool progress;       /* a progress line on stderr */
+	const struct tk_export_select *select; /* NULL: every event */
 };
 
 struct tk_export_ops {
@@ -94,8 +114,9 @@ struct tk_export {
 	struct tk_kernel *kernel; /* NULL when the trace has none */
 	struct tk_out out;
 	void *priv; /* the format's state */
-	uint64_t first_ts, last_ts; /* of the events seen so far */
-	uint64_t events;
+	uint64_t first_ts, last_ts; /* of the events read so far */
+	uint64_t events;            /* read */
+	uint64_t kept;              /* handed to the format (o->select) */
 	char *error; /* the first error's line */
 };
 
@@ -112,6 +133,7 @@ int tk_export_run(const struct tk_export_ops *ops,
 /* Record the error line (the first one counts); returns -EINVAL. */
 int tk_export_error(struct tk_export *x, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
 
 /* A timestamp of the trace in CLOCK_MONOTONIC nanoseconds (the trace's
  * one timeline for user and kernel events). */
