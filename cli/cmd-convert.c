@@ -4,7 +4,7 @@
  *
  *   tracekit convert --to FORMAT [-o OUT] [DIR]
  *                    [--events PATTERN] [--pid PID] [--tid TID] [--comm GLOB]
- *                    [--from T] [--until T]
+ *                    [--from T] [--until T] [--ts mono|raw]
  *
  * Parses the options and hands over to the format (export/export.h);
  * convert-select.c keeps the events the options select.
@@ -30,6 +30,7 @@ enum {
 	OPT_COMM,
 	OPT_FROM,
 	OPT_UNTIL,
+	OPT_TS,
 };
 
 static void usage(FILE *f)
@@ -53,6 +54,8 @@ static void usage(FILE *f)
 		"                (--stack, --func-stack) even when the trace has\n"
 		"                function_graph calls (each stack weighs 1)\n"
 		"  --title TEXT  svg: the flame graph's title\n"
+		"  --ts MODE     tracedat: timestamps in ns of CLOCK_MONOTONIC (mono,\n"
+		"                the default) or the recorded clock ticks (raw)\n"
 		"  -q            no progress line\n\n"
 		"Which events, as report selects them (every format the same):\n"
 		"  --events PATTERN   only events matching PATTERN (provider:event, globs;\n"
@@ -62,7 +65,7 @@ static void usage(FILE *f)
 		"  --tid TID[,TID]    only events of these threads\n"
 		"  --comm GLOB        only events of threads whose name matches GLOB\n"
 		"  --from T, --until T  only events from time T, up to time T (included):\n"
-		"                     seconds as report prints them,\n"
+		"                     seconds as report prints them (ticks with --ts raw),\n"
 		"                     or +SECONDS after the trace's first event\n");
 }
 
@@ -82,6 +85,7 @@ int cmd_convert(int argc, char **argv)
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "from", required_argument, NULL, OPT_FROM },
 		{ "until", required_argument, NULL, OPT_UNTIL },
+		{ "ts", required_argument, NULL, OPT_TS },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char optstring[] = "o:i:qh";
@@ -89,7 +93,7 @@ int cmd_convert(int argc, char **argv)
 	const struct tk_export_ops *ops;
 	struct convert_select sel = { 0 };
 	const char *to = NULL, *from = NULL, *until = NULL;
-	char *out = NULL, *err = NULL;
+	char *out = NULL, *err = NULL, *warn = NULL;
 	enum ts_mode ts = TS_MONO;
 	bool quiet = false;
 	int c, ret = TK_EXIT_USAGE;
@@ -151,6 +155,13 @@ int cmd_convert(int argc, char **argv)
 			convert_select_note(&sel, "--until", optarg);
 			until = optarg;
 			break;
+		case OPT_TS:
+			if (strcmp(optarg, "mono") && strcmp(optarg, "raw")) {
+				tk_error("--ts '%s': use mono or raw", optarg);
+				goto out;
+			}
+			ts = strcmp(optarg, "raw") ? TS_MONO : TS_RAW;
+			break;
 		case 'h':
 			usage(stdout);
 			ret = 0;
@@ -189,6 +200,16 @@ int cmd_convert(int argc, char **argv)
 		tk_error("unknown format '%s' (formats: %s)", to, names);
 		goto out;
 	}
+	if (ops->seeks && o.output && !strcmp(o.output, "-")) {
+		tk_error("--to %s writes its file with seeks: it cannot go to standard output (give -o FILE)",
+			 ops->name);
+		goto out;
+	}
+	if (ts == TS_RAW && ops != &tk_export_tracedat) {
+		tk_error("--ts raw: only --to tracedat writes the recorded clock ticks");
+		goto out;
+	}
+	o.raw_ts = ts == TS_RAW;
 	if (!o.output) {
 		size_t n = strlen(o.dir);
 
@@ -202,10 +223,17 @@ int cmd_convert(int argc, char **argv)
 	}
 	o.progress = !quiet && isatty(STDERR_FILENO);
 	o.select = convert_select_prepare(&sel);
-	ret = tk_export_run(ops, &o, &err) < 0 ? TK_EXIT_FAILURE : 0;
+	ret = tk_export_run(ops, &o, &err, &warn) < 0 ? TK_EXIT_FAILURE : 0;
 	if (ret)
 		tk_error("%s", err ? err : "conversion failed");
+	for (char *line = warn, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		tk_warn("%s", line);
+	}
 	free(err);
+	free(warn);
 	goto out;
 nomem:
 	tk_error("out of memory");

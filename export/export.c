@@ -26,6 +26,7 @@ const struct tk_export_ops *const tk_export_formats[] = {
 	&tk_export_chrome,
 	&tk_export_folded,
 	&tk_export_svg,
+	&tk_export_tracedat,
 	NULL,
 };
 
@@ -48,6 +49,25 @@ int tk_export_error(struct tk_export *x, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -EINVAL;
+}
+
+void tk_export_warn(struct tk_export *x, const char *fmt, ...)
+{
+	char *line, *all;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (asprintf(&all, "%s%s%s", x->warning ? x->warning : "",
+		     x->warning ? "\n" : "", line) >= 0) {
+		free(x->warning);
+		x->warning = all;
+	}
+	free(line);
 }
 
 uint64_t tk_export_ns_delta(const struct tk_export *x, uint64_t d)
@@ -342,7 +362,7 @@ static int walk(struct tk_export *x)
 }
 
 int tk_export_run(const struct tk_export_ops *ops,
-		  const struct tk_export_opts *o, char **err)
+		  const struct tk_export_opts *o, char **err, char **warn)
 {
 	static char buf[1 << 20];
 	struct tk_export x;
@@ -356,6 +376,7 @@ int tk_export_run(const struct tk_export_ops *ops,
 	memset(&trace, 0, sizeof(trace));
 	memset(&kernel, 0, sizeof(kernel));
 	*err = NULL;
+	*warn = NULL;
 	x.ops = ops;
 	x.opts = o;
 	x.out.buf = buf;
@@ -396,6 +417,10 @@ int tk_export_run(const struct tk_export_ops *ops,
 	if (ops->free)
 		ops->free(&x);
 	*err = x.error;
+	if (ret >= 0)
+		*warn = x.warning;
+	else
+		free(x.warning);
 out_kernel:
 	tk_kernel_close(&kernel);
 out_trace:

@@ -1,8 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tracedat.c - write a trace directory as trace-cmd's trace.dat v7
- * (tracedat.h): the file's sections; tracedat-pages.c builds each CPU's
- * pages, tracedat-events.c the user events' formats and records.
+ * tracedat.c - `convert --to tracedat`: a trace directory as trace-cmd's
+ * trace.dat, version 7 (docs/format.md, "trace.dat"), which `trace-cmd
+ * report` and KernelShark open.  This file writes the file's sections;
+ * tracedat-pages.c builds each CPU's pages, tracedat-events.c the user
+ * events' formats and records.
+ *
+ * Kernel and user events share each CPU's ring-buffer pages, in time
+ * order: a user event goes to the CPU its packet was recorded on, the
+ * CPU `tracekit report` shows.  The kernel's formats, header_page,
+ * header_event, kallsyms, printk formats and command lines are the saved
+ * ones.  Timestamps are CLOCK_MONOTONIC nanoseconds (as `tracekit report`
+ * prints them), or the recorded counter with --ts raw.
+ *
+ * The events come one at a time in time order (export.c's walk); each
+ * CPU's pages are spilled to an unlinked file beside the output, and the
+ * file is written at the end, with seeks back to fill in sizes and
+ * offsets: so it cannot go to standard output.
  *
  * The file, as trace-cmd 3.x writes it (Documentation/trace-cmd/
  * trace-cmd.dat.v7.5.txt in trace-cmd; all numbers little-endian):
@@ -35,18 +49,18 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "format/cursor.h"
+#include "export.h"
 #include "format/kernel-read.h"
 #include "format/stream-read.h"
 #include "format/trace.h"
 #include "tracedat-events.h"
 #include "tracedat-pages.h"
-#include "tracedat.h"
 
 enum { SEC_OPTIONS = 0, SEC_FLYRECORD = 3, SEC_STRINGS = 15, SEC_HEADERS = 16,
        SEC_FTRACE = 17, SEC_EVENTS = 18, SEC_KALLSYMS = 19, SEC_PRINTK = 20,
@@ -227,12 +241,14 @@ static int fmt_cmp(const void *a, const void *b)
 	return c ? c : (x->order > y->order) - (x->order < y->order);
 }
 
-struct tk_tracedat {
+/* The format's state (x->priv). */
+struct tracedat {
 	const struct tk_trace *trace;
 	struct tk_kernel *k;
 	bool raw;
 	unsigned page_size;
-	char *out, *tmp;
+	const char *out;      /* the output's name, for messages */
+	char *spill;          /* prefix of the CPUs' spill files */
 	struct td_events ev;
 	struct td_pages *cpu; /* by CPU number */
 	unsigned ncpu;
@@ -243,13 +259,13 @@ struct tk_tracedat {
 	uint64_t *discarded;  /* per user stream: lost before its last packet */
 };
 
-static uint64_t ts_out(const struct tk_tracedat *w, uint64_t ts)
+static uint64_t ts_out(const struct tracedat *w, uint64_t ts)
 {
 	return w->raw ? ts : tk_clock_to_mono(&w->trace->clock, ts);
 }
 
 /* The pages of CPU @cpu, started on first use; NULL on failure. */
-static struct td_pages *cpu_pages(struct tk_tracedat *w, unsigned cpu)
+static struct td_pages *cpu_pages(struct tracedat *w, unsigned cpu)
 {
 	if (cpu >= 4096)
 		return NULL;
@@ -268,7 +284,7 @@ static struct td_pages *cpu_pages(struct tk_tracedat *w, unsigned cpu)
 		char *path;
 		int fd;
 
-		if (asprintf(&path, "%s.cpu%u.XXXXXX", w->tmp, cpu) < 0)
+		if (asprintf(&path, "%s%u-XXXXXX", w->spill, cpu) < 0)
 			return NULL;
 		fd = mkostemp(path, O_CLOEXEC);
 		if (fd >= 0)
@@ -289,104 +305,98 @@ static struct td_pages *cpu_pages(struct tk_tracedat *w, unsigned cpu)
 	return &w->cpu[cpu];
 }
 
-int tk_tracedat_begin(struct tk_tracedat **wp, const struct tk_trace *t,
-		      struct tk_kernel *k, const struct tk_tracedat_opts *o,
-		      const char *out, char *err, size_t errlen)
+static int td_begin(struct tk_export *x)
 {
-	struct tk_tracedat *w = calloc(1, sizeof(*w));
+	const struct tk_trace *t = x->trace;
+	const char *out = x->opts->output, *slash = strrchr(out, '/');
+	struct tracedat *w = calloc(1, sizeof(*w));
+	char err[512];
 	int ret;
 
-	*wp = w;
+	x->priv = w;
 	if (!w)
-		goto nomem;
+		return tk_export_error(x, "out of memory");
 	w->trace = t;
-	w->k = k && k->ncpus ? k : NULL;
-	w->raw = o->raw_ts;
+	w->k = x->kernel && x->kernel->ncpus ? x->kernel : NULL;
+	w->raw = x->opts->raw_ts;
+	w->out = out;
 	w->page_size = w->k ? w->k->page_size : (unsigned)sysconf(_SC_PAGESIZE);
-	if (w->page_size < 1024 || w->page_size > 65536) {
-		snprintf(err, errlen, "kernel page size %u cannot be written to a trace.dat",
-			 w->page_size);
-		return -EINVAL;
-	}
-	w->out = strdup(out);
+	if (w->page_size < 1024 || w->page_size > 65536)
+		return tk_export_error(x, "kernel page size %u cannot be written to a trace.dat",
+				       w->page_size);
 	w->discarded = calloc(t->nstreams + 1, sizeof(*w->discarded));
-	if (!w->out || !w->discarded ||
-	    asprintf(&w->tmp, "%s.tmp.%d", out, (int)getpid()) < 0)
-		goto nomem;
+	/* the spill files: ".NAME.cpuN-XXXXXX" beside the output */
+	if (!w->discarded ||
+	    asprintf(&w->spill, "%.*s.%s.cpu", slash ? (int)(slash - out + 1) : 0, out,
+		     slash ? slash + 1 : out) < 0) {
+		w->spill = NULL;
+		return tk_export_error(x, "out of memory");
+	}
 	if (w->k) {
 		char *path;
 
 		if (asprintf(&path, "%s/formats", w->k->kdir) < 0)
-			goto nomem;
+			return tk_export_error(x, "out of memory");
 		w->systems = list_dir(path, &w->nsys);
 		free(path);
 	}
 	ret = td_events_init(&w->ev, t, w->k ? w->k->tep : NULL,
-			     td_pages_max_record(w->page_size), !w->raw, err, errlen);
+			     td_pages_max_record(w->page_size), !w->raw, err, sizeof(err));
 	if (ret < 0)
-		return ret;
-	for (unsigned i = 0; w->k && i < w->k->ncpus; i++) {
-		if (!cpu_pages(w, w->k->cpus[i].cpu)) {
-			snprintf(err, errlen, "%s", w->error[0] ? w->error : "out of memory");
-			return w->error[0] ? -EIO : -ENOMEM;
-		}
-	}
+		return tk_export_error(x, "%s", err);
+	for (unsigned i = 0; w->k && i < w->k->ncpus; i++)
+		if (!cpu_pages(w, w->k->cpus[i].cpu))
+			return tk_export_error(x, "%s", w->error[0] ? w->error : "out of memory");
 	return 0;
-nomem:
-	snprintf(err, errlen, "out of memory writing '%s'", out);
-	return -ENOMEM;
 }
 
-int tk_tracedat_user(struct tk_tracedat *w, const struct tk_stream_reader *rd)
+static int td_user_event(struct tk_export *x, struct tk_stream_reader *rd)
 {
+	struct tracedat *w = x->priv;
 	uint64_t ts = ts_out(w, rd->ts);
 	unsigned len = td_events_record(&w->ev, rd->process, rd->event,
 					(unsigned)(rd->stream - w->trace->streams),
 					(int)rd->stream->tid, rd->values, ts);
+	uint64_t *lost = &w->discarded[rd->stream - w->trace->streams];
 	struct td_pages *p;
 
 	if (!len)
 		return 0;
 	p = cpu_pages(w, rd->cpu);
 	if (!p)
-		return w->error[0] ? -EIO : -ENOMEM;
+		return tk_export_error(x, "%s", w->error[0] ? w->error : "out of memory");
 	/* events lost since the stream's previous packet: marked where the
 	 * stream goes on, as the kernel marks its own */
-	uint64_t *lost = &w->discarded[rd->stream - w->trace->streams];
-
 	if (rd->discarded > *lost) {
 		td_pages_lost(p, (long long)(rd->discarded - *lost));
 		*lost = rd->discarded;
 	}
 	td_pages_add(p, ts, w->ev.buf, len);
 	w->user_events++;
-	return p->error;
+	return p->error ? tk_export_error(x, "cannot write beside '%s': %s", w->out,
+					  strerror(-p->error)) : 0;
 }
 
-int tk_tracedat_kernel(struct tk_tracedat *w, unsigned cpu, uint64_t ts,
-		       const void *data, unsigned size)
+static int td_kernel_event(struct tk_export *x, struct tk_kernel_cpu *c)
 {
-	struct td_pages *p = cpu_pages(w, cpu);
+	struct tracedat *w = x->priv;
+	struct td_pages *p = cpu_pages(w, c->cpu);
 
 	if (!p)
-		return w->error[0] ? -EIO : -ENOMEM;
-	if (size > td_pages_max_record(w->page_size))
-		return -EINVAL;
-	td_pages_add(p, ts_out(w, ts), data, size);
+		return tk_export_error(x, "%s", w->error[0] ? w->error : "out of memory");
+	if (c->data_size > td_pages_max_record(w->page_size))
+		return tk_export_error(x, "kernel cpu %u: a record of %u bytes does not fit a page of %u",
+				       c->cpu, c->data_size, w->page_size);
+	if (c->missed)
+		td_pages_lost(p, c->missed);
+	td_pages_add(p, ts_out(w, c->ts), c->data, c->data_size);
 	w->kernel_events++;
-	return p->error;
-}
-
-void tk_tracedat_kernel_lost(struct tk_tracedat *w, unsigned cpu, long long count)
-{
-	struct td_pages *p = cpu_pages(w, cpu);
-
-	if (p)
-		td_pages_lost(p, count);
+	return p->error ? tk_export_error(x, "cannot write beside '%s': %s", w->out,
+					  strerror(-p->error)) : 0;
 }
 
 /* A saved file of the kernel part (an empty text if absent). */
-static char *kernel_file(const struct tk_tracedat *w, const char *name, size_t *size)
+static char *kernel_file(const struct tracedat *w, const char *name, size_t *size)
 {
 	char *path, *buf = NULL;
 
@@ -404,7 +414,7 @@ static char *kernel_file(const struct tk_tracedat *w, const char *name, size_t *
 }
 
 /* Every format to write: the kernel part's, then the user events'. */
-static struct fmt *all_formats(const struct tk_tracedat *w, unsigned *n)
+static struct fmt *all_formats(const struct tracedat *w, unsigned *n)
 {
 	struct fmt *f = NULL;
 	unsigned cap = 0;
@@ -477,7 +487,7 @@ static void put_system(struct out *o, const struct fmt *f, unsigned n)
 }
 
 /* The command lines: the kernel's, then each user thread's. */
-static char *cmdlines(const struct tk_tracedat *w, size_t *size)
+static char *cmdlines(const struct tracedat *w, size_t *size)
 {
 	char *buf = kernel_file(w, "saved_cmdlines", size);
 	FILE *f;
@@ -550,9 +560,9 @@ static void put_pages(struct out *o, struct td_pages *p)
 		o->error = errno;
 }
 
-int tk_tracedat_end(struct tk_tracedat *w, struct tk_tracedat_stats *st,
-		    char *err, size_t errlen)
+static int td_end(struct tk_export *x)
 {
+	struct tracedat *w = x->priv;
 	struct out o = { 0 };
 	struct fmt *fmts = NULL;
 	unsigned nfmts = 0;
@@ -563,25 +573,22 @@ int tk_tracedat_end(struct tk_tracedat *w, struct tk_tracedat_stats *st,
 	size_t size;
 	int ret;
 
-	memset(st, 0, sizeof(*st));
 	for (unsigned i = 0; i < w->ncpu; i++) {
-		if (w->cpu[i].fd >= 0 && (ret = td_pages_finish(&w->cpu[i])) < 0) {
-			snprintf(err, errlen, "cannot write beside '%s': %s", w->out,
-				 strerror(-ret));
-			return ret;
-		}
+		if (w->cpu[i].fd >= 0 && (ret = td_pages_finish(&w->cpu[i])) < 0)
+			return tk_export_error(x, "cannot write beside '%s': %s", w->out,
+					       strerror(-ret));
 	}
-	if (!w->ncpu) {
-		snprintf(err, errlen, "trace '%s' has no events to write as trace.dat",
-			 w->trace->dir);
-		return -ENOENT;
-	}
+	if (!w->ncpu)
+		return tk_export_error(x, "trace '%s' has no events to write as trace.dat",
+				       w->trace->dir);
 	fmts = all_formats(w, &nfmts);
 	cpu_off = calloc(w->ncpu + 1, sizeof(*cpu_off));
-	o.f = fopen(w->tmp, "we");
+	/* the driver's temporary file, written here with seeks */
+	ret = dup(x->out.fd);
+	o.f = ret < 0 ? NULL : fdopen(ret, "w");
 	if (!o.f) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot create '%s': %s", w->tmp, strerror(errno));
+		tk_export_error(x, "cannot write '%s': %s", w->out, strerror(errno));
 		goto out;
 	}
 	if (!cpu_off || (!fmts && nfmts))
@@ -728,7 +735,6 @@ int tk_tracedat_end(struct tk_tracedat *w, struct tk_tracedat_stats *st,
 		}
 		cpu_off[i] = (uint64_t)pos(&o);
 		put_pages(&o, &w->cpu[i]);
-		st->bytes += w->cpu[i].bytes;
 	}
 	end_section(&o);
 
@@ -775,30 +781,22 @@ int tk_tracedat_end(struct tk_tracedat *w, struct tk_tracedat_stats *st,
 	o.f = NULL;
 	if (o.error) {
 		ret = -o.error;
-		snprintf(err, errlen, "cannot write '%s': %s", w->tmp, strerror(o.error));
+		tk_export_error(x, "cannot write '%s': %s", w->out, strerror(o.error));
 		goto out;
 	}
-	if (rename(w->tmp, w->out) < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot rename '%s' to '%s': %s", w->tmp, w->out,
-			 strerror(errno));
-		goto out;
-	}
-	st->cpus = w->ncpu;
-	st->kernel_events = w->kernel_events;
-	st->user_events = w->user_events;
-	st->skipped = w->ev.skipped;
-	st->truncated = w->ev.truncated;
+	if (w->ev.skipped)
+		tk_export_warn(x, "%" PRIu64 " user events have no trace.dat form (user_stack) and were left out",
+			       w->ev.skipped);
+	if (w->ev.truncated)
+		tk_export_warn(x, "%" PRIu64 " user events had their strings cut to fit a %u-byte page",
+			       w->ev.truncated, w->page_size);
 	ret = 0;
 	goto out;
 nomem:
-	ret = -ENOMEM;
-	snprintf(err, errlen, "out of memory writing '%s'", w->out);
+	ret = tk_export_error(x, "out of memory writing '%s'", w->out);
 out:
 	if (o.f)
 		fclose(o.f);
-	if (ret)
-		unlink(w->tmp);
 	for (unsigned i = 0; i < nfmts; i++)
 		free(fmts[i].text);
 	free(fmts);
@@ -806,8 +804,10 @@ out:
 	return ret;
 }
 
-void tk_tracedat_free(struct tk_tracedat *w)
+static void td_free(struct tk_export *x)
 {
+	struct tracedat *w = x->priv;
+
 	if (!w)
 		return;
 	for (unsigned i = 0; i < w->ncpu; i++) {
@@ -819,47 +819,19 @@ void tk_tracedat_free(struct tk_tracedat *w)
 	free(w->discarded);
 	td_events_free(&w->ev);
 	free_list(w->systems);
-	free(w->out);
-	free(w->tmp);
+	free(w->spill);
 	free(w);
+	x->priv = NULL;
 }
 
-int tk_tracedat_write(const char *dir, const char *out,
-		      const struct tk_tracedat_opts *o,
-		      struct tk_tracedat_stats *st, char *err, size_t errlen)
-{
-	struct tk_tracedat *w = NULL;
-	struct tk_cursor c;
-	int ret;
-
-	memset(st, 0, sizeof(*st));
-	err[0] = 0;
-	ret = tk_cursor_open(&c, dir, err, errlen);
-	if (ret < 0)
-		goto out;
-	ret = tk_tracedat_begin(&w, &c.trace, c.has_kernel ? &c.kernel : NULL, o, out,
-				err, errlen);
-	while (!ret && tk_cursor_next(&c) > 0) {
-		if (c.reader) {
-			ret = tk_tracedat_user(w, c.reader);
-			continue;
-		}
-		if (c.missed)
-			tk_tracedat_kernel_lost(w, c.cpu, c.missed);
-		ret = tk_tracedat_kernel(w, c.cpu, c.ts, c.data, c.data_size);
-	}
-	if (ret < 0 && !err[0] && w && w->error[0])
-		snprintf(err, errlen, "%s", w->error);
-	else if (ret < 0 && !err[0])
-		snprintf(err, errlen, "cannot write '%s': %s", out, strerror(-ret));
-	if (!ret && c.nerrors) {
-		snprintf(err, errlen, "%s", c.error);
-		ret = -EINVAL;
-	}
-	if (!ret)
-		ret = tk_tracedat_end(w, st, err, errlen);
-out:
-	tk_tracedat_free(w);
-	tk_cursor_close(&c);
-	return ret;
-}
+const struct tk_export_ops tk_export_tracedat = {
+	.name = "tracedat",
+	.summary = "trace-cmd trace.dat v7: trace-cmd report, KernelShark",
+	.suffix = ".dat",
+	.seeks = true,
+	.begin = td_begin,
+	.user_event = td_user_event,
+	.kernel_event = td_kernel_event,
+	.end = td_end,
+	.free = td_free,
+};

@@ -438,7 +438,7 @@ def test_convert_errors():
     target = os.path.join(out, "x.json")
     open(target, "w").write("old")
     one_error(tracekit("convert", "--to", "pdf", d, "-o", target, check=False), rc=2,
-              exact="tracekit: unknown format 'pdf' (formats: chrome, folded, svg)")
+              exact="tracekit: unknown format 'pdf' (formats: chrome, folded, svg, tracedat)")
     one_error(tracekit("convert", d, check=False), rc=2,
               exact="tracekit: convert needs --to FORMAT (see 'tracekit convert --help')")
     one_error(tracekit("convert", "--to", "chrome", d + "-none", "-o", target, check=False),
@@ -453,7 +453,7 @@ def test_convert_errors():
     data = bytearray(open(stream, "rb").read())
     data[len(data) // 2:len(data) // 2 + 64] = b"\xff" * 64
     open(stream, "wb").write(bytes(data))
-    for fmt in ("chrome", "folded", "svg"):
+    for fmt in ("chrome", "folded", "svg", "tracedat"):
         line = one_error(tracekit("convert", "--to", fmt, d, "-o", target, check=False), rc=1)
         assert stream in line, line
         assert sorted(os.listdir(out)) == ["x.json"], os.listdir(out)

@@ -1,29 +1,30 @@
 # SPDX-License-Identifier: MIT
-"""trace.dat output (export/tracedat*.c): trace-cmd report and KernelShark
-read what tracekit writes.
+"""`tracekit convert --to tracedat` (export/tracedat*.c): trace-cmd report
+and KernelShark read what tracekit writes.
 
-Real recordings are written as trace.dat (prog-tracedat-write, until
-convert carries the format). `trace-cmd report` must print the same
-kernel events, in the same order per CPU with the same field text, as
-`tracekit report`; the user events with the same text (so the same field
-values), timestamps, threads and CPUs, in the same order; the function
-tracer's calls as the same call graph. KernelShark opens a trace.dat
-under Xvfb; its screenshot is kept in the build directory
+Real recordings are converted to trace.dat. `trace-cmd report` must print
+the same kernel events, in the same order per CPU with the same field
+text, as `tracekit report`; the user events with the same text (so the
+same field values), timestamps, threads and CPUs, in the same order; the
+function tracer's calls as the same call graph; with report's selection
+options (convert's --until for report's --to), the events report selects.
+KernelShark opens a trace.dat under Xvfb (tests/e2e/kernelshark.py): its
+window names the file, its CPU plot has one colour per task, and its
+screenshot is kept in the build directory
 (tests/artifacts/kernelshark-tracedat.png).
 """
 import os
 import re
 import shutil
 import struct
-import subprocess
-import time
 
+import kernelshark
 import kernlib
+import test_cli
 import tklib
 
 GETPPID = tklib.prog("kstat-getppid")
 BASIC = tklib.prog("basic")
-WRITE = tklib.prog("tracedat-write")
 TC_RE = re.compile(r"^\s*(?P<comm>.*)-(?P<tid>\d+)\s+\[(?P<cpu>\d+)\]\s*(?P<ts>\d+(?:\.\d+)?):"
                    r"\s+(?P<name>[^:\s]+):\s+(?P<text>.*)$")
 
@@ -40,8 +41,11 @@ def record_kernel():
 
 
 def write_dat(d, *opts):
+    """convert --to tracedat: the file, after checking that nothing was
+    said (no warning)."""
     dat = os.path.join(tklib.tmpdir(), "trace.dat")
-    tklib.run([WRITE] + list(opts) + [d, dat])
+    p = tklib.tracekit("convert", "--to", "tracedat", d, "-o", dat, *opts, timeout=300)
+    assert p.stdout == "" and p.stderr == "", p
     return dat
 
 
@@ -142,11 +146,11 @@ def test_trace_cmd_report_same_user_events():
 
 
 def test_raw_timestamps():
-    """--raw-ts: trace-cmd prints the recorded counter, as report --ts raw."""
+    """--ts raw: trace-cmd prints the recorded counter, as report --ts raw."""
     tc = trace_cmd()
     d = os.path.join(tklib.tmpdir(), "u")
     tklib.record(d, [BASIC, "-n", "50"])
-    theirs = tc_lines(tc, write_dat(d, "--raw-ts"))
+    theirs = tc_lines(tc, write_dat(d, "--ts", "raw"))
     ours = kernlib.report(d)
     assert [(e["tid"], int(e["ts"]), e["text"]) for e in theirs] == \
         [(e["tid"], e["ts"], e["text"]) for e in ours]
@@ -219,55 +223,88 @@ def test_user_losses_marked():
     assert int(counts["test:seq"]) == len([e for e in theirs if e["name"] == "seq"]), counts
 
 
-def test_error_output_not_writable():
-    d = os.path.join(tklib.tmpdir(), "u")
+def test_selection_as_report():
+    """--tid, --events and --from/--until keep what report keeps with the
+    same options (--to for --until): same events, per CPU, same text."""
+    tc = trace_cmd()
+    d = record_kernel()
+    all_events = kernlib.report(d)
+    tid = [e["tid"] for e in all_events if e["event"] == "test:phase"][0]
+    sel = ["--tid", str(tid), "--events", "syscalls:*", "--events", "test:*"]
+    ours = kernlib.report(d, *sel)
+    names = {e["event"] for e in ours}
+    assert names == {"test:phase", "syscalls:sys_enter_getppid",
+                     "syscalls:sys_exit_getppid"}, names
+    assert len(ours) == 2 * 200 + 2, len(ours)  # 200 calls, 2 phases
+    theirs = tc_lines(tc, write_dat(d, *sel))
+    ours = [(e["cpu"], e["tid"], e["name"], e["text"]) for e in ours]
+    theirs = [(e["cpu"], e["tid"], e["name"], e["text"]) for e in theirs]
+    for cpu in range(max(c for c, _, _, _ in ours + theirs) + 1):
+        assert [e for e in ours if e[0] == cpu] == [e for e in theirs if e[0] == cpu], cpu
+    # a window: from the 100th event to the 300th (in clock ticks)
+    lo, hi = str(all_events[100]["ts"]), str(all_events[300]["ts"])
+    ours = [(e["cpu"], e["tid"], e["name"], e["text"])
+            for e in kernlib.report(d, "--from", lo, "--to", hi)]
+    theirs = [(e["cpu"], e["tid"], e["name"], e["text"])
+              for e in tc_lines(tc, write_dat(d, "--ts", "raw", "--from", lo, "--until", hi))]
+    assert len(ours) >= 201, len(ours)
+    for cpu in range(max(c for c, _, _, _ in ours + theirs) + 1):
+        assert [e for e in ours if e[0] == cpu] == [e for e in theirs if e[0] == cpu], cpu
+
+
+def test_errors():
+    """Bad input: one line, no file left behind; '-o -' is refused (the
+    file is written with seeks)."""
+    base = tklib.tmpdir()
+    d = os.path.join(base, "u")
     tklib.record(d, [BASIC, "-n", "3"])
-    out = os.path.join(tklib.tmpdir(), "missing", "x.dat")
-    p = tklib.run([WRITE, d, out], check=False)
-    assert p.returncode == 1 and p.stderr == (
-        "tracekit: cannot create a temporary file beside '%s': No such file or directory\n"
-        % out), p.stderr
+    out = os.path.join(base, "missing", "x.dat")
+    test_cli.one_error(tklib.tracekit("convert", "--to", "tracedat", d, "-o", out,
+                                      check=False), rc=1,
+                       exact="tracekit: cannot create '%s': No such file or directory" % out)
     assert not os.path.exists(os.path.dirname(out))
+    p = tklib.tracekit("convert", "--to", "tracedat", d, "-o", "-", check=False)
+    test_cli.one_error(p, rc=2, exact="tracekit: --to tracedat writes its file with seeks: "
+                       "it cannot go to standard output (give -o FILE)")
+    assert p.stdout == ""
+    p = tklib.tracekit("convert", "--to", "chrome", d, "--ts", "raw", check=False)
+    test_cli.one_error(p, rc=2, exact="tracekit: --ts raw: only --to tracedat writes the "
+                       "recorded clock ticks")
+    out = os.path.join(base, "x.dat")
+    test_cli.one_error(tklib.tracekit("convert", "--to", "tracedat", d, "-o", out,
+                                      "--events", "sched:*", check=False), rc=1,
+                       exact="tracekit: no event matched --events 'sched:*' (5 events read)")
+    assert os.listdir(base) == ["u"], os.listdir(base)
+
+
+def bar_colours(png):
+    """Colours of the screenshot that are saturated (not the greys of the
+    window) and cover at least 300 pixels: the CPU plot's task bars (the
+    Marker A button's green is a gradient of small areas)."""
+    p = tklib.run(["convert", png, "-format", "%c", "histogram:info:-"])
+    out = set()
+    for line in p.stdout.splitlines():
+        m = re.match(r"\s*(\d+): \(\s*(\d+),\s*(\d+),\s*(\d+)", line)
+        if m:
+            n, rgb = int(m.group(1)), [int(v) for v in m.group(2, 3, 4)]
+            if n >= 300 and max(rgb) - min(rgb) > 60:
+                out.add(tuple(rgb))
+    return out
 
 
 def test_kernelshark_opens_it():
-    for tool in ("kernelshark", "Xvfb", "xdotool", "import"):
-        if not shutil.which(tool):
-            raise tklib.Skip("%s is not installed (scripts/install-deps installs it)" % tool)
-    d = record_kernel()
+    """KernelShark loads the file (its window names it), says no error,
+    and its CPU plot draws the three threads' events, a colour each."""
+    tool = kernelshark.missing()
+    if tool:
+        raise tklib.Skip("%s is not installed (scripts/install-deps installs it)" % tool)
+    d = os.path.join(tklib.tmpdir(), "u")
+    tklib.record(d, [BASIC, "-n", "5", "-t", "2"])
     dat = write_dat(d)
     art = os.path.join(tklib.BUILD, "tests", "artifacts")
     os.makedirs(art, exist_ok=True)
     shot = os.path.join(art, "kernelshark-tracedat.png")
-    disp = ":%d" % (90 + os.getpid() % 100)
-    xvfb = subprocess.Popen(["Xvfb", disp, "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    env = dict(os.environ, DISPLAY=disp, QT_QPA_PLATFORM="xcb",
-               XDG_RUNTIME_DIR=tklib.tmpdir(), HOME=tklib.tmpdir())
-    ks = None
-    try:
-        time.sleep(1)
-        ks = subprocess.Popen(["kernelshark", dat], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
-        # as root it first shows a warning dialog: close it
-        time.sleep(4)
-        subprocess.run(["xdotool", "key", "Return"], env=env, check=False)
-        time.sleep(4)
-        assert ks.poll() is None, "kernelshark exited %s: %s" % (ks.returncode,
-                                                                 ks.stdout.read()[-500:])
-        names = subprocess.run(["xdotool", "search", "--name", "."], env=env,
-                               stdout=subprocess.PIPE, text=True).stdout.split()
-        titles = [subprocess.run(["xdotool", "getwindowname", w], env=env,
-                                 stdout=subprocess.PIPE, text=True).stdout.strip()
-                  for w in names]
-        tklib.run(["import", "-display", disp, "-window", "root", shot], env=env)
-        assert any("trace.dat" in t or "KernelShark" in t for t in titles), titles
-        assert os.path.getsize(shot) > 1000
-    finally:
-        if ks and ks.poll() is None:
-            ks.kill()
-            ks.wait()
-        xvfb.kill()
-        xvfb.wait()
-    out = ks.stdout.read() if ks else ""
-    assert "rror" not in out, out[-500:]
+    title, out = kernelshark.shot(dat, shot)
+    assert title == "Kernel Shark (%s)" % dat, title
+    assert "Loading" in out and "rror" not in out, out[-500:]
+    assert len(bar_colours(shot)) == 3, bar_colours(shot)
