@@ -18,13 +18,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "format/number.h"
 #include "format/trace.h"
 
 enum ts_mode { TS_MONO, TS_RAW, TS_REAL };
-
-/* Decimal digits of v right-aligned in @width, padded with @pad; returns
- * the chars written (more than width if needed). */
-size_t report_put_uint(char *buf, uint64_t v, unsigned width, char pad);
 
 /* "COMM-TID" right-aligned in 16 columns, then " [CPU] " (3 digits). */
 size_t report_put_prefix(char *buf, const char *comm, size_t comm_len,

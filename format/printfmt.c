@@ -14,10 +14,10 @@
  *   [SPEC_U f2 "%08llx" mask 0xffff]
  *
  * tk_print_format() then walks the segments with a switch.  Literals,
- * integers (decimal, hex, octal, char, pointer) and text are written by
- * hand, padded to a width if there is one; only what needs printf's full
- * machinery (floating point, precision or flags on integers) calls
- * snprintf, with a spec string built at prepare time.
+ * integers (decimal, hex, octal, char, pointer: number.h) and text are
+ * written by hand, padded to a width if there is one; only what needs
+ * printf's full machinery (floating point, precision or flags on
+ * integers) calls snprintf, with a spec string built at prepare time.
  *
  * The value's size comes from the field descriptor, never from a length
  * modifier (which is parsed and ignored): %d reads the field as a signed
@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "number.h"
 #include "printfmt.h"
 
 /* Widths and precisions above this are refused when preparing. */
@@ -118,16 +119,6 @@ struct pf_build {
 	char *err;
 	size_t errlen;
 };
-
-static const char pf_digits2[] =
-	"0001020304050607080910111213141516171819"
-	"2021222324252627282930313233343536373839"
-	"4041424344454647484950515253545556575859"
-	"6061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
-
-static const char pf_hex_lower[] = "0123456789abcdef";
-static const char pf_hex_upper[] = "0123456789ABCDEF";
 
 static int pf_error(struct pf_build *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -708,54 +699,6 @@ static inline void pf_put_padded(struct pf_out *o, const struct pf_seg *seg,
 	}
 }
 
-/* Write @v in decimal, ending just before @end; returns the start. */
-static inline char *pf_udec(char *end, uint64_t v)
-{
-	uint32_t w;
-
-	/* two digits a step, in 32 bits once the value fits */
-	while (v > UINT32_MAX) {
-		unsigned r = (unsigned)(v % 100);
-
-		v /= 100;
-		end -= 2;
-		memcpy(end, &pf_digits2[2 * r], 2);
-	}
-	w = (uint32_t)v;
-	while (w >= 100) {
-		unsigned r = w % 100;
-
-		w /= 100;
-		end -= 2;
-		memcpy(end, &pf_digits2[2 * r], 2);
-	}
-	if (w >= 10) {
-		end -= 2;
-		memcpy(end, &pf_digits2[2 * w], 2);
-	} else {
-		*--end = (char)('0' + w);
-	}
-	return end;
-}
-
-static inline char *pf_hex(char *end, uint64_t v, const char *digits)
-{
-	do {
-		*--end = digits[v & 15];
-		v >>= 4;
-	} while (v);
-	return end;
-}
-
-static inline char *pf_oct(char *end, uint64_t v)
-{
-	do {
-		*--end = (char)('0' + (v & 7));
-		v >>= 3;
-	} while (v);
-	return end;
-}
-
 static inline int64_t pf_signed(const struct pf_seg *seg, uint64_t v)
 {
 	v &= seg->mask;
@@ -784,6 +727,7 @@ static void pf_snprintf(struct pf_out *o, const char *spec, ...)
 static void pf_bytes(struct pf_out *o, const struct pf_seg *seg,
 		     const unsigned char *s, uint32_t len)
 {
+	static const char hex[] = "0123456789abcdef";
 	size_t n = len ? 3 * (size_t)len + 1 : 2;
 	char pair[3];
 	uint32_t i;
@@ -793,8 +737,8 @@ static void pf_bytes(struct pf_out *o, const struct pf_seg *seg,
 	pf_put(o, "{", 1);
 	for (i = 0; i < len; i++) {
 		pair[0] = ',';
-		pair[1] = pf_hex_lower[s[i] >> 4];
-		pair[2] = pf_hex_lower[s[i] & 15];
+		pair[1] = hex[s[i] >> 4];
+		pair[2] = hex[s[i] & 15];
 		if (i)
 			pf_put(o, pair, 3);
 		else
@@ -827,21 +771,21 @@ size_t tk_print_format(const struct tk_print *p, const struct tk_value *values,
 		switch (seg->op) {
 		case PF_SDEC:
 			i = pf_signed(seg, v->u);
-			s = pf_udec(e, i < 0 ? 0 - (uint64_t)i : (uint64_t)i);
+			s = tk_num_dec(e, i < 0 ? 0 - (uint64_t)i : (uint64_t)i);
 			if (i < 0)
 				*--s = '-';
 			break;
 		case PF_UDEC:
-			s = pf_udec(e, u);
+			s = tk_num_dec(e, u);
 			break;
 		case PF_HEX:
-			s = pf_hex(e, u, pf_hex_lower);
+			s = tk_num_hex(e, u, false);
 			break;
 		case PF_HEXUP:
-			s = pf_hex(e, u, pf_hex_upper);
+			s = tk_num_hex(e, u, true);
 			break;
 		case PF_OCT:
-			s = pf_oct(e, u);
+			s = tk_num_oct(e, u);
 			break;
 		case PF_CHAR:
 			s = e - 1;
@@ -855,7 +799,7 @@ size_t tk_print_format(const struct tk_print *p, const struct tk_value *values,
 			}
 			/* fall through */
 		case PF_ADDR:
-			s = pf_hex(e, u, pf_hex_lower);
+			s = tk_num_hex(e, u, false);
 			*--s = 'x';
 			*--s = '0';
 			break;
