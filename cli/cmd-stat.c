@@ -419,6 +419,8 @@ static int classify(const struct stat_opts *o, char ***knames, unsigned *nk,
 					 o->events[i], close);
 			else
 				tk_error("unknown event '%s'", o->events[i]);
+			/* the names taken so far are freed with the others */
+			(*knames)[*nk = 0] = NULL;
 			tk_names_free(all);
 			return -1;
 		}

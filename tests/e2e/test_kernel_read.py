@@ -330,6 +330,11 @@ def test_stat_errors():
         p = tklib.tracekit("stat", "-e", "sched:sched_swich", "--", "true", check=False)
         assert (p.returncode, p.stderr) == (
             1, "tracekit: unknown event 'sched:sched_swich' (did you mean 'sched:sched_switch'?)\n")
+        # an unknown name after one that matched (the matched names were
+        # freed twice: abort, status 134)
+        p = tklib.tracekit("stat", "-e", "sched:sched_switch", "-e", "sched:bogus", "--", "true",
+                           check=False)
+        assert (p.returncode, p.stderr) == (1, "tracekit: unknown event 'sched:bogus'\n")
         p = tklib.tracekit("stat", "-e", "sched:sched_switch", "--", "/nonexistent/cmd", check=False)
         assert (p.returncode, p.stderr) == (
             1, "tracekit: cannot run '/nonexistent/cmd': No such file or directory\n")
