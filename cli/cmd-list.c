@@ -35,7 +35,6 @@
 #include "cli.h"
 #include "format/elf-events.h"
 #include "format/event-info.h"
-#include "kernel/counters.h"
 #include "kernel/kernel.h"
 #include "common/pattern.h"
 #include "common/protocol.h"
@@ -332,27 +331,27 @@ static bool tracefs_up(struct tk_tracefs *fs)
 }
 
 /* The kernel's events matching @glob, as "system:event". */
-static int kernel_event_names(const char *glob, struct names *l)
+static int kernel_event_names(const struct tk_tracefs *fs, const char *glob,
+			      struct names *l)
 {
-	unsigned n;
-	char **found = tk_kernel_event_names(glob, &n);
+	struct tk_kevents all;
+	int ret = tk_kevents_read(&all);
 
-	if (!found) {
-		tk_error("cannot list the kernel's events in '%s/events': %s",
-			 tracefs_tracing_dir(), strerror(errno));
+	if (ret < 0) {
+		tk_error("cannot list the kernel's events in '%s/events': %s", fs->dir,
+			 strerror(-ret));
 		return -1;
 	}
-	for (unsigned i = 0; i < n; i++) {
-		if (names_add(l, found[i]) < 0) {
-			while (++i < n) /* names_add freed found[i] */
-				free(found[i]);
-			free(found);
-			tk_error("out of memory listing the kernel's events");
-			return -1;
-		}
+	for (unsigned i = 0; i < all.count && !ret; i++) {
+		if (glob && !tk_pattern_match(glob, all.name[i]))
+			continue;
+		ret = names_add(l, all.name[i]);
+		all.name[i] = NULL; /* l has it, or names_add freed it */
 	}
-	free(found);
-	return 0;
+	tk_kevents_free(&all);
+	if (ret < 0)
+		tk_error("out of memory listing the kernel's events");
+	return ret;
 }
 
 /* The kernel's tracers, on one line as available_tracers has them. */
@@ -485,7 +484,7 @@ static int list_event_names(const char *glob, const char *target)
 		tk_event_info_free(&l.events[i]);
 	free(l.events);
 	if (!ret && tracefs_up(&fs)) {
-		ret = kernel_event_names(glob, &names);
+		ret = kernel_event_names(&fs, glob, &names);
 		tk_tracefs_close(&fs);
 	} else {
 		ret = -1;
