@@ -14,8 +14,8 @@
  * PID is asked over its control socket (HELLO and its events, then the
  * connection is closed: nothing is enabled); a file is read as ELF.
  * -e lists event names, "system:event", the kernel's and the named
- * target's together, sorted.  The kernel side only reads tracefs (through
- * libtracefs), mounting it for the time of the listing if needed.
+ * target's together, sorted.  The kernel side only reads tracefs
+ * (kernel/), mounting it for the time of the listing if needed.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -30,8 +30,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include <fnmatch.h>
-#include <tracefs.h>
 #include "cli.h"
 #include "format/elf-events.h"
 #include "format/event-info.h"
@@ -357,14 +355,12 @@ static int kernel_event_names(const struct tk_tracefs *fs, const char *glob,
 /* The kernel's tracers, on one line as available_tracers has them. */
 static int list_tracers(void)
 {
-	char *text = tracefs_instance_file_read(NULL, "available_tracers", NULL);
+	char *text, err[512];
 
-	if (!text) {
-		tk_error("cannot read '%s/available_tracers': %s", tracefs_tracing_dir(),
-			 strerror(errno ? errno : ENOENT));
+	if (tk_ktracers_line(&text, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
 		return TK_EXIT_FAILURE;
 	}
-	text[strcspn(text, "\n")] = '\0';
 	printf("%s\n", text);
 	free(text);
 	return 0;
@@ -374,11 +370,10 @@ static int list_tracers(void)
  * when off (the trace_options file, as trace-cmd list -o prints it). */
 static int list_options(void)
 {
-	char *text = tracefs_instance_file_read(NULL, "trace_options", NULL);
+	char *text, err[512];
 
-	if (!text) {
-		tk_error("cannot read '%s/trace_options': %s", tracefs_tracing_dir(),
-			 strerror(errno ? errno : ENOENT));
+	if (tk_koptions_read(&text, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
 		return TK_EXIT_FAILURE;
 	}
 	fputs(text, stdout);
@@ -386,41 +381,21 @@ static int list_options(void)
 	return 0;
 }
 
+static void put_line(const char *line, void *ctx)
+{
+	fputs(line, ctx);
+}
+
 /* Functions the function tracer can trace: available_filter_functions,
  * "name" or "name [module]" per line. */
 static int list_functions(const char *glob)
 {
-	char *path = tracefs_get_tracing_file("available_filter_functions");
-	char *line = NULL;
-	size_t cap = 0;
-	FILE *f;
+	char err[512];
 
-	if (!path) {
-		tk_error("out of memory");
+	if (tk_kfunctions(glob, put_line, stdout, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
 		return TK_EXIT_FAILURE;
 	}
-	f = fopen(path, "r");
-	if (!f) {
-		tk_error("cannot read '%s': %s%s", path, strerror(errno),
-			 errno == EPERM ? " (the kernel does not let tracing list its functions)"
-					: "");
-		tracefs_put_tracing_file(path);
-		return TK_EXIT_FAILURE;
-	}
-	while (getline(&line, &cap, f) > 0) {
-		size_t len = strcspn(line, " \t\n");
-		char save = line[len];
-
-		line[len] = '\0';
-		if (glob && fnmatch(glob, line, 0)) {
-			continue;
-		}
-		line[len] = save;
-		fputs(line, stdout);
-	}
-	free(line);
-	fclose(f);
-	tracefs_put_tracing_file(path);
 	return 0;
 }
 

@@ -6,12 +6,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <tracefs.h>
 #include "cli.h"
 #include "instance-args.h"
 
@@ -46,8 +44,8 @@ int cmd_show(int argc, char **argv)
 		return ret == 1 ? 0 : ret;
 	if (instance_open(name, &fs, &k) < 0)
 		return TK_EXIT_FAILURE;
-	fd = tracefs_instance_file_open(k.inst, "trace", O_RDONLY);
-	ret = fd < 0 ? (errno ? -errno : -EIO) : copy_out(fd);
+	fd = tk_kinstance_trace_open(&k);
+	ret = fd < 0 ? fd : copy_out(fd);
 	if (fd >= 0)
 		close(fd);
 	if (ret < 0)
