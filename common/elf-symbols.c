@@ -158,10 +158,14 @@ static int read_symbols(const struct elf_file *f, const Elf64_Shdr *s,
 			return -ENOMEM;
 	}
 	for (uint64_t i = 1; i < n; i++) {
-		const Elf64_Sym *sym = (const Elf64_Sym *)(const void *)(f->map + s->sh_offset) + i;
+		Elf64_Sym sym_copy, *sym = &sym_copy;
 		const char *name;
 		size_t len;
-		int type = ELF64_ST_TYPE(sym->st_info);
+		int type;
+
+		/* a copy: a damaged file may put the table anywhere */
+		memcpy(sym, f->map + s->sh_offset + i * sizeof(*sym), sizeof(*sym));
+		type = ELF64_ST_TYPE(sym->st_info);
 
 		if (sym->st_name >= strs->sh_size)
 			continue;
@@ -202,16 +206,16 @@ static int read_symbols(const struct elf_file *f, const Elf64_Shdr *s,
 static void read_build_id(const struct elf_file *f, const Elf64_Shdr *s,
 			  struct tk_elf_syms *out)
 {
-	const Elf64_Nhdr *nh;
+	Elf64_Nhdr nh;
 
-	if (!in_file(f, s->sh_offset, s->sh_size) || s->sh_size < sizeof(*nh))
+	if (!in_file(f, s->sh_offset, s->sh_size) || s->sh_size < sizeof(nh))
 		return;
-	nh = (const Elf64_Nhdr *)(const void *)(f->map + s->sh_offset);
-	if (nh->n_type != NT_GNU_BUILD_ID || nh->n_namesz != 4 || nh->n_descsz > 20 ||
-	    sizeof(*nh) + 4 + nh->n_descsz > s->sh_size)
+	memcpy(&nh, f->map + s->sh_offset, sizeof(nh));
+	if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || nh.n_descsz > 20 ||
+	    sizeof(nh) + 4 + nh.n_descsz > s->sh_size)
 		return;
-	memcpy(out->build_id, (const uint8_t *)(nh + 1) + 4, nh->n_descsz);
-	out->build_id_len = nh->n_descsz;
+	memcpy(out->build_id, f->map + s->sh_offset + sizeof(nh) + 4, nh.n_descsz);
+	out->build_id_len = nh.n_descsz;
 }
 
 int tk_elf_syms_read(const char *path, uint64_t bias, unsigned flags,
