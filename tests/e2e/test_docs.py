@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: MIT
+"""Documentation that must stay in step with the code: a kernel-doc
+comment on every public function, function-like macro, struct and enum
+of include/tracekit/, with every parameter and member named."""
+import os
+import re
+
+import tklib
+
+INCLUDE = os.path.join(tklib.SRC, "include", "tracekit")
+
+FUNC_RE = re.compile(r"^[A-Za-z_][\w \*]*?\b(tk_[a-z]\w*)\(([^)]*)\)\s*;", re.M)
+MACRO_RE = re.compile(r"^#define (tk_[a-z]\w*|TK_[A-Z]\w*)\(([^)]*)\)", re.M)
+AGGR_RE = re.compile(r"^(struct|enum) (tk_[a-z]\w*) \{(.*?)^\};", re.M | re.S)
+DOC_RE = re.compile(r"/\*\*\n(.*?)\*/", re.S)
+
+
+def public_headers():
+    for top, _dirs, files in os.walk(INCLUDE):
+        for f in sorted(files):
+            if f.endswith(".h"):
+                yield os.path.join(top, f)
+
+
+def doc_before(text, pos):
+    """The kernel-doc block that ends just before @pos, as lines without
+    their " * ", or None."""
+    head = text[:pos].rstrip()
+    if not head.endswith("*/"):
+        return None
+    start = head.rfind("/**")
+    if start < 0 or "*/" in head[start:-2]:
+        return None
+    body = head[start + 3:-2]
+    return [re.sub(r"^\s*\* ?", "", line) for line in body.strip("\n").split("\n")]
+
+
+def params_of(arglist):
+    names = []
+    for a in arglist.split(","):
+        a = a.strip()
+        if not a or a == "void":
+            continue
+        if a == "...":
+            names.append("...")
+            continue
+        m = re.search(r"(\w+)\s*$", a)
+        names.append(m.group(1))
+    return names
+
+
+def members_of(kind, body):
+    if kind == "enum":
+        return re.findall(r"^\s*(TK_\w+)", body, re.M)
+    names = []
+    for line in body.split("\n"):
+        code = re.sub(r"/\*.*?\*/", "", line).strip()
+        m = re.search(r"(\w+)\s*(\[[^\]]*\])?\s*;$", code)
+        if m and code != "};":
+            names.append(m.group(1))
+    return names
+
+
+def check(errors, path, text, pos, title, what, names):
+    doc = doc_before(text, pos)
+    where = "%s: %s" % (os.path.relpath(path, tklib.SRC), what)
+    if doc is None:
+        errors.append(where + ": no kernel-doc comment (/** ... */) before it")
+        return
+    if not doc[0].startswith(title + " - "):
+        errors.append("%s: its comment starts %r, not %r" % (where, doc[0], title + " - ..."))
+    for n in names:
+        if not any(line.startswith("@%s:" % n) for line in doc):
+            errors.append("%s: @%s is not described" % (where, n))
+
+
+def test_public_api_has_kernel_doc():
+    errors, seen = [], set()
+    for path in public_headers():
+        with open(path) as f:
+            text = f.read()
+        for m in FUNC_RE.finditer(text):
+            seen.add(m.group(1) + "()")
+            check(errors, path, text, m.start(), m.group(1) + "()", m.group(1) + "()",
+                  params_of(m.group(2)))
+        for m in MACRO_RE.finditer(text):
+            seen.add(m.group(1) + "()")
+            check(errors, path, text, m.start(), m.group(1) + "()", m.group(1) + "()",
+                  params_of(m.group(2)))
+        for m in AGGR_RE.finditer(text):
+            title = "%s %s" % (m.group(1), m.group(2))
+            seen.add(title)
+            check(errors, path, text, m.start(), title, title, members_of(m.group(1), m.group(3)))
+    want = {"tk_enable()", "tk_disable()", "tk_version()", "tk_functrace_enable()",
+            "tk_functrace_disable()", "tk_probe_connect_raw()", "tk_probe_disconnect_raw()",
+            "TK_EVENT()", "TK_PROTO()", "TK_ARGS()", "TK_FIELDS()", "TK_PRINT()",
+            "tk_trace()", "tk_enabled()", "tk_probe_connect()", "tk_probe_disconnect()",
+            "tk_mark()", "tk_field_int()", "tk_field_string()", "tk_field_bytes()",
+            "struct tk_value", "struct tk_event", "struct tk_field_desc",
+            "struct tk_desc_head", "enum tk_field_kind"}
+    assert want <= seen, "not found by the patterns: %s" % sorted(want - seen)
+    assert not errors, "\n".join(errors)
