@@ -1,9 +1,13 @@
 # SPDX-License-Identifier: MIT
 """Documentation that must stay in step with the code: a kernel-doc
 comment on every public function, function-like macro, struct and enum
-of include/tracekit/, with every parameter and member named."""
+of include/tracekit/, with every parameter and member named; a manual
+page for every command, with the options of its --help, built and
+installed."""
+import json
 import os
 import re
+import shutil
 
 import tklib
 
@@ -100,3 +104,85 @@ def test_public_api_has_kernel_doc():
             "struct tk_desc_head", "enum tk_field_kind"}
     assert want <= seen, "not found by the patterns: %s" % sorted(want - seen)
     assert not errors, "\n".join(errors)
+
+
+# ------------------------------------------------------------ man pages
+
+MAN_SRC = os.path.join(tklib.SRC, "docs", "man")
+OPT_RE = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
+
+
+def commands():
+    """The commands `tracekit --help` lists."""
+    out = tklib.tracekit("--help").stdout
+    names = re.findall(r"^  (\w+) ", out.split("commands:")[1], re.M)
+    assert "record" in names and "report" in names, out
+    return names
+
+
+def help_options(text):
+    """The options a --help text offers: those of its usage lines and
+    those that start its indented option lines ("-l/-n FUNC": both)."""
+    opts = set()
+    for line in text.splitlines():
+        if line.startswith("usage:") or line.startswith("       tracekit"):
+            opts |= set(OPT_RE.findall(line))
+        elif re.match(r"^\s+-", line):
+            opts |= set(OPT_RE.findall(line.split()[0]))
+    return opts
+
+
+def page_sections(cmd):
+    with open(os.path.join(MAN_SRC, cmd + ".md")) as f:
+        text = f.read()
+    return dict(re.findall(r"^## (\w[\w ]*)\n(.*?)(?=^## |\Z)", text, re.M | re.S))
+
+
+def page_options(cmd):
+    """The options the page's OPTIONS section describes (its terms)."""
+    terms = re.findall(r"^(.+)\n:   ", page_sections(cmd).get("OPTIONS", ""), re.M)
+    return {o for t in terms for o in re.findall(r"`(-[^`]+)`", t)}
+
+
+def test_man_page_per_command():
+    pages = {f[:-3] for f in os.listdir(MAN_SRC) if f.endswith(".md")}
+    cmds = commands()
+    missing = ["tracekit-" + c for c in cmds if "tracekit-" + c not in pages]
+    assert not missing, "no page in docs/man for: %s" % ", ".join(missing)
+    assert pages == {"tracekit"} | {"tracekit-" + c for c in cmds}, \
+        "pages of no command: %s" % sorted(pages - {"tracekit"} - {"tracekit-" + c for c in cmds})
+    overview = page_sections("tracekit")["COMMANDS"]
+    assert re.findall(r"^`(\w+)`$", overview, re.M) == cmds, overview
+    for c in cmds:
+        sec = page_sections("tracekit-" + c)
+        assert {"NAME", "SYNOPSIS", "DESCRIPTION", "EXIT STATUS", "SEE ALSO"} <= set(sec), (c, sorted(sec))
+        assert sec["NAME"].strip().startswith("tracekit-%s - " % c), sec["NAME"]
+
+
+def test_man_options_are_the_help_options():
+    wrong = []
+    for c in commands():
+        want = help_options(tklib.tracekit(c, "--help").stdout)
+        have = page_options("tracekit-" + c)
+        assert want, "no option found in 'tracekit %s --help'" % c
+        if want != have:
+            wrong.append("tracekit-%s.md: missing %s, not in --help %s" % (
+                c, sorted(want - have), sorted(have - want)))
+    assert not wrong, "\n".join(wrong)
+
+
+def test_man_pages_built_and_installed():
+    cmds = commands()
+    built = os.path.join(tklib.BUILD, "docs", "man")
+    groff = shutil.which("groff")
+    for page in ["tracekit"] + ["tracekit-" + c for c in cmds]:
+        path = os.path.join(built, page + ".1")
+        assert os.path.exists(path), path
+        if groff:
+            p = tklib.run([groff, "-man", "-Tutf8", "-ww", "-z", path])
+            assert p.stderr == "", (page, p.stderr)
+    plan = json.loads(tklib.run(["meson", "introspect", "--installed", tklib.BUILD]).stdout)
+    installed = {os.path.basename(d) for d in plan.values() if "/man1/" in d}
+    assert installed == {"tracekit.1"} | {"tracekit-%s.1" % c for c in cmds}, sorted(installed)
+    if not groff:
+        raise tklib.Skip("groff is not installed: the pages were not rendered")
