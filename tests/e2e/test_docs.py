@@ -186,3 +186,36 @@ def test_man_pages_built_and_installed():
     assert installed == {"tracekit.1"} | {"tracekit-%s.1" % c for c in cmds}, sorted(installed)
     if not groff:
         raise tklib.Skip("groff is not installed: the pages were not rendered")
+
+
+# -------------------------------------------------------- references
+
+LINK_RE = re.compile(r"\]\(([^)#\s]+)(#[^)]*)?\)")
+
+
+def markdown_files():
+    yield os.path.join(tklib.SRC, "README.md")
+    yield os.path.join(tklib.SRC, "CONTRIBUTING.md")
+    yield os.path.join(tklib.SRC, "bench", "README.md")
+    for d in ("docs", os.path.join("docs", "man")):
+        for f in sorted(os.listdir(os.path.join(tklib.SRC, d))):
+            if f.endswith(".md"):
+                yield os.path.join(tklib.SRC, d, f)
+
+
+def test_doc_links_resolve():
+    """Every relative link of the documentation names a file or folder of
+    the tree, and the design notes are linked from the README."""
+    dangling = []
+    for path in markdown_files():
+        with open(path) as f:
+            text = f.read()
+        for m in LINK_RE.finditer(text):
+            target = m.group(1)
+            if re.match(r"^[a-z]+:", target):
+                continue
+            if not os.path.exists(os.path.join(os.path.dirname(path), target)):
+                dangling.append("%s: %s" % (os.path.relpath(path, tklib.SRC), target))
+    assert not dangling, "links to nothing:\n" + "\n".join(dangling)
+    with open(os.path.join(tklib.SRC, "README.md")) as f:
+        assert "(docs/design-notes.md)" in f.read()
