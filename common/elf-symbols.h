@@ -24,9 +24,9 @@
 /* A function symbol (STT_FUNC or STT_GNU_IFUNC, defined, at a non-zero
  * address). */
 struct tk_elf_func {
-	uint64_t addr;  /* its address plus the bias given to the reader */
+	uint64_t addr; /* its address plus the bias given to the reader */
 	uint64_t size;
-	uint32_t name;  /* offset in tk_elf_syms.names */
+	uint32_t name; /* offset in tk_elf_syms.names */
 };
 
 struct tk_elf_syms {

@@ -32,21 +32,21 @@ enum {
 /* Why a conversion does not parse. */
 enum tk_spec_error {
 	TK_SPEC_OK = 0,
-	TK_SPEC_E_WIDTH,   /* a width above TK_SPEC_WIDTH_MAX */
-	TK_SPEC_E_PREC,    /* a precision above TK_SPEC_WIDTH_MAX */
-	TK_SPEC_E_END,     /* the format ends inside the conversion */
-	TK_SPEC_E_CONV,    /* an unknown conversion character (in conv) */
-	TK_SPEC_E_STAR,    /* '*' for the width or the precision */
+	TK_SPEC_E_WIDTH, /* a width above TK_SPEC_WIDTH_MAX */
+	TK_SPEC_E_PREC,  /* a precision above TK_SPEC_WIDTH_MAX */
+	TK_SPEC_E_END,   /* the format ends inside the conversion */
+	TK_SPEC_E_CONV,  /* an unknown conversion character (in conv) */
+	TK_SPEC_E_STAR,  /* '*' for the width or the precision */
 };
 
 struct tk_spec {
-	unsigned flags;    /* TK_SPEC_MINUS ... */
-	int width;         /* -1: none */
-	int prec;          /* -1: none */
-	const char *len;   /* the length modifiers as written, nlen chars */
+	unsigned flags;  /* TK_SPEC_MINUS ... */
+	int width;       /* -1: none */
+	int prec;        /* -1: none */
+	const char *len; /* the length modifiers as written, nlen chars */
 	unsigned nlen;
-	char conv;         /* d i u x X o c s p f F e E g G a A */
-	size_t end;        /* index just past the conversion character */
+	char conv;  /* d i u x X o c s p f F e E g G a A */
+	size_t end; /* index just past the conversion character */
 };
 
 /*
