@@ -2,7 +2,8 @@
 /*
  * number.h - integers as text without printf, for every printer of the
  * tools: report's line prefix, the print formats of user events
- * (printfmt.c) and the compiled kernel print formats (kprint-out.h).
+ * (printfmt.c), the compiled kernel print formats (kprint-out.h) and
+ * convert's output (export/out.c).
  *
  * The report writes millions of lines a second and snprintf costs more
  * than the rest of a line, so digits are written by hand: backwards from
