@@ -202,6 +202,19 @@ int tk_kinstance_trace_open(struct tk_kinstance *k)
 	return fd < 0 ? (errno ? -errno : -EIO) : fd;
 }
 
+char *tk_kinstance_file_text(struct tk_kinstance *k, const char *file)
+{
+	char *text = tracefs_instance_file_read(k->inst, file, NULL);
+	size_t n;
+
+	if (!text)
+		return strdup("");
+	n = strlen(text);
+	while (n && (text[n - 1] == '\n' || text[n - 1] == ' '))
+		text[--n] = '\0';
+	return text;
+}
+
 int tk_koptions_read(char **out, char *err, size_t errlen)
 {
 	char *text = tracefs_instance_file_read(NULL, "trace_options", NULL);

@@ -122,6 +122,10 @@ int tk_kinstance_find(struct tk_tracefs *fs, struct tk_kinstance *k,
  * as the kernel formats it (reading does not consume).  Returns the file
  * descriptor (the caller closes it) or -errno. */
 int tk_kinstance_trace_open(struct tk_kinstance *k);
+/* The text of the instance's @file (set_event, tracing_cpumask...)
+ * without its trailing newlines and spaces, "" if it cannot be read; a
+ * string the caller frees, NULL when out of memory. */
+char *tk_kinstance_file_text(struct tk_kinstance *k, const char *file);
 
 /* The top level's trace_options as the kernel writes them, "name" when
  * on and "noname" when off, a line each: a string in *out the caller
@@ -142,10 +146,6 @@ bool tk_kinstance_is_stale(const char *name);
 /* The tracers the kernel offers in instance @k (NULL: at the top level,
  * where there can be more), with nop, as one space-separated string. */
 int tk_ktracers(struct tk_kinstance *k, char *out, size_t len);
-/* The top level's available_tracers as the kernel writes it, its one
- * line without the newline: a string in *out the caller frees.  Returns
- * 0, or -errno with the reason in @err. */
-int tk_ktracers_line(char **out, char *err, size_t errlen);
 /* Call @fn with each line of available_filter_functions (the functions
  * the function tracer can trace: "name" or "name [module]", newline
  * included) whose name matches the fnmatch() @glob (NULL: every one).
@@ -153,8 +153,14 @@ int tk_ktracers_line(char **out, char *err, size_t errlen);
  * not let tracing list its functions). */
 int tk_kfunctions(const char *glob, void (*fn)(const char *line, void *ctx),
 		  void *ctx, char *err, size_t errlen);
-/* Set current_tracer; -ENOENT if the kernel does not offer it (the list
- * is in @err), -EPERM if the kernel refuses it. */
+/* The tracers instance @k (new, tracing off) can run: each one it offers
+ * is tried; @usable gets those current_tracer takes (nop first), @refused
+ * those it refuses, as "name (why)", both space-separated.  Leaves nop.
+ * What list -t says and what record and start accept. */
+int tk_ktracers_usable(struct tk_kinstance *k, char *usable, size_t ulen,
+		       char *refused, size_t rlen);
+/* Set current_tracer; -ENOENT if the kernel does not offer it (the
+ * usable and refused ones are in @err), -EPERM if the kernel refuses it. */
 int tk_kinstance_set_tracer(struct tk_kinstance *k, const char *tracer,
 			    char *err, size_t errlen);
 /* Write function globs into @file (set_ftrace_filter, set_ftrace_notrace,

@@ -122,13 +122,17 @@ def commands():
 
 def help_options(text):
     """The options a --help text offers: those of its usage lines and
-    those that start its indented option lines ("-l/-n FUNC": both)."""
+    those that start its option lines, indented by two spaces ("-l/-n
+    FUNC": both; "--from T, --to T": both), not the deeper indented
+    lines that continue a description."""
     opts = set()
     for line in text.splitlines():
         if line.startswith("usage:") or line.startswith("       tracekit"):
             opts |= set(OPT_RE.findall(line))
-        elif re.match(r"^\s+-", line):
-            opts |= set(OPT_RE.findall(line.split()[0]))
+        elif re.match(r"^  -", line):
+            term = re.split(r"\s{2,}", line.strip())[0]
+            for t in term.split(", "):
+                opts |= set(OPT_RE.findall(t.split()[0]))
     return opts
 
 
