@@ -8,7 +8,7 @@ report on the same workload, in one run.
 Two traces of about 2*CALLS events (default 4 M):
   - kernel: bench-kgetppid making CALLS getppid() calls, recorded with
     syscalls:sys_enter_getppid and sys_exit_getppid (-F) by tracekit
-    record and by trace-cmd record, -b KB per CPU;
+    record (--kernel-buffer KB) and by trace-cmd record (-b KB), per CPU;
   - user: prog-basic, two threads of CALLS test:seq events each.
 Then, REPEAT times each (output to /dev/null), the wall time of:
   tracekit hist -e sys_enter_getppid --key common_pid    (a histogram)
@@ -67,7 +67,7 @@ def main():
         ktk, utk, dat = (os.path.join(tmp, n) for n in ("k.trace", "u.trace", "trace.dat"))
         kb.note("recording %d getppid calls with tracekit and with trace-cmd" % a.calls)
         with kb.Kept("tracekit", changed):
-            p = kb.run([tk, "record", "-q", "-o", ktk, "-b", str(a.buffer_kb)] + ev
+            p = kb.run([tk, "record", "-q", "-o", ktk, "--kernel-buffer", str(a.buffer_kb)] + ev
                        + ["-F", "--", prog, str(a.calls)])
         if p.returncode:
             sys.exit("bench: tracekit record failed: %s" % p.stderr.strip())
