@@ -257,27 +257,34 @@ static const char *pid_comm(struct tk_cursor *c, int pid)
 size_t hist_key_format(const struct hist_key *k, const unsigned char *rec,
 		       struct tk_cursor *c, char *buf, size_t size)
 {
+	struct hist_text t = { buf, size, 0 };
 	const unsigned char *p = rec + k->off;
 	uint64_t u;
-	int n;
 
+	buf[0] = '\0';
 	if (k->string) {
-		n = snprintf(buf, size, "%.*s", HIST_STR_MAX, (const char *)p);
-		return n > 0 ? (size_t)n : 0;
+		hist_text_mem(&t, (const char *)p, strnlen((const char *)p, HIST_STR_MAX));
+		return t.len;
 	}
 	memcpy(&u, p, 8);
 	switch (k->mod) {
 	case MOD_HEX:
-		n = snprintf(buf, size, "0x%" PRIx64, u);
+		hist_text_hex(&t, u);
 		break;
 	case MOD_LOG2:
-		n = snprintf(buf, size, "~ 2^%" PRIu64, u);
+		hist_text_str(&t, "~ 2^");
+		hist_text_u64(&t, u, 0);
 		break;
 	case MOD_BUCKETS:
-		n = snprintf(buf, size, "%" PRIu64 " ~ %" PRIu64, u, u + k->buckets - 1);
+		hist_text_u64(&t, u, 0);
+		hist_text_str(&t, " ~ ");
+		hist_text_u64(&t, u + k->buckets - 1, 0);
 		break;
 	case MOD_EXECNAME:
-		n = snprintf(buf, size, "%s [%" PRIu64 "]", pid_comm(c, (int)u), u);
+		hist_text_str(&t, pid_comm(c, (int)u));
+		hist_text_str(&t, " [");
+		hist_text_u64(&t, u, 0);
+		hist_text_str(&t, "]");
 		break;
 	case MOD_SYM: {
 		const char *fn = NULL;
@@ -289,28 +296,31 @@ size_t hist_key_format(const struct hist_key *k, const unsigned char *rec,
 		if (fn) {
 			unsigned long long start = tep_find_function_address(c->kernel.tep, u);
 
-			if (u != start)
-				n = snprintf(buf, size, "%s+0x%llx", fn, u - start);
-			else
-				n = snprintf(buf, size, "%s", fn);
+			hist_text_str(&t, fn);
+			if (u != start) {
+				hist_text_str(&t, "+");
+				hist_text_hex(&t, u - start);
+			}
 		} else {
-			n = snprintf(buf, size, "0x%" PRIx64, u);
+			hist_text_hex(&t, u);
 		}
 		break;
 	}
 	default:
 		if (k->is_double) {
 			double d;
+			int n;
 
 			memcpy(&d, &u, 8);
-			n = snprintf(buf, size, "%g", d);
-		} else if (k->is_signed) {
-			n = snprintf(buf, size, "%" PRId64, (int64_t)u);
-		} else {
-			n = snprintf(buf, size, "%" PRIu64, u);
+			n = snprintf(buf, size, "%g", d); /* number.h writes integers */
+			return n > 0 ? (size_t)n < size ? (size_t)n : size - 1 : 0;
 		}
+		if (k->is_signed)
+			hist_text_s64(&t, (int64_t)u);
+		else
+			hist_text_u64(&t, u, 0);
 	}
-	return n > 0 ? (size_t)n < size ? (size_t)n : size - 1 : 0;
+	return t.len;
 }
 
 uint64_t hist_ticks_to_ns(const struct tk_trace_clock *clk, uint64_t ticks)
@@ -326,7 +336,10 @@ void hist_print_lost(FILE *f, const struct tk_cursor *c)
 
 	for (unsigned i = 0; i < c->trace.nstreams; i++)
 		user += tk_stream_lost(&c->trace.streams[i]);
-	if (user || kernel)
-		fprintf(f, "# warning: the recording lost %" PRIu64 " user and %" PRIu64
-			   " kernel events: counts are short of them\n", user, kernel);
+	if (user || kernel) {
+		char a[TK_NUM_MAX], b[TK_NUM_MAX];
+
+		fprintf(f, "# warning: the recording lost %s user and %s kernel events: counts are short of them\n",
+			hist_u64(a, user), hist_u64(b, kernel));
+	}
 }

@@ -175,14 +175,18 @@ static uint64_t unit_div(const char *unit)
 /* @ns in @unit with every nanosecond shown: "1234.567 us" */
 static void format_dur(uint64_t ns, const char *unit, char *buf, size_t size)
 {
+	struct hist_text t = { buf, size, 0 };
 	uint64_t div = unit_div(unit);
-	int digits = div == 1 ? 0 : div == 1000 ? 3 : div == 1000000 ? 6 : 9;
+	unsigned digits = div == 1 ? 0 : div == 1000 ? 3 : div == 1000000 ? 6 : 9;
 
-	if (div == 1)
-		snprintf(buf, size, "%" PRIu64 " ns", ns);
-	else
-		snprintf(buf, size, "%" PRIu64 ".%0*" PRIu64 " %s", ns / div, digits,
-			 ns % div, unit);
+	buf[0] = '\0';
+	hist_text_u64(&t, ns / div, 0);
+	if (div > 1) {
+		hist_text_str(&t, ".");
+		hist_text_u64(&t, ns % div, digits);
+	}
+	hist_text_str(&t, " ");
+	hist_text_str(&t, unit);
 }
 
 /* min[b]: the fewest ticks whose duration in units of @div ns is at
@@ -226,8 +230,8 @@ static void print_log2(const struct latency *l, const struct tk_trace_clock *clk
 	}
 	if (lo > hi)
 		return;
-	char top[24];
-	int w = snprintf(top, sizeof(top), "%" PRIu64, ((uint64_t)1 << hi) * 2 - 1);
+	char top[TK_NUM_MAX], a[TK_NUM_MAX], c[TK_NUM_MAX];
+	int w = (int)strlen(hist_u64(top, ((uint64_t)1 << hi) * 2 - 1));
 
 	w = w < 5 ? 5 : w;
 	printf("%*s : count     distribution\n", 2 * w + 4, unit);
@@ -235,8 +239,9 @@ static void print_log2(const struct latency *l, const struct tk_trace_clock *clk
 		uint64_t from = b ? 1ull << b : 0, to = b ? (1ull << b) * 2 - 1 : 1;
 		int stars = most ? (int)(buckets[b] * 40 / most) : 0;
 
-		printf("%*" PRIu64 " -> %-*" PRIu64 " : %-9" PRIu64 " |%-40.*s|\n", w, from, w,
-		       to, buckets[b], stars, "****************************************");
+		printf("%*s -> %-*s : %-9s |%-40.*s|\n", w, hist_u64(a, from), w,
+		       hist_u64(top, to), hist_u64(c, buckets[b]), stars,
+		       "****************************************");
 	}
 }
 
@@ -257,7 +262,7 @@ static void print_slowest(struct tk_cursor *c, struct latency *l,
 	char dur[64], a[128], b[128], key[256];
 
 	qsort(l->slow, l->nslow, sizeof(*l->slow), cmp_slow);
-	printf("\nslowest %u:\n", l->nslow);
+	printf("\nslowest %s:\n", hist_u64(key, l->nslow));
 	for (unsigned i = 0; i < l->nslow; i++) {
 		const struct instance *in = &l->slow[i];
 
@@ -280,7 +285,7 @@ static void print_result(struct tk_cursor *c, struct latency *l,
 			 const struct hist_latency_opts *o, uint64_t starts_left)
 {
 	static const unsigned pct[] = { 50, 90, 99 };
-	char buf[64];
+	char buf[64], num[TK_NUM_MAX];
 
 	printf("# latency from %s to %s, matched on %s\n#\n", from->name, to->name,
 	       o->match_text);
@@ -292,7 +297,7 @@ static void print_result(struct tk_cursor *c, struct latency *l,
 		min = l->lats[i] < min ? l->lats[i] : min;
 		max = l->lats[i] > max ? l->lats[i] : max;
 	}
-	printf("\ncount %zu", l->nlats);
+	printf("\ncount %s", hist_u64(num, l->nlats));
 	format_dur(hist_ticks_to_ns(&c->trace.clock, min), o->unit, buf, sizeof(buf));
 	printf("  min %s", buf);
 	for (unsigned i = 0; i < sizeof(pct) / sizeof(pct[0]); i++) {
@@ -300,13 +305,13 @@ static void print_result(struct tk_cursor *c, struct latency *l,
 		uint64_t v = select_kth(l->lats, l->nlats, rank ? rank - 1 : 0);
 
 		format_dur(hist_ticks_to_ns(&c->trace.clock, v), o->unit, buf, sizeof(buf));
-		printf("  p%u %s", pct[i], buf);
+		printf("  p%s %s", hist_u64(num, pct[i]), buf);
 	}
 	format_dur(hist_ticks_to_ns(&c->trace.clock, max), o->unit, buf, sizeof(buf));
 	printf("  max %s\n", buf);
-	printf("unmatched: %" PRIu64 " starts without an end, %" PRIu64
-	       " ends without a start, %" PRIu64 " starts replaced by a later one\n",
-	       starts_left, l->unmatched_ends, l->replaced);
+	printf("unmatched: %s starts without an end, ", hist_u64(num, starts_left));
+	printf("%s ends without a start, ", hist_u64(num, l->unmatched_ends));
+	printf("%s starts replaced by a later one\n", hist_u64(num, l->replaced));
 	if (l->nslow)
 		print_slowest(c, l, o);
 }

@@ -173,17 +173,19 @@ static int entry_cmp(const void *pa, const void *pb, void *arg)
 
 static void format_sum(const struct hist_key *v, uint64_t sum, char *buf, size_t size)
 {
+	struct hist_text t = { buf, size, 0 };
+
 	if (v->is_double) {
 		double d;
 
 		memcpy(&d, &sum, 8);
-		snprintf(buf, size, "%g", d);
+		snprintf(buf, size, "%g", d); /* number.h writes integers */
 	} else if (v->is_signed) {
-		snprintf(buf, size, "%" PRId64, (int64_t)sum);
+		hist_text_s64(&t, (int64_t)sum);
 	} else if (v->mod == MOD_HEX) {
-		snprintf(buf, size, "0x%" PRIx64, sum);
+		hist_text_hex(&t, sum);
 	} else {
-		snprintf(buf, size, "%" PRIu64, sum);
+		hist_text_u64(&t, sum, 0);
 	}
 }
 
@@ -193,7 +195,7 @@ static void print_table(struct tk_cursor *c, const struct table *t,
 			uint64_t filtered)
 {
 	int widths[HIST_MAX_KEYS] = { 0 };
-	char buf[256];
+	char buf[256], num[TK_NUM_MAX];
 
 	printf("# event histogram of %s\n#\n# keys: ", e->name);
 	for (unsigned i = 0; i < o->nkeys; i++)
@@ -227,18 +229,19 @@ static void print_table(struct tk_cursor *c, const struct table *t,
 				       ? -widths[k] : widths[k],
 			       buf);
 		}
-		printf(" } hitcount: %10" PRIu64, t->counts[idx]);
+		printf(" } hitcount: %10s", hist_u64(num, t->counts[idx]));
 		for (unsigned v = 0; v < o->nvals; v++) {
 			format_sum(&o->vals[v], t->sums[idx * t->nvals + v], buf, sizeof(buf));
 			printf("  %s: %10s", o->vals[v].name, buf);
 		}
 		printf("\n");
 	}
-	printf("\nTotals:\n    Hits: %" PRIu64 "\n    Entries: %zu\n", hits, t->map.n);
+	printf("\nTotals:\n    Hits: %s\n", hist_u64(num, hits));
+	printf("    Entries: %s\n", hist_u64(num, t->map.n));
 	if (shown < t->map.n)
-		printf("    Shown: %zu\n", shown);
+		printf("    Shown: %s\n", hist_u64(num, shown));
 	if (o->filter)
-		printf("    Filtered out: %" PRIu64 "\n", filtered);
+		printf("    Filtered out: %s\n", hist_u64(num, filtered));
 }
 
 int hist_table_run(struct tk_cursor *c, const struct hist_event *e,
