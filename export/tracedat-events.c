@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <event-parse.h>
+#include "format/number.h"
 #include "format/printfmt.h"
 #include "format/symbols.h"
 #include "calls.h"
@@ -768,11 +769,16 @@ static uint64_t sym_addr(struct td_events *e, uint32_t pid, uint64_t addr,
 	uint64_t off = 0;
 	const char *name = e->syms ? tk_symbols_lookup(e->syms, pid, ret ? addr - 1 : addr,
 						       &off) : NULL;
-	char hex[32];
+	char hex[2 + TK_NUM_MAX];
 
 	if (!name) {
-		snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)addr);
-		name = hex;
+		/* "0x" and its hex digits */
+		char *s = tk_num_hex(hex + sizeof(hex) - 1, addr, false);
+
+		hex[sizeof(hex) - 1] = '\0';
+		*--s = 'x';
+		*--s = '0';
+		name = s;
 		off = 0;
 	} else if (ret) {
 		off++;
@@ -860,10 +866,16 @@ int td_events_kallsyms(const struct td_events *e, char **buf, size_t *len)
 
 	for (unsigned i = 0; i < e->sym_cap; i++) {
 		const struct td_sym *s = &e->sym[i];
+		char hex[TK_NUM_MAX], *end = hex + sizeof(hex), *h;
 
 		if (!s->name)
 			continue;
-		text_printf(&t, "%016llx t ", (unsigned long long)s->addr);
+		/* the address in 16 hex digits */
+		h = tk_num_hex(end, s->addr, false);
+		for (long pad = 16 - (end - h); pad > 0; pad--)
+			text_add(&t, "0", 1);
+		text_add(&t, h, (size_t)(end - h));
+		text_add(&t, " t ", 3);
 		/* a kallsyms name is one word: C++ signatures lose their blanks */
 		for (const char *c = s->name; *c; c++)
 			if (*c != ' ')

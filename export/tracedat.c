@@ -56,6 +56,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "export.h"
+#include "format/number.h"
 #include "format/kernel-read.h"
 #include "format/stream-read.h"
 #include "format/trace.h"
@@ -503,8 +504,12 @@ static char *cmdlines(const struct tracedat *w, size_t *size)
 
 		for (unsigned j = 0; j < i && !seen; j++)
 			seen = w->trace->streams[j].tid == s->tid;
-		if (!seen)
-			fprintf(f, "%u %s\n", s->tid, s->comm);
+		if (!seen) {
+			char tid[TK_NUM_MAX + 1];
+
+			tid[TK_NUM_MAX] = '\0';
+			fprintf(f, "%s %s\n", tk_num_dec(tid + TK_NUM_MAX, s->tid), s->comm);
+		}
 	}
 	fclose(f);
 	if (add && nadd) {

@@ -804,9 +804,11 @@ static void pf_piece_spec(char *s, const struct pf_seg *seg, const char *conv)
 	if (seg->left)
 		*s++ = '-';
 	if (seg->width)
-		s += sprintf(s, "%u", seg->width);
-	if (seg->prec >= 0 && (seg->op == PF_STR || seg->op == PF_CHARS))
-		s += sprintf(s, ".%d", seg->prec);
+		s += tk_num_put_dec(s, seg->width, 0, ' ');
+	if (seg->prec >= 0 && (seg->op == PF_STR || seg->op == PF_CHARS)) {
+		*s++ = '.';
+		s += tk_num_put_dec(s, (unsigned)seg->prec, 0, ' ');
+	}
 	strcpy(s, conv);
 }
 
