@@ -36,39 +36,13 @@ static uint64_t source_ts(const struct tk_merge *m, unsigned src)
 	return m->kernel->cpus[src - m->nreaders].ts;
 }
 
-static inline bool node_less(const struct tk_merge_node *a,
-			     const struct tk_merge_node *b)
-{
-	return a->ts != b->ts ? a->ts < b->ts : a->src < b->src;
-}
-
-/* Put node @x at @i or below, where it belongs. */
-static void heap_down(struct tk_merge *m, unsigned i, struct tk_merge_node x)
-{
-	struct tk_merge_node *h = m->heap;
-
-	for (;;) {
-		unsigned l = 2 * i + 1, s = l;
-
-		if (l >= m->heap_len)
-			break;
-		if (l + 1 < m->heap_len && node_less(&h[l + 1], &h[l]))
-			s = l + 1;
-		if (!node_less(&h[s], &x))
-			break;
-		h[i] = h[s];
-		i = s;
-	}
-	h[i] = x;
-}
-
 static void heap_push(struct tk_merge *m, unsigned src)
 {
 	struct tk_merge_node *h = m->heap;
 	struct tk_merge_node x = { source_ts(m, src), src };
 	unsigned i = m->heap_len++;
 
-	while (i && node_less(&x, &h[(i - 1) / 2])) {
+	while (i && tk_merge_less(&x, &h[(i - 1) / 2])) {
 		h[i] = h[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
@@ -110,42 +84,21 @@ static int prime_one(struct tk_merge *m, char *err, size_t errlen)
 	return 0;
 }
 
-int tk_merge_next(struct tk_merge *m, struct tk_merge_event *ev, char *err,
-		  size_t errlen)
+int tk_merge_prime(struct tk_merge *m, char *err, size_t errlen)
 {
-	unsigned src;
-	int ret;
-
 	while (m->primed < m->nsources) {
-		ret = prime_one(m, err, errlen);
-		if (ret < 0)
-			return ret;
-	}
-	if (m->current != ~0u) {
-		/* the top is still the source returned last: move it on */
-		unsigned top = m->current;
+		int ret = prime_one(m, err, errlen);
 
-		m->current = ~0u;
-		ret = advance(m, top, err, errlen);
-		if (ret > 0)
-			heap_down(m, 0, (struct tk_merge_node){ source_ts(m, top), top });
-		else if (--m->heap_len)
-			heap_down(m, 0, m->heap[m->heap_len]);
 		if (ret < 0)
 			return ret;
 	}
-	if (!m->heap_len)
-		return 0;
-	src = m->current = m->heap[0].src;
-	ev->ts = m->heap[0].ts;
-	if (src < m->nreaders) {
-		ev->user = &m->readers[src];
-		ev->kcpu = NULL;
-	} else {
-		ev->user = NULL;
-		ev->kcpu = &m->kernel->cpus[src - m->nreaders];
-	}
-	return 1;
+	return 0;
+}
+
+void tk_merge_drop_top(struct tk_merge *m)
+{
+	if (--m->heap_len)
+		tk_merge_down(m, 0, m->heap[m->heap_len]);
 }
 
 void tk_merge_close(struct tk_merge *m)
