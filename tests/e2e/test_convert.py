@@ -152,7 +152,9 @@ def test_folded_calls_exact():
 def test_folded_self_time():
     """Default weights: self time in ns; all stacks add up to the root
     calls' durations (as the Chrome JSON gives them), the 20 ms sleeper
-    is the heaviest."""
+    weighs its 20 ms and is the heaviest of main's callees (main's own
+    time holds its wait for the threads, as long as the machine makes
+    it)."""
     d = tree_trace()
     f = folded(convert(d, "folded"))
     assert set(f) <= set(TREE_CALLS) and {"main", "main;sleeper"} <= set(f), f
@@ -163,7 +165,8 @@ def test_folded_self_time():
     # each call's self time is its duration less its children's, so the
     # sum telescopes to the roots' durations
     assert sum(f.values()) == total, (sum(f.values()), total)
-    assert f["main;sleeper"] >= 20000000 and f["main;sleeper"] == max(f.values()), f
+    callees = [v for k, v in f.items() if k.startswith("main;")]
+    assert f["main;sleeper"] >= 20000000 and f["main;sleeper"] == max(callees), f
 
 
 def test_folded_func_stack():
