@@ -1120,9 +1120,13 @@ def test_attach_big_static_tls():
             rec = subprocess.Popen([tklib.TRACEKIT, "record", "-P", str(pid), "-o", out,
                                     "-e", "test:seq"], stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
-            time.sleep(0.5)
+            # its signals are its own once it says it records
+            said = rec.stderr.readline()
+            assert said.startswith("tracekit: recording process %d " % pid), (name, said)
+            time.sleep(0.2)
             rec.send_signal(signal.SIGINT)
             _, err = rec.communicate(timeout=20)
+            err = said + err
             assert rec.returncode == 0, (name, rec.returncode, err)
             rows, total = tklib.summary(err)
             seqs = [seq_fields(e["text"])[1] for e in tklib.report_lines(out)]
