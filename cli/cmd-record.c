@@ -19,8 +19,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +32,7 @@
 #include "cli.h"
 #include "control-client.h"
 #include "format/elf-events.h"
+#include "options.h"
 #include "common/filter.h"
 #include "common/pattern.h"
 #include "common/protocol.h"
@@ -141,7 +140,7 @@ static uint32_t default_subbufs(uint32_t buffer_kb)
 	       : n > TK_RB_MAX_SUBBUF ? TK_RB_MAX_SUBBUF : n;
 }
 
-static int add_rule(struct rec_options *o, const char *pattern)
+static int add_rule(struct rec_options *o, const char *pattern, const char *filter)
 {
 	struct rec_rule *r = realloc(o->rules, (o->nrules + 1) * sizeof(*r));
 
@@ -149,7 +148,7 @@ static int add_rule(struct rec_options *o, const char *pattern)
 		return -ENOMEM;
 	o->rules = r;
 	r[o->nrules].pattern = strdup(pattern);
-	r[o->nrules].filter = NULL;
+	r[o->nrules].filter = filter ? strdup(filter) : NULL;
 	o->nrules++;
 	return 0;
 }
@@ -249,33 +248,11 @@ static int add_tracer(struct record *r, const char *arg)
 	return 0;
 }
 
-static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	if (!s || !*s || *s == '-')
-		return false;
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	return !errno && !*end && *out <= max;
-}
-
 static int parse_options(struct record *r, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "overwrite", no_argument, NULL, 'O' },
-		{ "no-follow", no_argument, NULL, 'N' },
-		{ "force", no_argument, NULL, 'R' },
-		{ "subbufs", required_argument, NULL, 'S' },
-		{ "max-graph-depth", required_argument, NULL, 'D' },
-		{ "func-stack", no_argument, NULL, 'K' },
-		{ "stack", no_argument, NULL, 'T' },
-		{ "user-buffer", required_argument, NULL, 'b' },
-		{ "kernel-buffer", required_argument, NULL, 'k' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct rec_options *o = &r->opt;
+	struct opt_parser p;
+	struct opt_rules rules = { 0 };
 	bool buffer_given = false;
 	unsigned long v;
 	int c;
@@ -283,88 +260,68 @@ static int parse_options(struct record *r, int argc, char **argv)
 	o->outdir = TK_DEFAULT_OUTPUT;
 	o->buffer_kb = DEFAULT_BUFFER_KB;
 	o->follow_fork = true;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:e:f:b:P:p:l:n:g:Fqh", longopts, NULL)) != -1) {
+	opt_init(&p, "record");
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case 'o':
 			o->outdir = optarg;
 			break;
 		case 'e':
-			if (!*optarg) {
-				tk_error("-e needs an event name");
-				return -1;
-			}
-			add_rule(o, optarg);
-			break;
 		case 'f':
-			if (o->nrules == 0) {
-				tk_error("-f '%s' must follow the -e it filters", optarg);
-				return -1;
-			}
-			free(o->rules[o->nrules - 1].filter);
-			o->rules[o->nrules - 1].filter = strdup(optarg);
+			if (opt_rules_add(&rules, c, optarg) < 0)
+				goto fail;
 			break;
 		case 'b':
-			if (!parse_uint(optarg, ULONG_MAX, &v) || v < 8 || v > MAX_BUFFER_KB) {
-				tk_error("-b '%s': buffer size must be a number of KiB, from 8 to %u",
-					 optarg, MAX_BUFFER_KB);
-				return -1;
-			}
-			o->buffer_kb = (uint32_t)v;
+			if (!opt_kb("-b", optarg, 8, MAX_BUFFER_KB, true, &o->buffer_kb))
+				goto fail;
 			buffer_given = true;
 			break;
-		case 'k':
-			if (!parse_uint(optarg, 4u << 20, &v) || v < 4) {
-				tk_error("--kernel-buffer '%s': buffer size must be a number of KiB, at least 4",
-					 optarg);
-				return -1;
-			}
-			o->kernel_buffer_kb = (uint32_t)v;
+		case OPT_KERNEL_BUFFER:
+			if (!opt_kb("--kernel-buffer", optarg, 4, 4u << 20, false,
+				    &o->kernel_buffer_kb))
+				goto fail;
 			break;
-		case 'S':
-			if (!parse_uint(optarg, TK_RB_MAX_SUBBUF, &v) || v < 2) {
+		case OPT_SUBBUFS:
+			if (!opt_uint(optarg, TK_RB_MAX_SUBBUF, &v) || v < 2) {
 				tk_error("--subbufs '%s': must be from 2 to %d", optarg,
 					 TK_RB_MAX_SUBBUF);
-				return -1;
+				goto fail;
 			}
 			o->nsub = (uint32_t)v;
 			break;
 		case 'P':
-			if (!parse_uint(optarg, 1u << 30, &v) || v == 0) {
-				tk_error("-P '%s': not a process id", optarg);
-				return -1;
-			}
-			o->attach_pid = (pid_t)v;
+			if (!opt_pid(optarg, &o->attach_pid))
+				goto fail;
 			break;
-		case 'O':
+		case OPT_OVERWRITE:
 			o->overwrite = true;
 			break;
-		case 'N':
+		case OPT_NO_FOLLOW:
 			o->follow_fork = false;
 			break;
-		case 'R':
+		case OPT_FORCE:
 			r->force = true;
 			break;
 		case 'p':
 			if (add_tracer(r, optarg) < 0)
-				return -1;
+				goto fail;
 			break;
 		case 'l':
 		case 'n':
 		case 'g':
 			add_func_glob(r, c, optarg);
 			break;
-		case 'D':
-			if (!parse_uint(optarg, 1u << 16, &v) || v == 0) {
+		case OPT_MAX_GRAPH_DEPTH:
+			if (!opt_uint(optarg, 1u << 16, &v) || v == 0) {
 				tk_error("--max-graph-depth '%s': must be a number from 1", optarg);
-				return -1;
+				goto fail;
 			}
 			o->max_graph_depth = (unsigned)v;
 			break;
-		case 'K':
+		case OPT_FUNC_STACK:
 			o->func_stack = true;
 			break;
-		case 'T':
+		case OPT_STACK:
 			o->kernel_stack = true;
 			break;
 		case 'F':
@@ -377,10 +334,12 @@ static int parse_options(struct record *r, int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		default:
-			tk_option_error("record", argv, "+o:e:f:b:P:p:l:n:g:Fqh");
-			return -1;
+			goto fail;
 		}
 	}
+	for (unsigned i = 0; i < rules.count; i++)
+		add_rule(o, rules.rule[i].pattern, rules.rule[i].filter);
+	opt_rules_free(&rules);
 	if (optind < argc)
 		o->argv = argv + optind;
 	if (!o->argv && !o->attach_pid) {
@@ -401,13 +360,16 @@ static int parse_options(struct record *r, int argc, char **argv)
 		return -1;
 	}
 	if (o->nrules == 0)
-		add_rule(o, "all");
+		add_rule(o, "all", NULL);
 	r->buffer_given = buffer_given;
 	if (o->only_command && o->attach_pid) {
 		tk_error("-F is for a command; -P PID already limits the kernel's events to PID");
 		return -1;
 	}
 	return 0;
+fail:
+	opt_rules_free(&rules);
+	return -1;
 }
 
 static char *find_program(const char *name)

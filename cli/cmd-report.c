@@ -19,7 +19,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +33,7 @@
 #include "format/merge.h"
 #include "format/stream-read.h"
 #include "format/trace.h"
+#include "options.h"
 
 struct report {
 	const char *dir;
@@ -127,29 +127,13 @@ static void add_selection(struct report *r, const char *opt, const char *arg)
 
 static int parse_options(struct report *r, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "events", required_argument, NULL, 'E' },
-		{ "ts", required_argument, NULL, 'T' },
-		{ "no-header", no_argument, NULL, 'H' },
-		{ "count", no_argument, NULL, 'C' },
-		{ "profile", no_argument, NULL, 'Q' },
-		{ "tep-print", no_argument, NULL, 'P' },
-		{ "tep-stats", no_argument, NULL, 'S' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "comm", required_argument, NULL, 'c' },
-		{ "from", required_argument, NULL, 'f' },
-		{ "to", required_argument, NULL, 'u' },
-		{ "no-cut", no_argument, NULL, 'N' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *from = NULL, *to = NULL;
+	struct opt_parser p;
 	int c;
 
 	r->dir = TK_DEFAULT_OUTPUT;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "F:i:h", longopts, NULL)) != -1) {
+	opt_init(&p, "report");
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case 'F':
 			r->filter = optarg;
@@ -158,13 +142,13 @@ static int parse_options(struct report *r, int argc, char **argv)
 		case 'i':
 			r->dir = optarg;
 			break;
-		case 'E':
+		case OPT_EVENTS:
 			add_selection(r, "--events", optarg);
 			r->patterns = realloc(r->patterns,
 					      (r->npatterns + 1) * sizeof(char *));
 			r->patterns[r->npatterns++] = optarg;
 			break;
-		case 'T':
+		case OPT_TS:
 			if (!strcmp(optarg, "mono"))
 				r->ts = TS_MONO;
 			else if (!strcmp(optarg, "raw"))
@@ -181,51 +165,50 @@ static int parse_options(struct report *r, int argc, char **argv)
 				return -1;
 			}
 			break;
-		case 'H':
+		case OPT_NO_HEADER:
 			r->no_header = true;
 			break;
-		case 'C':
+		case OPT_COUNT:
 			r->count_only = true;
 			break;
-		case 'P':
+		case OPT_TEP_PRINT:
 			r->tep_only = true;
 			break;
-		case 'S':
+		case OPT_TEP_STATS:
 			r->tep_stats = true;
 			break;
-		case 'Q':
+		case OPT_PROFILE:
 			r->profile = true;
 			break;
-		case 'p':
+		case OPT_PID:
 			add_selection(r, "--pid", optarg);
 			if (report_ids_parse("--pid", optarg, &r->who.pids, &r->who.npids) < 0)
 				return -1;
 			break;
-		case 't':
+		case OPT_TID:
 			add_selection(r, "--tid", optarg);
 			if (report_ids_parse("--tid", optarg, &r->who.tids, &r->who.ntids) < 0)
 				return -1;
 			break;
-		case 'c':
+		case OPT_COMM:
 			add_selection(r, "--comm", optarg);
 			r->who.comm = optarg;
 			break;
-		case 'f':
+		case OPT_FROM:
 			add_selection(r, "--from", optarg);
 			from = optarg;
 			break;
-		case 'u':
+		case OPT_TO:
 			add_selection(r, "--to", optarg);
 			to = optarg;
 			break;
-		case 'N':
+		case OPT_NO_CUT:
 			r->no_cut = true;
 			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
 		default:
-			tk_option_error("report", argv, "F:i:h");
 			return -1;
 		}
 	}

@@ -18,7 +18,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +33,7 @@
 #include "common/pattern.h"
 #include "format/stream-read.h"
 #include "format/trace.h"
+#include "options.h"
 
 /* -d up to a year; for longer, no -d counts until Ctrl-C */
 #define MAX_SECONDS 31536000
@@ -75,15 +75,11 @@ static void usage(FILE *f)
 
 static int parse_options(struct stat_opts *o, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "sort", no_argument, NULL, 'S' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct opt_parser p;
 	int c;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+e:ad:h", longopts, NULL)) != -1) {
+	opt_init(&p, "stat");
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case 'e': {
 			const char **grown = realloc(o->events, (o->nevents + 1) * sizeof(*grown));
@@ -110,14 +106,13 @@ static int parse_options(struct stat_opts *o, int argc, char **argv)
 			}
 			break;
 		}
-		case 'S':
+		case OPT_SORT:
 			o->sort = true;
 			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
 		default:
-			tk_option_error("stat", argv, "e:ad:h");
 			return -1;
 		}
 	}
