@@ -38,6 +38,7 @@
 #include "common/protocol.h"
 #include "record-functrace.h"
 #include "record-kernel.h"
+#include "record.h"
 #include "record-watch.h"
 #include "session.h"
 #include "common/unix-socket.h"
@@ -80,6 +81,9 @@ struct record {
 	pid_t child;           /* the command, once it runs */
 	int child_status;      /* its wait status once it ended, else -1 */
 	struct sigaction saved_int, saved_term; /* what the command inherits */
+	sigset_t oldmask;      /* the signal mask before run() */
+	int sigfd;             /* run()'s signals, once it has them */
+	int saved_nice;        /* the priority before run() */
 	struct rec_rule *parsed; /* every -e, before sort_rules kept the user's */
 	unsigned nparsed;
 };
@@ -248,6 +252,48 @@ static int add_tracer(struct record *r, const char *arg)
 	return 0;
 }
 
+/* record without options. */
+static void options_init(struct record *r)
+{
+	r->opt.outdir = TK_DEFAULT_OUTPUT;
+	r->opt.buffer_kb = DEFAULT_BUFFER_KB;
+	r->opt.follow_fork = true;
+	r->child_status = -1;
+	r->sigfd = -1;
+}
+
+/* What the options leave to record, once they are all read; checked
+ * together.  0, or -1 after saying why. */
+static int options_done(struct record *r)
+{
+	struct rec_options *o = &r->opt;
+
+	if (!o->argv && !o->attach_pid) {
+		tk_error("nothing to record: give a command after '--' or -P PID");
+		return -1;
+	}
+	if (o->argv && o->attach_pid) {
+		tk_error("give either a command or -P PID, not both");
+		return -1;
+	}
+	if (!o->nsub)
+		o->nsub = default_subbufs(o->buffer_kb);
+	while ((uint64_t)o->buffer_kb * 1024 / o->nsub < 4096)
+		o->nsub /= 2;
+	if (o->nsub < 2) {
+		tk_error("-b %u: buffer too small for 2 sub-buffers of 4 KiB",
+			 o->buffer_kb);
+		return -1;
+	}
+	if (o->nrules == 0)
+		add_rule(o, "all", NULL);
+	if (o->only_command && o->attach_pid) {
+		tk_error("-F is for a command; -P PID already limits the kernel's events to PID");
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_options(struct record *r, int argc, char **argv)
 {
 	struct rec_options *o = &r->opt;
@@ -257,9 +303,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 	unsigned long v;
 	int c;
 
-	o->outdir = TK_DEFAULT_OUTPUT;
-	o->buffer_kb = DEFAULT_BUFFER_KB;
-	o->follow_fork = true;
+	options_init(r);
 	opt_init(&p, "record");
 	while ((c = opt_next(&p, argc, argv)) != -1) {
 		switch (c) {
@@ -342,35 +386,13 @@ static int parse_options(struct record *r, int argc, char **argv)
 	opt_rules_free(&rules);
 	if (optind < argc)
 		o->argv = argv + optind;
-	if (!o->argv && !o->attach_pid) {
-		tk_error("nothing to record: give a command after '--' or -P PID");
-		return -1;
-	}
-	if (o->argv && o->attach_pid) {
-		tk_error("give either a command or -P PID, not both");
-		return -1;
-	}
-	if (!o->nsub)
-		o->nsub = default_subbufs(o->buffer_kb);
-	while ((uint64_t)o->buffer_kb * 1024 / o->nsub < 4096)
-		o->nsub /= 2;
-	if (o->nsub < 2) {
-		tk_error("-b %u: buffer too small for 2 sub-buffers of 4 KiB",
-			 o->buffer_kb);
-		return -1;
-	}
-	if (o->nrules == 0)
-		add_rule(o, "all", NULL);
 	r->buffer_given = buffer_given;
-	if (o->only_command && o->attach_pid) {
-		tk_error("-F is for a command; -P PID already limits the kernel's events to PID");
-		return -1;
-	}
-	return 0;
+	return options_done(r);
 fail:
 	opt_rules_free(&rules);
 	return -1;
 }
+
 
 static char *find_program(const char *name)
 {
@@ -1004,60 +1026,73 @@ static void record_free(struct record *r)
 	free(r->work_dir);
 }
 
-/* Free @r and return @ret: every way out of cmd_record. */
-static int done(struct record *r, int ret)
+/* Give the signals back as they were before run() took them, and the
+ * priority: every way out of run() once it has them.  A signal that came
+ * after the recording ended was for it, and is dropped. */
+static int unwind(struct record *r, int ret)
 {
-	record_free(r);
+	struct signalfd_siginfo si;
+
+	while (read(r->sigfd, &si, sizeof(si)) == sizeof(si))
+		;
+	close(r->sigfd);
+	r->sigfd = -1;
+	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
+	sigaction(SIGINT, &r->saved_int, NULL);
+	sigaction(SIGTERM, &r->saved_term, NULL);
+	setpriority(PRIO_PROCESS, 0, r->saved_nice);
 	return ret;
 }
 
-int cmd_record(int argc, char **argv)
+/* Record as r->opt says.  Returns 0 once the trace is complete (the
+ * command's wait status in r->child_status), TK_EXIT_FAILURE after
+ * saying why it is not. */
+static int run(struct record *r)
 {
-	struct record r;
 	struct rec_session s = { .listen_fd = -1 };
-	sigset_t mask, oldmask;
+	sigset_t mask;
 	pid_t child = 0;
-	int sigfd, ret;
+	int ret;
 	bool user = true;
 
-	memset(&r, 0, sizeof(r));
-	r.child_status = -1;
-	if (parse_options(&r, argc, argv) < 0)
-		return done(&r, TK_EXIT_USAGE);
-	if (prepare(&r) < 0 || prepare_output(&r) < 0) {
-		record_kernel_free(&r.kernel);
-		return done(&r, TK_EXIT_FAILURE);
+	if (prepare(r) < 0 || prepare_output(r) < 0) {
+		record_kernel_free(&r->kernel);
+		return TK_EXIT_FAILURE;
 	}
 	/* -P with kernel events only: the process need not be instrumented */
-	if (r.opt.attach_pid && !r.opt.nrules)
+	if (r->opt.attach_pid && !r->opt.nrules)
 		user = false;
 	/* Ours to handle even when started in the background (where the
 	 * shell ignores SIGINT); an ignored SIGHUP (nohup) stays ignored. */
-	sigaction(SIGINT, &(struct sigaction){ .sa_handler = SIG_DFL }, &r.saved_int);
-	sigaction(SIGTERM, &(struct sigaction){ .sa_handler = SIG_DFL }, &r.saved_term);
+	sigaction(SIGINT, &(struct sigaction){ .sa_handler = SIG_DFL }, &r->saved_int);
+	sigaction(SIGTERM, &(struct sigaction){ .sa_handler = SIG_DFL }, &r->saved_term);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &mask, &oldmask);
-	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (session_init(&s, &r.opt) < 0) {
+	sigprocmask(SIG_BLOCK, &mask, &r->oldmask);
+	r->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	errno = 0;
+	r->saved_nice = getpriority(PRIO_PROCESS, 0);
+	if (errno)
+		r->saved_nice = 0;
+	if (session_init(&s, &r->opt) < 0) {
 		tk_error("%s", s.error);
 		goto fail;
 	}
-	if (r.opt.attach_pid && user && session_attach(&s, r.opt.attach_pid) < 0) {
+	if (r->opt.attach_pid && user && session_attach(&s, r->opt.attach_pid) < 0) {
 		tk_error("%s", s.error);
 		goto fail;
 	}
-	if (start(&r, &s, &oldmask, &child) < 0)
+	if (start(r, &s, &r->oldmask, &child) < 0)
 		goto fail;
 	/* Ahead of the writers when CPUs are scarce, where we may (the
 	 * command, already started, keeps its own priority). */
-	if (setpriority(PRIO_PROCESS, 0, RECORDER_NICE) < 0 && !r.opt.quiet &&
+	if (setpriority(PRIO_PROCESS, 0, RECORDER_NICE) < 0 && !r->opt.quiet &&
 	    getuid() == 0)
 		tk_warn("cannot raise the recorder's priority: %s", strerror(errno));
-	ret = record_loop(&r, &s, sigfd, child);
+	ret = record_loop(r, &s, r->sigfd, child);
 	watch_renames(&s); /* the threads still there */
 	if (ret == -ENOEXEC) {
 		/* nothing of what was asked can be recorded */
@@ -1065,12 +1100,12 @@ int cmd_record(int argc, char **argv)
 		tk_error("%s", s.error);
 		goto fail;
 	}
-	if (ret == 0 && r.opt.attach_pid && user && !session_heard_from(&s)) {
-		ctl_no_answer(r.opt.attach_pid, true, s.error, sizeof(s.error));
+	if (ret == 0 && r->opt.attach_pid && user && !session_heard_from(&s)) {
+		ctl_no_answer(r->opt.attach_pid, true, s.error, sizeof(s.error));
 		ret = -EPERM;
 	}
 	session_stop(&s);
-	if (ret < 0 && s.nstreams == 0 && !record_kernel_capturing(&r.kernel)) {
+	if (ret < 0 && s.nstreams == 0 && !record_kernel_capturing(&r->kernel)) {
 		/* nothing recorded: a bad rule stopped us before anything ran */
 		tk_error("%s", s.error);
 		goto fail;
@@ -1080,28 +1115,63 @@ int cmd_record(int argc, char **argv)
 		tk_error("%s", s.error);
 		s.failed = true;
 	}
-	if (functrace_save_symbols(&r.opt, r.opt.outdir) < 0 ||
-	    record_kernel_stop(&r.kernel, &s, r.work_dir) < 0)
+	if (functrace_save_symbols(&r->opt, r->opt.outdir) < 0 ||
+	    record_kernel_stop(&r->kernel, &s, r->work_dir) < 0)
 		s.failed = true;
 	if (session_finish(&s) < 0) {
 		tk_error("%s", s.error);
 		session_free(&s);
-		record_kernel_free(&r.kernel);
-		return done(&r, keep_old_trace(&r));
+		record_kernel_free(&r->kernel);
+		return unwind(r, keep_old_trace(r));
 	}
-	if (!r.opt.quiet)
-		print_summary(&r, &s);
+	if (!r->opt.quiet)
+		print_summary(r, &s);
 	ret = s.failed ? TK_EXIT_FAILURE : 0;
 	session_free(&s);
-	record_kernel_free(&r.kernel);
+	record_kernel_free(&r->kernel);
 	if (ret)
-		return done(&r, keep_old_trace(&r));
-	if (commit_output(&r) < 0)
-		return done(&r, TK_EXIT_FAILURE);
-	return done(&r, command_status(&r));
+		return unwind(r, keep_old_trace(r));
+	if (commit_output(r) < 0)
+		return unwind(r, TK_EXIT_FAILURE);
+	return unwind(r, 0);
 fail:
 	session_free(&s);
-	record_kernel_free(&r.kernel);
-	tk_remove_tree(r.work_dir);
-	return done(&r, TK_EXIT_FAILURE);
+	record_kernel_free(&r->kernel);
+	tk_remove_tree(r->work_dir);
+	return unwind(r, TK_EXIT_FAILURE);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record r;
+	int ret;
+
+	memset(&r, 0, sizeof(r));
+	if (parse_options(&r, argc, argv) < 0)
+		ret = TK_EXIT_USAGE;
+	else if (!(ret = run(&r)))
+		ret = command_status(&r);
+	record_free(&r);
+	return ret;
+}
+
+int record_run(const struct record_request *q, int *status)
+{
+	struct record r;
+	int ret = 0;
+
+	memset(&r, 0, sizeof(r));
+	options_init(&r);
+	r.opt.outdir = q->outdir;
+	r.opt.argv = q->argv;
+	r.opt.quiet = q->quiet;
+	for (unsigned i = 0; i < q->nevents && !ret; i++)
+		ret = add_rule(&r.opt, q->events[i], NULL);
+	if (ret < 0)
+		tk_error("out of memory");
+	else
+		ret = options_done(&r) < 0 ? TK_EXIT_USAGE : run(&r);
+	*status = r.child_status;
+	record_free(&r);
+	return ret;
 }
