@@ -272,8 +272,8 @@ static char *record_user(const struct stat_opts *o, char **pats, unsigned npats,
 		return NULL;
 	}
 	q.outdir = dir;
-	if (record_run(&q, status) ||
-	    (WIFEXITED(*status) && WEXITSTATUS(*status)) || WIFSIGNALED(*status)) {
+	/* a command that fails or is interrupted still has its counts */
+	if (record_run(&q, status)) {
 		/* record said why */
 		tk_remove_tree(dir);
 		free(dir);
