@@ -10,7 +10,6 @@
  * convert-select.c keeps the events the options select.
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,20 +17,7 @@
 #include "cli.h"
 #include "convert-select.h"
 #include "export/export.h"
-
-enum {
-	OPT_TO = 0x100,
-	OPT_CALLS,
-	OPT_STACKS,
-	OPT_TITLE,
-	OPT_EVENTS,
-	OPT_PID,
-	OPT_TID,
-	OPT_COMM,
-	OPT_FROM,
-	OPT_UNTIL,
-	OPT_TS,
-};
+#include "options.h"
 
 static void usage(FILE *f)
 {
@@ -71,24 +57,6 @@ static void usage(FILE *f)
 
 int cmd_convert(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "to", required_argument, NULL, OPT_TO },
-		{ "output", required_argument, NULL, 'o' },
-		{ "calls", no_argument, NULL, OPT_CALLS },
-		{ "stacks", no_argument, NULL, OPT_STACKS },
-		{ "title", required_argument, NULL, OPT_TITLE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "events", required_argument, NULL, OPT_EVENTS },
-		{ "pid", required_argument, NULL, OPT_PID },
-		{ "tid", required_argument, NULL, OPT_TID },
-		{ "comm", required_argument, NULL, OPT_COMM },
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "until", required_argument, NULL, OPT_UNTIL },
-		{ "ts", required_argument, NULL, OPT_TS },
-		{ NULL, 0, NULL, 0 },
-	};
-	static const char optstring[] = "o:i:qh";
 	struct tk_export_opts o = { .dir = TK_DEFAULT_OUTPUT };
 	const struct tk_export_ops *ops;
 	struct convert_select sel = { 0 };
@@ -96,10 +64,11 @@ int cmd_convert(int argc, char **argv)
 	char *out = NULL, *err = NULL, *warn = NULL;
 	enum ts_mode ts = TS_MONO;
 	bool quiet = false;
+	struct opt_parser p;
 	int c, ret = TK_EXIT_USAGE;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+	opt_init(&p, "convert");
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_TO:
 			to = optarg;
@@ -123,12 +92,12 @@ int cmd_convert(int argc, char **argv)
 			quiet = true;
 			break;
 		case OPT_EVENTS: {
-			const char **p = realloc(sel.patterns,
-						 (sel.npatterns + 1) * sizeof(*p));
+			const char **grown = realloc(sel.patterns,
+						     (sel.npatterns + 1) * sizeof(*grown));
 
-			if (!p)
+			if (!grown)
 				goto nomem;
-			sel.patterns = p;
+			sel.patterns = grown;
 			sel.patterns[sel.npatterns++] = optarg;
 			convert_select_note(&sel, "--events", optarg);
 			break;
@@ -167,7 +136,6 @@ int cmd_convert(int argc, char **argv)
 			ret = 0;
 			goto out;
 		default:
-			tk_option_error("convert", argv, optstring);
 			goto out;
 		}
 	}

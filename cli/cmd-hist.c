@@ -14,13 +14,12 @@
  * makes the histogram, hist-latency.c the latencies.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "hist.h"
+#include "options.h"
 
 struct hist_args {
 	const char *dir;
@@ -62,31 +61,15 @@ static void usage(FILE *f)
 
 static int parse_options(struct hist_args *a, int argc, char **argv)
 {
-	enum { OPT_KEY = 256, OPT_VAL, OPT_SORT, OPT_LIMIT, OPT_FROM, OPT_TO,
-	       OPT_MATCH, OPT_SLOWEST, OPT_UNIT, OPT_TS };
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "key", required_argument, NULL, OPT_KEY },
-		{ "val", required_argument, NULL, OPT_VAL },
-		{ "sort", required_argument, NULL, OPT_SORT },
-		{ "limit", required_argument, NULL, OPT_LIMIT },
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "to", required_argument, NULL, OPT_TO },
-		{ "match", required_argument, NULL, OPT_MATCH },
-		{ "slowest", required_argument, NULL, OPT_SLOWEST },
-		{ "unit", required_argument, NULL, OPT_UNIT },
-		{ "ts", required_argument, NULL, OPT_TS },
-		{ NULL, 0, NULL, 0 },
-	};
-	static const char shortopts[] = "e:f:i:h";
-	char *end;
+	struct opt_parser p;
+	unsigned long n;
 	int c;
 
 	a->dir = TK_DEFAULT_OUTPUT;
 	a->slowest = 10;
 	a->unit = "us";
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	opt_init(&p, "hist");
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case 'e':
 			a->event = optarg;
@@ -117,10 +100,7 @@ static int parse_options(struct hist_args *a, int argc, char **argv)
 			break;
 		case OPT_LIMIT:
 		case OPT_SLOWEST:
-			errno = 0;
-			unsigned long n = strtoul(optarg, &end, 10);
-
-			if (errno || *end || !*optarg || optarg[0] == '-' || n > 1000000) {
+			if (!opt_uint(optarg, 1000000, &n)) {
 				tk_error("--%s '%s': give a number from 0 to 1000000",
 					 c == OPT_LIMIT ? "limit" : "slowest", optarg);
 				return -1;
@@ -143,8 +123,7 @@ static int parse_options(struct hist_args *a, int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		default:
-			tk_option_error("hist", argv, shortopts);
-			return -1;
+			return -1; /* said by opt_next */
 		}
 	}
 	if (optind < argc)

@@ -257,34 +257,36 @@ static const char *pid_comm(struct tk_cursor *c, int pid)
 size_t hist_key_format(const struct hist_key *k, const unsigned char *rec,
 		       struct tk_cursor *c, char *buf, size_t size)
 {
-	struct hist_text t = { buf, size, 0 };
+	struct tk_obuf t;
+
+	hist_text_start(&t, buf, size);
 	const unsigned char *p = rec + k->off;
 	uint64_t u;
 
-	buf[0] = '\0';
 	if (k->string) {
-		hist_text_mem(&t, (const char *)p, strnlen((const char *)p, HIST_STR_MAX));
-		return t.len;
+		tk_oput(&t, (const char *)p, strnlen((const char *)p, HIST_STR_MAX));
+		return hist_text_end(&t);
 	}
 	memcpy(&u, p, 8);
 	switch (k->mod) {
 	case MOD_HEX:
-		hist_text_hex(&t, u);
+		tk_oput(&t, "0x", 2);
+		tk_ohex(&t, u);
 		break;
 	case MOD_LOG2:
-		hist_text_str(&t, "~ 2^");
-		hist_text_u64(&t, u, 0);
+		tk_oputs(&t, "~ 2^");
+		tk_oudec(&t, u);
 		break;
 	case MOD_BUCKETS:
-		hist_text_u64(&t, u, 0);
-		hist_text_str(&t, " ~ ");
-		hist_text_u64(&t, u + k->buckets - 1, 0);
+		tk_oudec(&t, u);
+		tk_oputs(&t, " ~ ");
+		tk_oudec(&t, u + k->buckets - 1);
 		break;
 	case MOD_EXECNAME:
-		hist_text_str(&t, pid_comm(c, (int)u));
-		hist_text_str(&t, " [");
-		hist_text_u64(&t, u, 0);
-		hist_text_str(&t, "]");
+		tk_oputs(&t, pid_comm(c, (int)u));
+		tk_oputs(&t, " [");
+		tk_oudec(&t, u);
+		tk_oputs(&t, "]");
 		break;
 	case MOD_SYM: {
 		const char *fn = NULL;
@@ -296,13 +298,14 @@ size_t hist_key_format(const struct hist_key *k, const unsigned char *rec,
 		if (fn) {
 			unsigned long long start = tep_find_function_address(c->kernel.tep, u);
 
-			hist_text_str(&t, fn);
+			tk_oputs(&t, fn);
 			if (u != start) {
-				hist_text_str(&t, "+");
-				hist_text_hex(&t, u - start);
+				tk_oput(&t, "+0x", 3);
+				tk_ohex(&t, u - start);
 			}
 		} else {
-			hist_text_hex(&t, u);
+			tk_oput(&t, "0x", 2);
+			tk_ohex(&t, u);
 		}
 		break;
 	}
@@ -316,11 +319,11 @@ size_t hist_key_format(const struct hist_key *k, const unsigned char *rec,
 			return n > 0 ? (size_t)n < size ? (size_t)n : size - 1 : 0;
 		}
 		if (k->is_signed)
-			hist_text_s64(&t, (int64_t)u);
+			tk_odec(&t, (int64_t)u);
 		else
-			hist_text_u64(&t, u, 0);
+			tk_oudec(&t, u);
 	}
-	return t.len;
+	return hist_text_end(&t);
 }
 
 uint64_t hist_ticks_to_ns(const struct tk_trace_clock *clk, uint64_t ticks)

@@ -175,18 +175,20 @@ static uint64_t unit_div(const char *unit)
 /* @ns in @unit with every nanosecond shown: "1234.567 us" */
 static void format_dur(uint64_t ns, const char *unit, char *buf, size_t size)
 {
-	struct hist_text t = { buf, size, 0 };
+	struct tk_obuf t;
+
+	hist_text_start(&t, buf, size);
 	uint64_t div = unit_div(unit);
 	unsigned digits = div == 1 ? 0 : div == 1000 ? 3 : div == 1000000 ? 6 : 9;
 
-	buf[0] = '\0';
-	hist_text_u64(&t, ns / div, 0);
+	tk_oudec(&t, ns / div);
 	if (div > 1) {
-		hist_text_str(&t, ".");
-		hist_text_u64(&t, ns % div, digits);
+		tk_oput(&t, ".", 1);
+		tk_onum(&t, ns % div, false, 10, false, digits, true);
 	}
-	hist_text_str(&t, " ");
-	hist_text_str(&t, unit);
+	tk_oput(&t, " ", 1);
+	tk_oputs(&t, unit);
+	hist_text_end(&t);
 }
 
 /* min[b]: the fewest ticks whose duration in units of @div ns is at
@@ -245,15 +247,18 @@ static void print_log2(const struct latency *l, const struct tk_trace_clock *clk
 	}
 }
 
-/* "comm-tid [cpu] time" as report prints an event's start */
+/* "comm-tid [cpu] time" as report prints an event's start, in buf[128] */
 static void format_point(const struct tk_cursor *c, const struct point *p,
 			 enum ts_mode ts, char *buf)
 {
 	const char *comm = tk_cursor_comm_of(c, p->src, p->tid);
-	size_t n = report_put_prefix(buf, comm, strlen(comm), (uint32_t)p->tid, p->cpu);
+	struct tk_obuf o;
 
-	n += report_put_time(&c->trace.clock, ts, p->ts, buf + n);
-	buf[n] = 0;
+	hist_text_start(&o, buf, 128);
+	report_line_who(&o, comm, strlen(comm), (uint32_t)p->tid);
+	report_line_cpu(&o, p->cpu);
+	report_line_time(&o, &c->trace.clock, ts, p->ts);
+	hist_text_end(&o);
 }
 
 static void print_slowest(struct tk_cursor *c, struct latency *l,

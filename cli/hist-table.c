@@ -173,20 +173,25 @@ static int entry_cmp(const void *pa, const void *pb, void *arg)
 
 static void format_sum(const struct hist_key *v, uint64_t sum, char *buf, size_t size)
 {
-	struct hist_text t = { buf, size, 0 };
+	struct tk_obuf t;
 
 	if (v->is_double) {
 		double d;
 
 		memcpy(&d, &sum, 8);
 		snprintf(buf, size, "%g", d); /* number.h writes integers */
-	} else if (v->is_signed) {
-		hist_text_s64(&t, (int64_t)sum);
-	} else if (v->mod == MOD_HEX) {
-		hist_text_hex(&t, sum);
-	} else {
-		hist_text_u64(&t, sum, 0);
+		return;
 	}
+	hist_text_start(&t, buf, size);
+	if (v->is_signed) {
+		tk_odec(&t, (int64_t)sum);
+	} else if (v->mod == MOD_HEX) {
+		tk_oput(&t, "0x", 2);
+		tk_ohex(&t, sum);
+	} else {
+		tk_oudec(&t, sum);
+	}
+	hist_text_end(&t);
 }
 
 static void print_table(struct tk_cursor *c, const struct table *t,

@@ -29,6 +29,7 @@
 #include <string.h>
 #include "format/cursor.h"
 #include "format/number.h"
+#include "format/outbuf.h"
 #include "report.h"
 
 #define HIST_STR_MAX 64 /* a string key's bytes (longer ones are cut) */
@@ -101,49 +102,17 @@ static inline const char *hist_u64(char buf[TK_NUM_MAX], uint64_t v)
 	return tk_num_dec(buf + TK_NUM_MAX - 1, v);
 }
 
-/* Text made in buf[size] (a key, a sum, a duration), numbers written by
- * format/number.h: appended, cut at size - 1, always NUL-terminated. */
-struct hist_text {
-	char *buf;
-	size_t size, len;
-};
-
-static inline void hist_text_mem(struct hist_text *t, const char *s, size_t n)
+/* Start text in buf[size] (a key, a sum, a duration): a line buffer
+ * (format/outbuf.h) with room for a NUL, which hist_text_end() puts. */
+static inline void hist_text_start(struct tk_obuf *o, char *buf, size_t size)
 {
-	if (n > t->size - 1 - t->len)
-		n = t->size - 1 - t->len;
-	memcpy(t->buf + t->len, s, n);
-	t->len += n;
-	t->buf[t->len] = '\0';
+	tk_obuf_init(o, buf, size - 1);
 }
 
-static inline void hist_text_str(struct hist_text *t, const char *s)
+static inline size_t hist_text_end(struct tk_obuf *o)
 {
-	hist_text_mem(t, s, strlen(s));
-}
-
-/* @v in decimal, at least @width digits (zeros before) */
-static inline void hist_text_u64(struct hist_text *t, uint64_t v, unsigned width)
-{
-	char tmp[TK_NUM_MAX + 16];
-
-	hist_text_mem(t, tmp, tk_num_put_dec(tmp, v, width < 16 ? width : 16, '0'));
-}
-
-static inline void hist_text_s64(struct hist_text *t, int64_t v)
-{
-	if (v < 0)
-		hist_text_mem(t, "-", 1);
-	hist_text_u64(t, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, 0);
-}
-
-/* "0x" and @v in hex */
-static inline void hist_text_hex(struct hist_text *t, uint64_t v)
-{
-	char tmp[TK_NUM_MAX], *end = tmp + sizeof(tmp), *s = tk_num_hex(end, v, false);
-
-	hist_text_mem(t, "0x", 2);
-	hist_text_mem(t, s, (size_t)(end - s));
+	o->p[o->n] = '\0';
+	return o->n;
 }
 
 /* Nanoseconds of @ticks of the trace's clock (exact integer arithmetic:
