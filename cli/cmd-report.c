@@ -149,21 +149,8 @@ static int parse_options(struct report *r, int argc, char **argv)
 			r->patterns[r->npatterns++] = optarg;
 			break;
 		case OPT_TS:
-			if (!strcmp(optarg, "mono"))
-				r->ts = TS_MONO;
-			else if (!strcmp(optarg, "raw"))
-				r->ts = TS_RAW;
-			else if (!strcmp(optarg, "real"))
-				r->ts = TS_REAL;
-			else if (!strcmp(optarg, "start"))
-				r->ts = TS_START;
-			else if (!strcmp(optarg, "delta"))
-				r->ts = TS_DELTA;
-			else {
-				tk_error("--ts '%s': use mono, real, raw, start or delta",
-					 optarg);
+			if (report_parse_ts(optarg, &r->ts, true) < 0)
 				return -1;
-			}
 			break;
 		case OPT_NO_HEADER:
 			r->no_header = true;
@@ -334,11 +321,10 @@ static void find_cut(struct report *r)
 	if (strcmp(r->trace.mode, "overwrite"))
 		return;
 	for (unsigned i = 0; i < r->merge.heap_len; i++) {
-		unsigned src = r->merge.heap[i], n = r->merge.nreaders;
+		unsigned src = r->merge.heap[i].src, n = r->merge.nreaders;
 		bool lost = src < n ? r->merge.readers[src].stream->lost_overwritten > 0
 				    : report_kernel_overwritten(r->kernel, src - n);
-		uint64_t ts = src < n ? r->merge.readers[src].ts
-				      : report_kernel_handle(r->kernel)->cpus[src - n].ts;
+		uint64_t ts = r->merge.heap[i].ts;
 
 		if (lost && (r->cut_source < 0 || ts > r->cut_ts)) {
 			r->cut_ts = ts;

@@ -21,7 +21,8 @@ enum {
 	V_SHOW = 1u << 7,
 	V_EXTRACT = 1u << 8,
 	V_RESET = 1u << 9,
-	V_ALL = (1u << 10) - 1,
+	V_HIST = 1u << 10,
+	V_ALL = (1u << 11) - 1,
 	/* the verbs whose options end at their first operand */
 	V_IN_ORDER = V_RECORD | V_STAT | V_START | V_STOP | V_SHOW | V_EXTRACT |
 		     V_RESET,
@@ -34,7 +35,7 @@ static const struct {
 	{ "record", V_RECORD },	  { "report", V_REPORT }, { "convert", V_CONVERT },
 	{ "list", V_LIST },	  { "stat", V_STAT },	  { "start", V_START },
 	{ "stop", V_STOP },	  { "show", V_SHOW },	  { "extract", V_EXTRACT },
-	{ "reset", V_RESET },
+	{ "reset", V_RESET },	  { "hist", V_HIST },
 };
 
 #define ARG required_argument
@@ -78,19 +79,19 @@ static const struct opt_row {
 	{ OPT_SORT, "sort", NO, V_STAT },
 	/* report */
 	{ 'F', NULL, ARG, V_REPORT },
-	{ 'i', NULL, ARG, V_REPORT | V_CONVERT },
-	{ OPT_EVENTS, "events", ARG, V_REPORT },
-	{ OPT_TS, "ts", ARG, V_REPORT | V_SHOW },
+	{ 'i', NULL, ARG, V_REPORT | V_CONVERT | V_HIST },
+	{ OPT_EVENTS, "events", ARG, V_REPORT | V_CONVERT },
+	{ OPT_TS, "ts", ARG, V_REPORT | V_SHOW | V_CONVERT | V_HIST },
 	{ OPT_NO_HEADER, "no-header", NO, V_REPORT },
 	{ OPT_COUNT, "count", NO, V_REPORT },
 	{ OPT_PROFILE, "profile", NO, V_REPORT },
 	{ OPT_TEP_PRINT, "tep-print", NO, V_REPORT },
 	{ OPT_TEP_STATS, "tep-stats", NO, V_REPORT },
-	{ OPT_PID, "pid", ARG, V_REPORT },
-	{ OPT_TID, "tid", ARG, V_REPORT },
-	{ OPT_COMM, "comm", ARG, V_REPORT },
-	{ OPT_FROM, "from", ARG, V_REPORT },
-	{ OPT_TO, "to", ARG, V_REPORT | V_CONVERT },
+	{ OPT_PID, "pid", ARG, V_REPORT | V_CONVERT },
+	{ OPT_TID, "tid", ARG, V_REPORT | V_CONVERT },
+	{ OPT_COMM, "comm", ARG, V_REPORT | V_CONVERT },
+	{ OPT_FROM, "from", ARG, V_REPORT | V_CONVERT | V_HIST },
+	{ OPT_TO, "to", ARG, V_REPORT | V_CONVERT | V_HIST },
 	{ OPT_NO_CUT, "no-cut", NO, V_REPORT },
 	/* convert */
 	{ 'o', "output", ARG, V_CONVERT },
@@ -98,6 +99,17 @@ static const struct opt_row {
 	{ OPT_CALLS, "calls", NO, V_CONVERT },
 	{ OPT_STACKS, "stacks", NO, V_CONVERT },
 	{ OPT_TITLE, "title", ARG, V_CONVERT },
+	{ OPT_UNTIL, "until", ARG, V_CONVERT },
+	/* hist */
+	{ 'e', NULL, ARG, V_HIST },
+	{ 'f', NULL, ARG, V_HIST },
+	{ OPT_KEY, "key", ARG, V_HIST },
+	{ OPT_VAL, "val", ARG, V_HIST },
+	{ OPT_SORT, "sort", ARG, V_HIST },
+	{ OPT_LIMIT, "limit", ARG, V_HIST },
+	{ OPT_MATCH, "match", ARG, V_HIST },
+	{ OPT_SLOWEST, "slowest", ARG, V_HIST },
+	{ OPT_UNIT, "unit", ARG, V_HIST },
 	/* list: modes, no value */
 	{ 'e', NULL, NO, V_LIST },
 	{ 't', NULL, NO, V_LIST },
