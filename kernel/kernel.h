@@ -13,6 +13,7 @@
  *   capture.c        per-CPU trace_pipe_raw spliced to files
  *   save.c           what a reader needs beside the pages (formats, ...)
  *   kparse.c         the kernel text we parse: stats, error_log entries
+ *   uprobes.c        dynamic probes on user code (uprobe_events)
  *
  * Only instances are ever written: the top-level buffer and the global
  * settings stay as they are.  Functions return 0 or -errno and never
@@ -215,6 +216,27 @@ int tk_ksave_start(const char *dir, const struct tk_kevents *events,
 /* Save saved_cmdlines and each CPU's stats; fill the counts of @cpus. */
 int tk_ksave_end(struct tk_kinstance *k, const char *dir, struct tk_kcpu *cpus,
 		 unsigned count, char *err, size_t errlen);
+
+/* ------------------------------------------------------------ uprobes */
+
+struct tk_probe;
+
+/* Our probes' groups are "tracekit_<recorder pid>_<kind>". */
+#define TK_UPROBE_GROUP_PREFIX "tracekit_"
+
+/* Define @p (format/probes.h) in uprobe_events, in @owner's group for its
+ * kind; *name gets "group:event".  Returns 0, or -errno with the
+ * kernel's reason in @err. */
+int tk_uprobe_define(pid_t owner, const struct tk_probe *p, char *name,
+		     size_t namelen, char *err, size_t errlen);
+/* Remove every probe of @owner's groups; no instance may enable them
+ * still.  Returns 0 or the first failure (-errno). */
+int tk_uprobes_remove(pid_t owner);
+/* The pids owning probe groups of ours, into a malloc'd array. */
+int tk_uprobe_owners(pid_t **owners, unsigned *count);
+/* "uprobe", "uretprobe" or "usdt" for a group of ours (the system a
+ * trace saves its events under), else NULL. */
+const char *tk_uprobe_kind_of(const char *group);
 
 /* ------------------------------------------------------------ parsing */
 
