@@ -34,6 +34,7 @@
 #include "common/filter.h"
 #include "common/pattern.h"
 #include "common/protocol.h"
+#include "format/probes.h"
 #include "record-functrace.h"
 #include "record-kernel.h"
 #include "session.h"
@@ -462,6 +463,12 @@ static int sort_rules(struct record *r, const struct tk_event_info *events,
 		bool user = !strcmp(rule->pattern, "all"), kernel = false;
 		bool provider = known && names_user_provider(rule->pattern, events, count);
 
+		if (tk_probe_spec_is(rule->pattern)) {
+			if (record_kernel_add_probe(&r->kernel, rule, r->program,
+						    o->attach_pid, o->quiet) < 0)
+				ret = -EINVAL;
+			continue;
+		}
 		ret = check_filter(rule, events, count);
 		if (ret)
 			break;

@@ -1,0 +1,273 @@
+# SPDX-License-Identifier: MIT
+"""End-to-end tests of dynamic probes on code not built for tracekit:
+uprobes and uretprobes (-e 'uprobe:PATH:FUNC'), USDT probes
+(-e 'usdt:PATH:PROVIDER:NAME'), their fields by register, DWARF name and
+note, and the kernel's uprobe_events left as found on every way out.
+
+The traced program is prog-uprobed (tests/progs/uprobed.c): f(i, "name")
+N times, returning 3 * i + 4, and two USDT probes per iteration (one
+behind a semaphore).  Every test runs under kernlib.guard(): the global
+tracing state, uprobe_events included, must be the same after.
+"""
+import os
+import re
+import signal
+import subprocess
+import time
+
+import kernlib
+import test_cli
+import tklib
+
+PROG = tklib.prog("uprobed")
+NODWARF = tklib.prog("uprobed-nodwarf")
+DEBUGLINK = tklib.prog("uprobed-debuglink")
+N = 200
+one_error = test_cli.one_error
+
+FIELD_RE = re.compile(r'(\w+)=("[^"]*"|\S+)')
+
+
+def tk(*args, **kw):
+    kw.setdefault("check", False)
+    return tklib.tracekit(*args, **kw)
+
+
+def need_prog():
+    if not os.path.exists(PROG):
+        raise tklib.Skip("prog-uprobed was not built (no <sys/sdt.h>: install systemtap-sdt-dev)")
+
+
+def fields(text):
+    """'(55d0) a=1 s="x"' -> {'a': '1', 's': 'x'}."""
+    return {k: v.strip('"') for k, v in FIELD_RE.findall(text)}
+
+
+def record(d, prog, n, *opts):
+    """record -F OPTS -- PROG N under guard(); the report's events of the
+    program, parsed; and record's CompletedProcess."""
+    with kernlib.guard():
+        p = tklib.record(d, [prog, str(n)], "-F", *opts, timeout=120)
+    return kernlib.report(d), p
+
+
+def of(events, name):
+    return [fields(e["text"]) for e in events if e["event"] == name]
+
+
+def uprobe_groups():
+    """The groups of uprobe_events that are ours (tracekit_PID_KIND)."""
+    with open(os.path.join(kernlib._mounted_path() or kernlib.DEFAULT_MOUNT,
+                           "uprobe_events")) as f:
+        return sorted({l.split()[0].split(":")[1].split("/")[0] for l in f
+                       if l.strip() and "tracekit_" in l})
+
+
+# ---------------------------------------------------------------- uprobes
+
+def test_uprobe_uretprobe_by_register():
+    """N entries with arg0 = i, N returns with retval = 3 i + 4, in call
+    order; DWARF adds i and name (a string) by name."""
+    need_prog()
+    d = os.path.join(tklib.tmpdir(), "t")
+    ev, p = record(d, PROG, N, "-e", "uprobe:%s:f" % PROG, "-e", "uretprobe:%s:f" % PROG)
+    assert "guarded 0" in p.stdout, p.stdout
+    ent, ret = of(ev, "uprobe:f"), of(ev, "uretprobe:f")
+    assert len(ent) == N and len(ret) == N, "%d entries, %d returns, want %d each" % (
+        len(ent), len(ret), N)
+    assert [int(e["arg0"]) for e in ent] == list(range(N))
+    assert [int(e["i"]) for e in ent] == list(range(N))
+    assert {e["name"] for e in ent} == {"name"}
+    assert sorted(ent[0]) == ["arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "i", "name"]
+    assert [int(r["retval"]) for r in ret] == [3 * i + 4 for i in range(N)]
+    seq = [e["event"] for e in ev if e["event"] in ("uprobe:f", "uretprobe:f")]
+    assert seq == ["uprobe:f", "uretprobe:f"] * N, "entries and returns out of order"
+    assert {e["comm"] for e in ev} == {"prog-uprobed"}
+
+
+def test_uprobe_named_arguments():
+    """(ARGS): DWARF names take their place and type from DWARF (in the
+    file, or through .gnu_debuglink); typed names without DWARF are the
+    arguments in order; a uretprobe names its return value."""
+    need_prog()
+    for prog in (PROG, DEBUGLINK):
+        d = os.path.join(tklib.tmpdir(), "t")
+        ev, _ = record(d, prog, N, "-e", "uprobe:%s:f(name, i)" % prog,
+                       "-e", "uretprobe:%s:f(r)" % prog)
+        ent, ret = of(ev, "uprobe:f"), of(ev, "uretprobe:f")
+        assert ent == [{"name": "name", "i": str(i)} for i in range(N)], ent[:3]
+        assert ret == [{"r": str(3 * i + 4)} for i in range(N)], ret[:3]
+    d = os.path.join(tklib.tmpdir(), "t")
+    ev, _ = record(d, NODWARF, N, "-e", "uprobe:%s:f(n:s32, s:string)" % NODWARF,
+                   "-e", "uretprobe:%s:f(r:s32)" % NODWARF)
+    assert of(ev, "uprobe:f") == [{"n": str(i), "s": "name"} for i in range(N)]
+    assert of(ev, "uretprobe:f") == [{"r": str(3 * i + 4)} for i in range(N)]
+
+
+def test_uprobe_filter_and_address():
+    """-f filters a probe's events in the kernel; PATH:0xADDR and FUNC+OFF
+    place a probe where the symbol table says f is."""
+    need_prog()
+    addr = None
+    for line in tklib.run(["nm", PROG]).stdout.splitlines():
+        if line.endswith(" T f"):
+            addr = int(line.split()[0], 16)
+    assert addr, "nm finds no f in %s" % PROG
+    d = os.path.join(tklib.tmpdir(), "t")
+    ev, _ = record(d, PROG, N, "-e", "uprobe:%s:f" % PROG, "-f", "i >= 150",
+                   "-e", "uprobe:%s:0x%x(a:s32)" % (PROG, addr))
+    assert [int(e["i"]) for e in of(ev, "uprobe:f")] == list(range(150, N))
+    base = os.path.basename(PROG).replace("-", "_")
+    assert [int(e["a"]) for e in of(ev, "uprobe:%s_0x%x" % (base, addr))] == list(range(N))
+
+
+def test_uprobe_path_names():
+    """PATH as a command in $PATH and a library as ld.so finds it; a glob
+    says how many functions it matched."""
+    need_prog()
+    d = os.path.join(tklib.tmpdir(), "t")
+    env = dict(PATH=os.path.dirname(PROG) + ":" + os.environ.get("PATH", ""))
+    with kernlib.guard():
+        p = tklib.record(d, [PROG, "5"], "-F", "-e", "uprobe:prog-uprobed:fire_gua*",
+                         "-e", "uprobe:libc:getenv", env=env)
+    assert "tracekit: 'uprobe:prog-uprobed:fire_gua*' matched 1 function in '%s'" \
+        % os.path.realpath(PROG) in p.stderr, p.stderr
+    ev = kernlib.report(d)
+    assert len(of(ev, "uprobe:fire_guarded")) == 5
+
+
+# ---------------------------------------------------------------- USDT
+
+def test_usdt_typed_arguments():
+    """A USDT probe's arguments typed from its note (s32, u64, s64), named
+    and typed by (ARGS): name:string reads the string."""
+    need_prog()
+    d = os.path.join(tklib.tmpdir(), "t")
+    ev, _ = record(d, PROG, N, "-e", "usdt:%s:tkprog:tick" % PROG,
+                   "-e", "usdt:%s:tkprog:tick(i, name:string, neg)" % PROG)
+    plain = of(ev, "usdt:tkprog_tick")
+    named = of(ev, "usdt:tkprog_tick_2")
+    assert [(int(e["arg0"]), int(e["arg2"])) for e in plain] == [(i, -i) for i in range(N)]
+    assert len({e["arg1"] for e in plain}) == 1 and int(plain[0]["arg1"]) > 0
+    assert named == [{"i": str(i), "name": "name", "neg": str(-i)} for i in range(N)]
+
+
+def test_usdt_semaphore():
+    """usdt:PROVIDER:NAME found in the program: its semaphore is raised
+    through ref_ctr_offset, so the guarded probe fires N times (and 0
+    times when nobody traces it)."""
+    need_prog()
+    p = tklib.run([PROG, str(N)])
+    assert "guarded 0" in p.stdout, p.stdout
+    d = os.path.join(tklib.tmpdir(), "t")
+    ev, p = record(d, PROG, N, "-e", "usdt:tkprog:guarded")
+    assert "guarded %d" % N in p.stdout, p.stdout
+    assert [int(e["arg0"]) for e in of(ev, "usdt:tkprog_guarded")] == list(range(N))
+
+
+def test_list_usdt():
+    need_prog()
+    p = tk("list", PROG, check=True)
+    assert "usdt:tkprog:tick(arg0:s32, arg1:u64, arg2:s64)\n\tfile: %s\n" \
+        % os.path.realpath(PROG) in p.stdout, p.stdout
+    assert "usdt:tkprog:guarded(arg0:s32)" in p.stdout, p.stdout
+    p = tk("list", "--names", PROG, check=True)
+    assert p.stdout.split() == ["usdt:tkprog:tick", "usdt:tkprog:guarded"] or \
+        p.stdout.split() == ["usdt:tkprog:guarded", "usdt:tkprog:tick"], p.stdout
+
+
+# ---------------------------------------------------------------- bad input
+
+def probe_error(spec, prog=None, exact=None, contains=()):
+    """record -e SPEC -- PROG 1 fails with one line; nothing is left."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        p = tk("record", "-o", d, "-e", spec, "--", prog or PROG, "1")
+    line = one_error(p, exact=exact, contains=contains)
+    assert not os.path.exists(d), "a failed record left %s behind" % d
+    return line
+
+
+def test_errors():
+    need_prog()
+    real = os.path.realpath(PROG)
+    probe_error("uprobe:%s:ff" % PROG,
+                exact="tracekit: 'uprobe:%s:ff': no function 'ff' in '%s' (did you mean 'f'?)"
+                % (PROG, real))
+    probe_error("uprobe:%s:f(count)" % NODWARF, contains=(
+        "no DWARF for argument 'count'", "give its type (count:u64)"))
+    probe_error("uprobe:%s:f(count)" % PROG, exact=(
+        "tracekit: 'uprobe:%s:f(count)': 'f' has no parameter 'count' (its parameters: i, "
+        "name); give a type to take the argument in that position" % PROG))
+    probe_error("uprobe:%s:f(i:int)" % PROG, contains=("unknown type 'int' for 'i'",))
+    probe_error("uprobe:/no/such/prog:f", exact=(
+        "tracekit: 'uprobe:/no/such/prog:f': no file '/no/such/prog'"))
+    probe_error("usdt:tkprog:nosuch", exact=(
+        "tracekit: 'usdt:tkprog:nosuch': no USDT probe tkprog:nosuch in '%s' or the "
+        "libraries it loads" % PROG))
+    probe_error("uprobe:libc:*", contains=("at most 512 can be probed at once",))
+
+
+def test_error_kernel_refuses():
+    """A probe the kernel refuses (a field name it reserves): its own
+    reason from error_log, in one line."""
+    need_prog()
+    line = probe_error("uprobe:%s:f(common_pid:s32)" % PROG,
+                       contains=("the kernel refuses probe 'uprobe:%s:f(common_pid:s32)'"
+                                 % PROG,))
+    assert "argument name" in line, line
+
+
+# ---------------------------------------------------------------- ways out
+
+def start_slow(d, *opts):
+    """record -F -e uprobe:...f OPTS -- prog-uprobed 100000 5 (5 ms per
+    iteration), once the probes are in uprobe_events and the program runs;
+    returns (Popen of record, the program's pid)."""
+    rec = subprocess.Popen([tklib.TRACEKIT, "record", "-q", "-o", d, "-F",
+                            "-e", "uprobe:%s:f" % PROG, "-e", "usdt:tkprog:guarded", *opts,
+                            "--", PROG, "100000", "5"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = rec.stdout.readline()
+    assert line.startswith("pid "), "the program did not start: %r %r" % (
+        line, rec.stderr.read() if rec.poll() is not None else "")
+    assert "tracekit_%d_uprobe" % rec.pid in uprobe_groups()
+    time.sleep(0.2)
+    return rec, int(line.split()[1])
+
+
+def test_recorder_signals_remove_probes():
+    """SIGINT or SIGTERM to the recorder, SIGKILL to the program: the
+    recording ends well and the probes are gone (guard())."""
+    need_prog()
+    for target, sig in (("recorder", signal.SIGINT), ("recorder", signal.SIGTERM),
+                        ("program", signal.SIGKILL)):
+        d = os.path.join(tklib.tmpdir(), "t")
+        with kernlib.guard():
+            rec, pid = start_slow(d)
+            os.kill(rec.pid if target == "recorder" else pid, sig)
+            out, err = rec.communicate(timeout=30)
+            kernlib.wait_gone(pid)
+        assert rec.returncode == 0, "record exited %d after %s to the %s: %s" % (
+            rec.returncode, sig.name, target, err)
+        n = len(of(kernlib.report(d), "uprobe:f"))
+        assert n > 10, "%d uprobe:f events in 0.2 s" % n
+
+
+def test_recorder_sigkill_then_reset():
+    """A recorder killed with SIGKILL leaves its instance and probes;
+    'tracekit reset' removes both (guard() compares with before)."""
+    need_prog()
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        rec, pid = start_slow(d)
+        rec.kill()
+        rec.wait()
+        os.kill(pid, signal.SIGKILL)
+        kernlib.wait_gone(pid)
+        left = uprobe_groups()
+        assert "tracekit_%d_uprobe" % rec.pid in left and \
+            "tracekit_%d_usdt" % rec.pid in left, left
+        p = tk("reset")
+        assert p.returncode == 0, p.stderr
+        assert not [g for g in uprobe_groups() if g.startswith("tracekit_%d_" % rec.pid)]
