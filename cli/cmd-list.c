@@ -12,7 +12,8 @@
  * With no argument: the running instrumented processes that would answer
  * us (ours; all of them for root).  A
  * PID is asked over its control socket (HELLO and its events, then the
- * connection is closed: nothing is enabled); a file is read as ELF.
+ * connection is closed: nothing is enabled); a file is read as ELF, its
+ * USDT probes (stapsdt notes) listed after its events.
  * -e lists event names, "system:event", the kernel's and the named
  * target's together, sorted.  The kernel side only reads tracefs (through
  * libtracefs), mounting it for the time of the listing if needed.
@@ -35,6 +36,7 @@
 #include "cli.h"
 #include "format/elf-events.h"
 #include "format/event-info.h"
+#include "format/probes.h"
 #include "kernel/counters.h"
 #include "kernel/kernel.h"
 #include "common/pattern.h"
@@ -240,6 +242,52 @@ static int list_file(const char *path, struct event_list *l)
 	}
 	tk_elf_modules_free(&m);
 	return 0;
+}
+
+struct usdt_print {
+	const char *path;
+	bool names_only;
+	unsigned count;
+};
+
+/* A USDT probe as -e spells it, its arguments as the note types them. */
+static void print_usdt(const char *provider, const char *name, const char *types,
+		       void *ctx)
+{
+	struct usdt_print *u = ctx;
+	unsigned k = 0;
+
+	u->count++;
+	printf("usdt:%s:%s", provider, name);
+	if (u->names_only) {
+		putchar('\n');
+		return;
+	}
+	putchar('(');
+	for (const char *t = types; *t; k++) {
+		size_t n = strcspn(t, " ");
+
+		printf("%sarg%u:%.*s", k ? ", " : "", k, (int)n, t);
+		t += n + (t[n] == ' ');
+	}
+	printf(")\n\tfile: %s\n\n", u->path);
+}
+
+/* The USDT probes (stapsdt notes) of @path and the libraries it loads. */
+static unsigned list_usdt(const char *path, bool names_only)
+{
+	struct usdt_print u = { .names_only = names_only };
+	struct tk_elf_modules m;
+	char err[512];
+
+	if (tk_elf_modules_read(path, true, &m, err, sizeof(err)) < 0)
+		return 0;
+	for (unsigned i = 0; i < m.count; i++) {
+		u.path = m.module[i].path;
+		tk_usdt_list(u.path, print_usdt, &u, err, sizeof(err));
+	}
+	tk_elf_modules_free(&m);
+	return u.count;
 }
 
 static bool seen_before(long *seen, unsigned *n, long pid)
@@ -521,6 +569,7 @@ int cmd_list(int argc, char **argv)
 	enum list_mode mode = LIST_USER;
 	bool names_only = false;
 	const char *what, *glob = NULL;
+	unsigned usdt;
 	int c, nargs;
 
 	opterr = 0;
@@ -588,7 +637,8 @@ int cmd_list(int argc, char **argv)
 			continue;
 		print_event(&l.events[i], names_only);
 	}
-	if (!l.count)
+	usdt = is_target(what) && !isdigit((unsigned char)*what) ? list_usdt(what, names_only) : 0;
+	if (!l.count && !usdt)
 		fprintf(stderr, "tracekit: '%s' defines no tracekit events\n", what);
 	for (unsigned i = 0; i < l.count; i++)
 		tk_event_info_free(&l.events[i]);
