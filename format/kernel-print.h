@@ -5,7 +5,8 @@
  *
  * tk_kprint_prepare() looks at an event once; its first print picks how
  * to print it: stack traces ("=> func+0x12/0x40", symbols from the saved
- * kallsyms), print formats libtraceevent would print with its generic
+ * kallsyms; user stacks "=> func+0x12 (/path/object)", from the saved
+ * maps and symbols), print formats libtraceevent would print with its generic
  * rules (fields, expressions, flags, symbolic names, %p/%ps/%pS, strings)
  * and the sched_switch, kmem and hrtimer plugins' texts are formatted
  * here, straight from the record; anything else (helper functions, other
@@ -22,6 +23,7 @@
 
 struct tep_handle;
 struct tep_event;
+struct tk_symbols;
 struct trace_seq;
 struct tk_kprint;
 
@@ -45,6 +47,9 @@ struct tk_kprint_env {
 	/* bumped whenever printing gave a pid a comm (the sched_switch
 	 * plugin's way): cached comms may be stale */
 	unsigned comm_gen;
+	/* the symbols saved with the trace, for user stacks (may be NULL:
+	 * addresses alone) */
+	struct tk_symbols *user_syms;
 };
 
 /* How to print @ev's fields; @tep_only sends everything to

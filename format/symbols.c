@@ -365,10 +365,93 @@ out:
 	return ret;
 }
 
+/* The load bias of @path mapped at @addr from file offset @pgoff: the
+ * loadable segment starting on that page tells its link-time address. */
+static bool map_bias(const char *path, uint64_t addr, uint64_t pgoff, uint64_t *bias)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	bool found = false;
+	size_t n = 0;
+	Elf *e;
+
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_getphdrnum(e, &n) == 0) {
+		for (size_t i = 0; i < n && !found; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
+			    (ph.p_offset & ~(page - 1)) != pgoff)
+				continue;
+			*bias = addr - (ph.p_vaddr & ~(page - 1));
+			found = true;
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
+}
+
+int tk_sym_modules_from_maps(const struct tk_code_map *maps, unsigned n,
+			     struct tk_sym_module **out, unsigned *nout)
+{
+	struct tk_sym_module *mods = calloc(n + 1, sizeof(*mods));
+	unsigned k = 0;
+
+	*out = mods;
+	*nout = 0;
+	if (!mods)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++) {
+		const struct tk_code_map *x = &maps[i];
+		struct tk_sym_module *m = NULL;
+		uint64_t bias;
+
+		for (unsigned j = 0; j < k && !m; j++)
+			if (mods[j].pid == x->pid && !strcmp(mods[j].path, x->path) &&
+			    x->addr + x->len >= mods[j].lo && x->addr <= mods[j].hi)
+				m = &mods[j];
+		if (m) {
+			/* another piece of its code */
+			m->lo = x->addr < m->lo ? x->addr : m->lo;
+			m->hi = x->addr + x->len > m->hi ? x->addr + x->len : m->hi;
+			continue;
+		}
+		if (!map_bias(x->path, x->addr, x->pgoff, &bias))
+			continue;
+		m = &mods[k];
+		m->path = strdup(x->path);
+		if (!m->path) {
+			tk_sym_modules_free(mods, k);
+			*out = NULL;
+			return -ENOMEM;
+		}
+		m->pid = x->pid;
+		m->lo = x->addr;
+		m->hi = x->addr + x->len;
+		m->bias = bias;
+		k++;
+	}
+	*nout = k;
+	return 0;
+}
+
+void tk_sym_modules_free(struct tk_sym_module *mods, unsigned n)
+{
+	for (unsigned i = 0; mods && i < n; i++)
+		free(mods[i].path);
+	free(mods);
+}
+
 struct sym_map {
 	uint32_t pid;
 	uint64_t lo, hi, bias;
 	int file; /* index in tk_symbols.file, -1: none */
+	char *path;
 };
 
 struct tk_symbols {
@@ -466,10 +549,14 @@ int tk_symbols_load(const char *dir, struct tk_symbols **out, char *err,
 		char bid[64], file[256];
 		unsigned k;
 
-		if (sscanf(line, "%u %" SCNx64 " %" SCNx64 " %" SCNx64 " %63s %255s",
-			   &m.pid, &m.lo, &m.hi, &m.bias, bid, file) != 6 ||
+		int at = 0;
+
+		if (sscanf(line, "%u %" SCNx64 " %" SCNx64 " %" SCNx64 " %63s %255s %n",
+			   &m.pid, &m.lo, &m.hi, &m.bias, bid, file, &at) != 6 ||
 		    m.hi <= m.lo)
 			continue;
+		line[strcspn(line, "\n")] = '\0';
+		m.path = at && line[at] ? strdup(line + at) : NULL;
 		m.file = -1;
 		if (symfile_ok(file)) {
 			for (k = 0; k < s->nfiles; k++)
@@ -478,12 +565,16 @@ int tk_symbols_load(const char *dir, struct tk_symbols **out, char *err,
 			if (k == s->nfiles) {
 				void *g = realloc(s->file, (s->nfiles + 1) * sizeof(*s->file));
 
-				if (!g)
+				if (!g) {
+					free(m.path);
 					break;
+				}
 				s->file = g;
 				s->file[k].file = strdup(file);
-				if (asprintf(&path, "%s/%s", dir, file) < 0 || !s->file[k].file)
+				if (asprintf(&path, "%s/%s", dir, file) < 0 || !s->file[k].file) {
+					free(m.path);
 					break;
+				}
 				load_symfile(path, &s->file[k].syms);
 				free(path);
 				s->nfiles++;
@@ -491,8 +582,10 @@ int tk_symbols_load(const char *dir, struct tk_symbols **out, char *err,
 			m.file = (int)k;
 		}
 		grown = realloc(s->map, (s->nmaps + 1) * sizeof(*grown));
-		if (!grown)
+		if (!grown) {
+			free(m.path);
 			break;
+		}
 		s->map = grown;
 		s->map[s->nmaps++] = m;
 	}
@@ -529,6 +622,14 @@ const char *tk_symbols_lookup(struct tk_symbols *s, uint32_t pid,
 	return NULL;
 }
 
+const char *tk_symbols_object(struct tk_symbols *s, uint32_t pid, uint64_t addr)
+{
+	for (unsigned i = 0; s && i < s->nmaps; i++)
+		if (s->map[i].pid == pid && addr >= s->map[i].lo && addr < s->map[i].hi)
+			return s->map[i].path;
+	return NULL;
+}
+
 void tk_symbols_free(struct tk_symbols *s)
 {
 	if (!s)
@@ -538,6 +639,8 @@ void tk_symbols_free(struct tk_symbols *s)
 		tk_symtab_free(&s->file[i].syms);
 	}
 	free(s->file);
+	for (unsigned i = 0; i < s->nmaps; i++)
+		free(s->map[i].path);
 	free(s->map);
 	free(s);
 }

@@ -57,6 +57,22 @@ struct tk_sym_module {
 	struct tk_symtab *syms;
 };
 
+/* An executable mapping of a file in a process, as the kernel reports
+ * it (kernel/mmaps.c). */
+struct tk_code_map {
+	uint32_t pid;
+	uint64_t addr, len, pgoff;
+	char *path;
+};
+
+/* The objects @maps describe, one per process and file: the range of
+ * their code and the load bias, from the file's segments (a file that
+ * cannot be read is left out).  *out is malloc'd, its paths too (free
+ * with tk_sym_modules_free). */
+int tk_sym_modules_from_maps(const struct tk_code_map *maps, unsigned n,
+			     struct tk_sym_module **out, unsigned *nout);
+void tk_sym_modules_free(struct tk_sym_module *mods, unsigned n);
+
 /* Save the maps and symbol files of @mods into @dir/symbols.  Objects
  * whose file cannot be read get no symbol file ("-").  Returns 0 or
  * -errno with err[errlen] naming the file. */
@@ -71,6 +87,8 @@ int tk_symbols_load(const char *dir, struct tk_symbols **out, char *err,
  * NULL when unknown. */
 const char *tk_symbols_lookup(struct tk_symbols *s, uint32_t pid,
 			      uint64_t addr, uint64_t *offset);
+/* The path of the object holding @addr in process @pid, or NULL. */
+const char *tk_symbols_object(struct tk_symbols *s, uint32_t pid, uint64_t addr);
 void tk_symbols_free(struct tk_symbols *s);
 
 /* Parse a maps line or a .sym line (for the fuzzer too): 0 or -EINVAL. */
