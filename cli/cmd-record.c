@@ -104,6 +104,7 @@ static void usage(FILE *f)
 		"  --max-graph-depth N   function_graph: at most N levels deep\n"
 		"  --func-stack   user call stack with each function event\n"
 		"  --stack        kernel stack trace with each kernel event\n"
+		"  --ustack       user stack with each kernel event (frame pointers)\n"
 		"  -F             kernel events only of the command and its children\n"
 		"  -q             no summary\n\n"
 		"Kernel events are recorded in a private tracefs instance\n"
@@ -199,6 +200,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 		{ "max-graph-depth", required_argument, NULL, 'D' },
 		{ "func-stack", no_argument, NULL, 'K' },
 		{ "stack", no_argument, NULL, 'T' },
+		{ "ustack", no_argument, NULL, 'U' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_options *o = &r->opt;
@@ -287,6 +289,9 @@ static int parse_options(struct record *r, int argc, char **argv)
 			break;
 		case 'T':
 			o->kernel_stack = true;
+			break;
+		case 'U':
+			o->user_stack = true;
 			break;
 		case 'F':
 			o->only_command = true;
@@ -897,8 +902,9 @@ int cmd_record(int argc, char **argv)
 		tk_error("%s", s.error);
 		s.failed = true;
 	}
-	if (functrace_save_symbols(&r.opt, r.opt.outdir) < 0 ||
-	    record_kernel_stop(&r.kernel, &s, r.work_dir) < 0)
+	if (record_kernel_stop(&r.kernel, &s, r.work_dir) < 0)
+		s.failed = true;
+	if (functrace_save_symbols(&r.opt, r.opt.outdir) < 0)
 		s.failed = true;
 	if (session_finish(&s) < 0) {
 		tk_error("%s", s.error);

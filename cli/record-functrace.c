@@ -316,6 +316,27 @@ int functrace_on_module(uint32_t pid, const void *msg, size_t len)
 	return 0;
 }
 
+int functrace_add_modules(const struct tk_sym_module *m, unsigned n)
+{
+	struct ft_mod *grown = realloc(mods, (nmods + n + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	mods = grown;
+	for (unsigned i = 0; i < n; i++) {
+		struct ft_mod *f = &mods[nmods];
+
+		memset(f, 0, sizeof(*f));
+		f->m = m[i];
+		f->m.syms = NULL;
+		f->m.path = strdup(m[i].path);
+		if (!f->m.path)
+			return -ENOMEM;
+		nmods++;
+	}
+	return 0;
+}
+
 int functrace_save_symbols(const struct rec_options *o, const char *dir)
 {
 	struct tk_sym_module *list;
@@ -323,7 +344,8 @@ int functrace_save_symbols(const struct rec_options *o, const char *dir)
 	char err[512];
 	int ret;
 
-	if (!o->user_tracer || !nmods)
+	(void)o;
+	if (!nmods)
 		return 0;
 	list = calloc(nmods, sizeof(*list));
 	tabs = calloc(nmods, sizeof(*tabs));

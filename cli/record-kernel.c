@@ -218,9 +218,9 @@ int record_kernel_check(struct record_kernel *rk, const struct rec_options *o)
 
 	rk->tracer = o->kernel_tracer;
 	rk->wanted = rk->nrules || rk->tracer || rk->nprobe_rules;
-	if ((o->kernel_stack || o->only_command) && !rk->wanted) {
+	if ((o->kernel_stack || o->user_stack || o->only_command) && !rk->wanted) {
 		tk_error("%s applies to kernel events: give one (-e SYSTEM:EVENT) or a kernel tracer (-p)",
-			 o->kernel_stack ? "--stack" : "-F");
+			 o->kernel_stack ? "--stack" : o->user_stack ? "--ustack" : "-F");
 		return -1;
 	}
 	if (func_lists && !rk->tracer && !o->user_tracer) {
@@ -357,6 +357,14 @@ int record_kernel_start(struct record_kernel *rk, const struct rec_options *o,
 	c.npids = npids;
 	c.event_fork = npids > 0;
 	c.stack = o->kernel_stack;
+	c.user_stack = o->user_stack;
+	/* the stacks' addresses are named from where the code was mapped */
+	if (o->user_stack &&
+	    tk_mmaps_start(child > 0 ? child : o->attach_pid, child > 0, &rk->maps, err,
+			   sizeof(err)) < 0) {
+		tk_error("%s", err);
+		goto fail_quiet;
+	}
 	ret = tk_kinstance_apply(&rk->inst, &rk->all, &c, err, sizeof(err));
 	if (!ret)
 		ret = selected_events(rk, &formats);
@@ -399,11 +407,43 @@ int record_kernel_start(struct record_kernel *rk, const struct rec_options *o,
 	return 0;
 fail_quiet:
 	free(pids);
+	tk_mmaps_free(rk->maps);
+	rk->maps = NULL;
 	tk_kcapture_free(rk->cap);
 	rk->cap = NULL;
 	tk_kinstance_destroy(&rk->inst);
 	remove_probes(rk);
 	return -1;
+}
+
+/* --ustack: the objects the processes mapped join those whose symbols
+ * the trace saves (record-functrace.c saves them). */
+static int save_code_maps(struct record_kernel *rk, pid_t alive)
+{
+	const struct tk_code_map *maps;
+	struct tk_sym_module *mods;
+	unsigned n, nmods;
+	uint64_t lost;
+	int ret;
+
+	if (!rk->maps)
+		return 0;
+	ret = tk_mmaps_stop(rk->maps, alive);
+	if (ret < 0) {
+		tk_error("cannot read the maps of process %d: %s", (int)alive, strerror(-ret));
+		return -1;
+	}
+	maps = tk_mmaps_list(rk->maps, &n, &lost);
+	if (lost)
+		tk_warn("%llu code mappings were lost: some user stack frames stay addresses",
+			(unsigned long long)lost);
+	ret = tk_sym_modules_from_maps(maps, n, &mods, &nmods);
+	if (!ret)
+		ret = functrace_add_modules(mods, nmods);
+	tk_sym_modules_free(mods, nmods);
+	if (ret < 0)
+		tk_error("out of memory");
+	return ret;
 }
 
 bool record_kernel_capturing(const struct record_kernel *rk)
@@ -452,6 +492,8 @@ int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
 		m->nkcpu++;
 	}
 	s->kernel = m;
+	if (save_code_maps(rk, s->opt->attach_pid) < 0)
+		failed = -1;
 	/* the files must be closed before the instance can go */
 	tk_kcapture_free(rk->cap);
 	rk->cap = NULL;
@@ -523,6 +565,7 @@ void record_kernel_free(struct record_kernel *rk)
 	rk->cap = NULL;
 	tk_kinstance_destroy(&rk->inst);
 	remove_probes(rk);
+	tk_mmaps_free(rk->maps);
 	for (unsigned i = 0; rk->probe_events && i < rk->probes.count; i++)
 		free(rk->probe_events[i]);
 	free(rk->probe_events);

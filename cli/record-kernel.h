@@ -35,6 +35,7 @@ struct record_kernel {
 	bool wanted;           /* events, a tracer or --stack for the kernel */
 	struct tk_kinstance inst;
 	struct tk_kcapture *cap;
+	struct tk_mmaps *maps;     /* --ustack: the processes' code mappings */
 	struct tk_trace_kernel manifest;
 	char *pid_text;
 };

@@ -54,6 +54,7 @@ struct rec_options {
 	unsigned max_graph_depth;     /* --max-graph-depth, 0: no limit */
 	bool func_stack;              /* --func-stack: user call stacks */
 	bool kernel_stack;            /* --stack: kernel stack per event */
+	bool user_stack;              /* --ustack: user stack per kernel event */
 	bool only_command;            /* -F: kernel events of CMD and children */
 	uint32_t kernel_buffer_kb;    /* -b applies per CPU too */
 };

@@ -271,3 +271,36 @@ def test_recorder_sigkill_then_reset():
         p = tk("reset")
         assert p.returncode == 0, p.stderr
         assert not [g for g in uprobe_groups() if g.startswith("tracekit_%d_" % rec.pid)]
+
+
+# ---------------------------------------------------------------- user stacks
+
+USTACK = tklib.prog("ustack")
+
+
+def test_ustack_kernel_events():
+    """--ustack: every getppid of main -> chain_a -> chain_b -> chain_c
+    (the system call) carries its user stack, named from the maps the
+    kernel reported and the program's symbols: exactly those frames."""
+    n = 50
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        tklib.record(d, [USTACK, str(n)], "-q", "-F", "--ustack",
+                     "-e", "syscalls:sys_enter_getppid")
+    ev = kernlib.report(d)
+    real = os.path.realpath(USTACK)
+    calls = [e for e in ev if e["name"] == "sys_enter_getppid"]
+    stacks = [e for e in ev if e["event"] == "ftrace:user_stack"]
+    assert len(calls) == n and len(stacks) == n, "%d getppid, %d user stacks, want %d" % (
+        len(calls), len(stacks), n)
+    for s in stacks:
+        frames = [re.sub(r"\+0x[0-9a-f]+ ", " ", f) for f in s["stack"][:4]]
+        assert frames == ["%s (%s)" % (fn, real)
+                          for fn in ("chain_c", "chain_b", "chain_a", "main")], s["stack"]
+    assert len({tuple(s["stack"][:4]) for s in stacks}) == 1, "the offsets differ"
+
+
+def test_ustack_needs_kernel_events():
+    p = tk("record", "-o", os.path.join(tklib.tmpdir(), "t"), "--ustack", "--", USTACK, "1")
+    one_error(p, exact="tracekit: --ustack applies to kernel events: give one (-e "
+                       "SYSTEM:EVENT) or a kernel tracer (-p)")
