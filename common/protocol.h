@@ -101,7 +101,7 @@ struct tk_msg_module {
 	uint32_t cyg;      /* built with -finstrument-functions */
 	uint8_t build_id[20];
 	uint32_t build_id_len;
-	uint32_t pad;
+	uint32_t libcalls; /* GOT slots hooked (library calls) */
 };
 
 struct tk_msg_error {
