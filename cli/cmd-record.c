@@ -103,6 +103,7 @@ static void usage(FILE *f)
 		"  -g FUNC        function_graph: only FUNC and what it calls\n"
 		"  --max-graph-depth N   function_graph: at most N levels deep\n"
 		"  --func-stack   user call stack with each function event\n"
+		"  --no-libcall   function tracers: not the library calls (PLT)\n"
 		"  --stack        kernel stack trace with each kernel event\n"
 		"  --ustack       user stack with each kernel event (frame pointers)\n"
 		"  -F             kernel events only of the command and its children\n"
@@ -201,6 +202,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 		{ "func-stack", no_argument, NULL, 'K' },
 		{ "stack", no_argument, NULL, 'T' },
 		{ "ustack", no_argument, NULL, 'U' },
+		{ "no-libcall", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_options *o = &r->opt;
@@ -292,6 +294,9 @@ static int parse_options(struct record *r, int argc, char **argv)
 			break;
 		case 'U':
 			o->user_stack = true;
+			break;
+		case 'L':
+			o->no_libcall = true;
 			break;
 		case 'F':
 			o->only_command = true;

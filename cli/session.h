@@ -53,6 +53,7 @@ struct rec_options {
 	struct rec_list graph_funcs;  /* -g FUNC: only FUNC and its callees */
 	unsigned max_graph_depth;     /* --max-graph-depth, 0: no limit */
 	bool func_stack;              /* --func-stack: user call stacks */
+	bool no_libcall;              /* --no-libcall: not library calls */
 	bool kernel_stack;            /* --stack: kernel stack per event */
 	bool user_stack;              /* --ustack: user stack per kernel event */
 	bool only_command;            /* -F: kernel events of CMD and children */

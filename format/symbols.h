@@ -44,6 +44,11 @@ int tk_elf_symbols_read(const char *path, struct tk_symtab *out,
 void tk_symtab_free(struct tk_symtab *t);
 void tk_elf_functrace_free(struct tk_elf_functrace *ft);
 
+/* elf-plt.c: the library calls of @path, as symbols of its GOT slots
+ * (the function tracer records a call through the PLT as its slot's
+ * address), added to @t, which stays sorted.  Returns 0 or -errno. */
+int tk_elf_plt_symbols(const char *path, struct tk_symtab *t);
+
 /* The symbol containing @addr (link-time), or NULL. */
 const struct tk_sym *tk_symtab_find(const struct tk_symtab *t, uint64_t addr);
 
