@@ -153,6 +153,23 @@ static void print_event(const struct tk_event_info *ev, bool names_only)
 	printf("\"%s%s\n\n", ev->args[0] ? ", " : "", ev->args);
 }
 
+/* The process at @name is @pid and may talk to us; says why not. */
+static bool peer_ok(int fd, pid_t pid, const char *name)
+{
+	struct ucred peer;
+	int ret = tk_peer_check(fd, pid, &peer);
+
+	if (ret == -EADDRINUSE)
+		tk_error("the control socket name @%s is taken by process %d (uid %u), not process %d",
+			 name, (int)peer.pid, (unsigned)peer.uid, (int)pid);
+	else if (ret == -EPERM)
+		tk_error("process %d belongs to another user (uid %u)", (int)pid,
+			 (unsigned)peer.uid);
+	else if (ret < 0)
+		tk_error("cannot check the peer of @%s: %s", name, strerror(-ret));
+	return ret == 0;
+}
+
 static int list_process(pid_t pid, struct event_list *l, bool names_only)
 {
 	struct sockaddr_un sa;
@@ -175,6 +192,10 @@ static int list_process(pid_t pid, struct event_list *l, bool names_only)
 			close(fd);
 		return -1;
 	}
+	if (!peer_ok(fd, pid, name)) {
+		close(fd);
+		return -1;
+	}
 	for (;;) {
 		struct pollfd pfd = { fd, POLLIN, 0 };
 
@@ -185,8 +206,8 @@ static int list_process(pid_t pid, struct event_list *l, bool names_only)
 		n = (int)recv(fd, buf, sizeof(buf), 0);
 		if (n < (int)sizeof(*m) || m->len != (uint32_t)n) {
 			if (!heard)
-				tk_error("process %d refused the connection (its control socket answers only its own user or root)",
-					 (int)pid);
+				tk_error("process %d refused the connection (%s)", (int)pid,
+					 TK_PEER_RULE);
 			else
 				tk_error("process %d closed the connection", (int)pid);
 			break;
@@ -327,7 +348,7 @@ static int list_processes(void)
 		if (seen_before(seen, &nseen, pid))
 			continue; /* listening and connected sockets share the name */
 		snprintf(path, sizeof(path), "/proc/%ld", pid);
-		if (stat(path, &st) < 0 || (getuid() != 0 && st.st_uid != getuid()))
+		if (stat(path, &st) < 0 || (geteuid() != 0 && st.st_uid != geteuid()))
 			continue; /* only processes that would answer us */
 		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
 		c = fopen(path, "r");
@@ -538,13 +559,14 @@ static int list_event_names(const char *glob, const char *target)
 	} else {
 		ret = -1;
 	}
-	if (!ret) {
+	if (!ret && names.n) {
 		qsort(names.v, names.n, sizeof(*names.v), name_cmp);
 		for (unsigned i = 0; i < names.n; i++)
 			if (!i || strcmp(names.v[i], names.v[i - 1]))
 				printf("%s\n", names.v[i]);
-		if (!names.n)
-			fprintf(stderr, "tracekit: no event matches '%s'\n", glob ? glob : "*");
+	} else if (!ret) {
+		tk_error("no event matches '%s'", glob ? glob : "*");
+		ret = -1;
 	}
 	for (unsigned i = 0; i < names.n; i++)
 		free(names.v[i]);
@@ -629,7 +651,8 @@ int cmd_list(int argc, char **argv)
 	what = argv[optind];
 	if (read_target(what, &l, names_only) < 0)
 		return TK_EXIT_FAILURE;
-	qsort(l.events, l.count, sizeof(*l.events), event_cmp);
+	if (l.count)
+		qsort(l.events, l.count, sizeof(*l.events), event_cmp);
 	for (unsigned i = 0; i < l.count; i++) {
 		/* a file's sections may hold one event more than once */
 		if (i && !strcmp(l.events[i].full_name, l.events[i - 1].full_name) &&

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@
 #include "record-functrace.h"
 #include "record-kernel.h"
 #include "session.h"
+#include "common/unix-socket.h"
 
 /* The recorder looks for full sub-buffers every IDLE_POLL_US, and every
  * BUSY_POLL_US while the last look found some: writers never wake it (no
@@ -51,6 +53,9 @@
 #define RECORDER_NICE -5
 #define BUSY_POLL_US 50
 #define DEFAULT_BUFFER_KB 2048
+/* Every thread's buffer is pre-faulted, and the recorder takes none over
+ * 4 GiB (consumer.c): -b stops well below, at 1 GiB. */
+#define MAX_BUFFER_KB (1u << 20)
 /* Without --subbufs, a buffer is cut into SUBBUF_KB sub-buffers, at least
  * MIN_SUBBUFS of them: the recorder frees space a sub-buffer at a time, so
  * a big buffer in big sub-buffers is drained in steps too coarse to keep
@@ -70,6 +75,8 @@ struct record {
 	struct record_kernel kernel;
 	bool no_user_events;   /* the program is not instrumented */
 	struct sigaction saved_int, saved_term; /* what the command inherits */
+	struct rec_rule *parsed; /* every -e, before sort_rules kept the user's */
+	unsigned nparsed;
 };
 
 static void usage(FILE *f)
@@ -85,8 +92,9 @@ static void usage(FILE *f)
 		"  -f FILTER      filter for the preceding -e, in ftrace's syntax\n"
 		"                 (e.g. 'len > 100 && path ~ \"/etc/*\"'); for kernel\n"
 		"                 events the kernel's own filter\n"
-		"  -b KB          buffer size per thread in KiB (default %d), and per\n"
-		"                 CPU for kernel events (default: the kernel's)\n"
+		"  -b KB          buffer size per thread in KiB (default %d, at most\n"
+		"                 %u), and per CPU for kernel events (default: the\n"
+		"                 kernel's)\n"
 		"  --subbufs N    sub-buffers per thread buffer (default: one per\n"
 		"                 %d KiB, at least %d, at most 128)\n"
 		"  --overwrite    flight recorder: keep the newest events\n"
@@ -111,7 +119,7 @@ static void usage(FILE *f)
 		"Kernel events are recorded in a private tracefs instance\n"
 		"(tracekit-PID), on the user events' clock; it is removed at the end,\n"
 		"or by 'tracekit reset' if the recorder was killed.\n",
-		DEFAULT_BUFFER_KB, SUBBUF_KB, MIN_SUBBUFS);
+		DEFAULT_BUFFER_KB, MAX_BUFFER_KB, SUBBUF_KB, MIN_SUBBUFS);
 }
 
 static uint32_t default_subbufs(uint32_t buffer_kb)
@@ -234,9 +242,9 @@ static int parse_options(struct record *r, int argc, char **argv)
 			o->rules[o->nrules - 1].filter = strdup(optarg);
 			break;
 		case 'b':
-			if (!parse_uint(optarg, 4u << 20, &v) || v < 8) {
-				tk_error("-b '%s': buffer size must be a number of KiB, at least 8",
-					 optarg);
+			if (!parse_uint(optarg, ULONG_MAX, &v) || v < 8 || v > MAX_BUFFER_KB) {
+				tk_error("-b '%s': buffer size must be a number of KiB, from 8 to %u",
+					 optarg, MAX_BUFFER_KB);
 				return -1;
 			}
 			o->buffer_kb = (uint32_t)v;
@@ -466,7 +474,14 @@ static int sort_rules(struct record *r, const struct tk_event_info *events,
 	unsigned kept = 0;
 	int ret = 0;
 
-	for (unsigned j = 0; names && j < count; j++)
+	r->parsed = malloc(o->nrules * sizeof(*o->rules));
+	if (!names || !r->parsed) {
+		free(names);
+		return -ENOMEM;
+	}
+	memcpy(r->parsed, o->rules, o->nrules * sizeof(*o->rules));
+	r->nparsed = o->nrules;
+	for (unsigned j = 0; j < count; j++)
 		names[j] = events[j].full_name;
 	for (unsigned i = 0; i < o->nrules && !ret; i++) {
 		struct rec_rule *rule = &o->rules[i];
@@ -536,14 +551,31 @@ static int precheck_program(struct record *r)
 	return ret;
 }
 
+static bool has_manifest(const char *dir)
+{
+	char *manifest;
+	bool yes;
+
+	if (asprintf(&manifest, "%s/" TK_MANIFEST_NAME, dir) < 0)
+		return false;
+	yes = access(manifest, F_OK) == 0;
+	free(manifest);
+	return yes;
+}
+
 /* Decide where to write: a new directory, or beside an old trace that is
  * replaced at the end. */
 static int prepare_output(struct record *r)
 {
-	const char *dir = r->opt.outdir;
+	char *dir = strdup(r->opt.outdir);
+	size_t n = dir ? strlen(dir) : 0;
 	struct stat st;
-	char *manifest;
 
+	if (!dir)
+		return -ENOMEM;
+	/* "t/" names t: the new trace goes beside it, not into it */
+	while (n > 1 && dir[n - 1] == '/')
+		dir[--n] = '\0';
 	r->final_dir = dir;
 	if (stat(dir, &st) == 0) {
 		bool is_trace;
@@ -552,10 +584,7 @@ static int prepare_output(struct record *r)
 			tk_error("output '%s' exists and is not a directory", dir);
 			return -EEXIST;
 		}
-		if (asprintf(&manifest, "%s/" TK_MANIFEST_NAME, dir) < 0)
-			return -ENOMEM;
-		is_trace = access(manifest, F_OK) == 0;
-		free(manifest);
+		is_trace = has_manifest(dir);
 		if (!is_trace && rmdir(dir) < 0) {
 			tk_error("output directory '%s' exists and is not a tracekit trace",
 				 dir);
@@ -610,12 +639,22 @@ static int commit_output(struct record *r)
 }
 
 /* The recording failed: a complete trace that was at the output stays as
- * it was, what this run got stays beside it. */
+ * it was, what this run got stays beside it; said, and whether report
+ * can read it (not without its manifest: the disk was full, say). */
 static int keep_old_trace(const struct record *r)
 {
-	if (r->replace)
+	const char *unreadable = has_manifest(r->work_dir) ? NULL
+				 : "without a manifest (report cannot read it)";
+
+	if (r->replace && unreadable)
+		tk_error("'%s' is kept as it was; what this recording wrote is in '%s', %s",
+			 r->final_dir, r->work_dir, unreadable);
+	else if (r->replace)
 		tk_error("'%s' is kept as it was; this recording is in '%s'",
 			 r->final_dir, r->work_dir);
+	else if (unreadable)
+		tk_error("what this recording wrote is in '%s', %s", r->work_dir,
+			 unreadable);
 	return TK_EXIT_FAILURE;
 }
 
@@ -844,6 +883,33 @@ static void print_summary(struct record *r, const struct rec_session *s)
 		user[0] && kernel[0] ? " and " : "", kernel, r->final_dir);
 }
 
+/* What parse_options, prepare and prepare_output allocated. */
+static void record_free(struct record *r)
+{
+	struct rec_rule *rules = r->parsed ? r->parsed : r->opt.rules;
+	unsigned n = r->parsed ? r->nparsed : r->opt.nrules;
+
+	for (unsigned i = 0; i < n; i++) {
+		free(rules[i].pattern);
+		free(rules[i].filter);
+	}
+	free(r->parsed);
+	free(r->opt.rules);
+	free(r->opt.func_filter.item);
+	free(r->opt.func_notrace.item);
+	free(r->opt.graph_funcs.item);
+	free(r->program);
+	free((char *)r->final_dir);
+	free(r->work_dir);
+}
+
+/* Free @r and return @ret: every way out of cmd_record. */
+static int done(struct record *r, int ret)
+{
+	record_free(r);
+	return ret;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record r;
@@ -855,10 +921,10 @@ int cmd_record(int argc, char **argv)
 
 	memset(&r, 0, sizeof(r));
 	if (parse_options(&r, argc, argv) < 0)
-		return TK_EXIT_USAGE;
+		return done(&r, TK_EXIT_USAGE);
 	if (prepare(&r) < 0 || prepare_output(&r) < 0) {
 		record_kernel_free(&r.kernel);
-		return TK_EXIT_FAILURE;
+		return done(&r, TK_EXIT_FAILURE);
 	}
 	/* -P with kernel events only: the process need not be instrumented */
 	if (r.opt.attach_pid && !r.opt.nrules)
@@ -892,8 +958,8 @@ int cmd_record(int argc, char **argv)
 	ret = record_loop(&r, &s, sigfd, child);
 	if (ret == 0 && r.opt.attach_pid && user && !session_heard_from(&s)) {
 		snprintf(s.error, sizeof(s.error),
-			 "process %d refused the connection (its control socket answers only its own user or root)",
-			 (int)r.opt.attach_pid);
+			 "process %d refused the connection (%s)", (int)r.opt.attach_pid,
+			 TK_PEER_RULE);
 		ret = -EPERM;
 	}
 	session_stop(&s);
@@ -915,7 +981,7 @@ int cmd_record(int argc, char **argv)
 		tk_error("%s", s.error);
 		session_free(&s);
 		record_kernel_free(&r.kernel);
-		return keep_old_trace(&r);
+		return done(&r, keep_old_trace(&r));
 	}
 	if (!r.opt.quiet)
 		print_summary(&r, &s);
@@ -923,13 +989,13 @@ int cmd_record(int argc, char **argv)
 	session_free(&s);
 	record_kernel_free(&r.kernel);
 	if (ret)
-		return keep_old_trace(&r);
+		return done(&r, keep_old_trace(&r));
 	if (commit_output(&r) < 0)
-		return TK_EXIT_FAILURE;
-	return ret;
+		ret = TK_EXIT_FAILURE;
+	return done(&r, ret);
 fail:
 	session_free(&s);
 	record_kernel_free(&r.kernel);
 	tk_remove_tree(r.work_dir);
-	return TK_EXIT_FAILURE;
+	return done(&r, TK_EXIT_FAILURE);
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "instance-args.h"
 #include "common/clock.h"
 #include "format/event-info.h"
 #include "kernel/kernel.h"
@@ -78,6 +79,8 @@ static int parse(struct start *st, int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, opts, longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'B':
+			if (!instance_name_ok(optarg))
+				return -1;
 			st->name = optarg;
 			break;
 		case 'e': {

@@ -61,7 +61,6 @@ struct report_kernel {
 	struct trace_seq seq;
 	uint64_t lost_seen; /* lost events the pages told of */
 	bool unknown_lost;  /* a page said "lost" without a count */
-	bool failed;
 };
 
 /* The event's fields as the filter knows them (integers, char arrays,
@@ -275,11 +274,6 @@ int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 	return 1;
 }
 
-unsigned report_kernel_ncpus(const struct report_kernel *rk)
-{
-	return rk->k.ncpus;
-}
-
 void report_kernel_header(const struct report_kernel *rk)
 {
 	const struct tk_kernel *k = &rk->k;
@@ -300,21 +294,9 @@ void report_kernel_header(const struct report_kernel *rk)
 	}
 }
 
-bool report_kernel_next(struct report_kernel *rk, unsigned i)
+struct tk_kernel *report_kernel_handle(struct report_kernel *rk)
 {
-	char err[512];
-	int ret = tk_kernel_next(&rk->k, &rk->k.cpus[i], err, sizeof(err));
-
-	if (ret < 0) {
-		tk_error("%s", err);
-		rk->failed = true;
-	}
-	return ret > 0;
-}
-
-uint64_t report_kernel_ts(const struct report_kernel *rk, unsigned i)
-{
-	return rk->k.cpus[i].ts;
+	return &rk->k;
 }
 
 /* The line's start up to the latency columns: who and CPU. */
@@ -460,11 +442,6 @@ uint64_t report_kernel_lost(const struct report_kernel *rk)
 	/* the pages' counts and the kernel's stats count the same losses;
 	 * whichever saw more */
 	return stats > rk->lost_seen ? stats : rk->lost_seen;
-}
-
-bool report_kernel_failed(const struct report_kernel *rk)
-{
-	return rk->failed;
 }
 
 void report_kernel_close(struct report_kernel *rk)

@@ -163,7 +163,8 @@ static void write_desc(FILE *f, const void *arg)
 {
 	const struct tk_trace_process *p = arg;
 
-	fwrite(p->desc_blob, 1, p->desc_blob_size, f);
+	if (p->desc_blob_size) /* none when the process defines no event */
+		fwrite(p->desc_blob, 1, p->desc_blob_size, f);
 }
 
 int tk_trace_write_index(const struct tk_trace *t, char *err, size_t errlen)

@@ -23,6 +23,24 @@
 #define TK_MANIFEST_NAME "tracekit.manifest"
 #define TK_TRACE_VERSION 1
 
+/* A manifest value that is a number: decimal digits only (no sign, no
+ * space), within 64 bits.  trace-read.c and kernel-read.c both read
+ * numbers so. */
+static inline bool tk_manifest_u64(const char *v, uint64_t *out)
+{
+	uint64_t n = 0;
+
+	if (!*v)
+		return false;
+	for (; *v; v++) {
+		if (*v < '0' || *v > '9' || n > (UINT64_MAX - (uint64_t)(*v - '0')) / 10)
+			return false;
+		n = n * 10 + (uint64_t)(*v - '0');
+	}
+	*out = n;
+	return true;
+}
+
 struct tk_trace_clock {
 	bool tsc;      /* timestamps are TSC cycles; else CLOCK_MONOTONIC ns */
 	uint64_t freq; /* Hz of the timestamps */

@@ -74,11 +74,18 @@ void tk_kevents_free(struct tk_kevents *l);
 
 #define TK_KINSTANCE_PREFIX "tracekit"
 
+#define TK_KINSTANCE_NAME_MAX 63
+
 struct tk_kinstance {
 	struct tracefs_instance *inst;
-	char name[64];
+	char name[TK_KINSTANCE_NAME_MAX + 1];
 };
 
+/* Whether @name can name an instance: NULL if so, else why not (a
+ * static string).  The kernel's rules (a directory in tracefs'
+ * instances/: not empty, no '/', not "." nor "..") and ours (it fits
+ * struct tk_kinstance).  Every verb that takes a name asks here. */
+const char *tk_kinstance_name_invalid(const char *name);
 /* Create instance @name; -EEXIST if it exists already. */
 int tk_kinstance_create(struct tk_kinstance *k, const char *name, char *err,
 			size_t errlen);

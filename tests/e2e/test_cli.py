@@ -195,7 +195,7 @@ def test_error_bad_options():
     one_error(tk("record", "--bogus"), rc=2,
               exact="tracekit: unknown option '--bogus' (see 'tracekit record --help')")
     one_error(tk("record", "-o", d, "-b", "abc", "--", BASIC), rc=2,
-              exact="tracekit: -b 'abc': buffer size must be a number of KiB, at least 8")
+              exact="tracekit: -b 'abc': buffer size must be a number of KiB, from 8 to 1048576")
     one_error(tk("report", "--ts", "foo", d), rc=2,
               exact="tracekit: --ts 'foo': use mono, real or raw")
     one_error(tk("record"), rc=2,
@@ -279,7 +279,8 @@ def test_error_attach_other_user():
     try:
         p = run_as(nobody, "record", "-o", d, "-P", str(pid), timeout=30)
         one_error(p, exact="tracekit: process %d refused the connection (its control "
-                           "socket answers only its own user or root)" % pid)
+                           "socket answers only root and the user it runs as, and only "
+                           "root if it is not dumpable, as setuid programs are not)" % pid)
         assert not os.path.exists(d), "a refused attach left a trace in %s" % d
         assert proc.poll() is None, "the program died"
     finally:
@@ -918,28 +919,6 @@ def test_report_count():
         ""], p.stdout
     p = tk("report", "--count", "--events", "test:seq", "-F", "seq < 10", d)
     assert p.stdout.split("\n")[-2:] == ["          30 total", ""], p.stdout
-
-
-def test_error_disk_full_keeps_old_trace():
-    """A recording that cannot be written (the disk is full) reports it,
-    keeps the trace that was there, and leaves what it got beside it."""
-    base = tklib.tmpdir()
-    mnt = os.path.join(base, "small")
-    os.mkdir(mnt)
-    p = tklib.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt], check=False)
-    if p.returncode != 0:
-        raise tklib.Skip("cannot mount a small tmpfs: %s" % p.stderr.strip())
-    try:
-        d = os.path.join(mnt, "t")
-        record_basic(d, "-n", "100")
-        before = tk("report", d, check=True).stdout
-        p = tk("record", "-o", d, "-b", "4096", "--", BASIC, "-n", "300000")
-        assert p.returncode == 1, p.stderr
-        assert "No space left on device" in p.stderr, p.stderr
-        assert "'%s' is kept as it was; this recording is in '%s.new-" % (d, d) in p.stderr, p.stderr
-        assert tk("report", d, check=True).stdout == before
-    finally:
-        tklib.run(["umount", mnt], check=False)
 
 
 def packet_sizes(stream):

@@ -200,6 +200,41 @@ def test_sched_switch_plugin_text():
     assert any(re.match(r"^sh:\d+ ", e["text"]) for e in new), new
 
 
+def plugins_hidden(args):
+    """Run ARGS where libtraceevent finds no plugin: an empty tmpfs over
+    its plugin directory, in a private mount namespace (the machine's
+    mounts stay as they are).  Returns the CompletedProcess, or Skip."""
+    libdir = tklib.run(["pkg-config", "--variable=libdir", "libtraceevent"]).stdout.strip()
+    plugins = os.path.join(libdir, "traceevent", "plugins")
+    if not os.path.isdir(plugins) or not shutil.which("unshare"):
+        raise tklib.Skip("no %s, or no unshare" % plugins)
+    p = tklib.run(["unshare", "-m", "sh", "-c",
+                   'mount -t tmpfs none "$0" || exit 97; ls -A "$0" | grep -q . && exit 97; '
+                   'exec "$@"', plugins] + args, check=False, timeout=300)
+    if p.returncode == 97:
+        raise tklib.Skip("cannot hide %s in a mount namespace: %s" % (plugins, p.stderr.strip()))
+    return p
+
+
+def test_plugin_text_without_plugin_files():
+    """The sched_switch plugin's text, and the other mirrored plugins',
+    do not depend on libtraceevent's plugin files being installed (they
+    are a package of their own, that trace-cmd depends on and tracekit
+    did not): report printed the print fmt where they were missing."""
+    with kernlib.guard() as tfs:
+        d, _ = record_with_kernel(tfs, ["sched:sched_switch", "sched:sched_wakeup",
+                                        "sched:sched_wakeup_new", "kmem:kfree",
+                                        "kmem:kmalloc", "timer:hrtimer_start"],
+                                  ["sh", "-c", "sleep 0.01 & wait"])
+    with_plugins = tklib.tracekit("report", d, "--no-header", check=True).stdout
+    p = plugins_hidden([tklib.TRACEKIT, "report", d, "--no-header"])
+    assert (p.returncode, p.stderr) == (0, ""), p.stderr
+    assert p.stdout == with_plugins
+    sw = [e for e in kernlib.parse_report(p.stdout) if e.get("name") == "sched_switch"]
+    assert sw and all(re.match(r"^.+:\d+ \[\d+\] \S+ ==> .+:\d+ \[\d+\]$", e["text"])
+                      for e in sw), sw[:3]
+
+
 def test_report_options_on_kernel_events():
     n = 6
     with kernlib.guard() as tfs:
