@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "format/probes.h"
 #include "kernel/counters.h"
 #include "format/event-info.h"
 #include "kernel/kernel.h"
@@ -402,6 +403,12 @@ static int classify(const struct stat_opts *o, char ***knames, unsigned *nk,
 	for (unsigned i = 0; i < o->nevents; i++) {
 		unsigned matched = 0;
 
+		if (tk_probe_spec_is(o->events[i])) {
+			tk_error("'%s': stat does not count dynamic probes; record them (tracekit record -e '%s' ...) and count with report --count",
+				 o->events[i], o->events[i]);
+			tk_names_free(all);
+			return -1;
+		}
 		for (unsigned j = 0; j < nall; j++) {
 			bool dup = false;
 
