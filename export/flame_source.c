@@ -10,7 +10,9 @@
  *   stacks   stacks recorded with events, 1 each: the function tracer's
  *            ftrace:user_stack (--func-stack: the callers of the function
  *            just entered, innermost first) and the kernel's
- *            ftrace:kernel_stack (--stack)
+ *            ftrace:kernel_stack (--stack) and ftrace:user_stack (--ustack:
+ *            a thread's user stack with a kernel event, named from the
+ *            trace's symbols as the function tracer's addresses are)
  * The graph is written when it has any call and --stacks was not given,
  * else the stacks.
  */
@@ -33,6 +35,8 @@ struct tk_flame_source {
 	uint64_t *last_func; /* per stream: the function last entered */
 	int kstack_id;       /* ftrace:kernel_stack's id, -1 if none */
 	unsigned kstack_size_off, kstack_caller_off;
+	int ustack_id;       /* ftrace:user_stack's (kernel's) id, -1 if none */
+	unsigned ustack_tgid_off, ustack_caller_off;
 	uint64_t ncalls;
 };
 
@@ -74,6 +78,7 @@ int tk_flame_source_begin(struct tk_export *x)
 	x->priv = fs;
 	fs->x = x;
 	fs->kstack_id = -1;
+	fs->ustack_id = -1;
 	if (tk_flame_init(&fs->graph) < 0 || tk_flame_init(&fs->stacks) < 0)
 		return tk_export_error(x, "out of memory");
 	fs->graph.unit = x->opts->weight_calls ? "calls" : "ns";
@@ -88,10 +93,21 @@ int tk_flame_source_begin(struct tk_export *x)
 		struct tep_format_field *size = ev ? tep_find_field(ev, "size") : NULL;
 		struct tep_format_field *caller = ev ? tep_find_field(ev, "caller") : NULL;
 
+		struct tep_event *uev = tep_find_event_by_name(x->kernel->tep, "ftrace",
+								"user_stack");
+		struct tep_format_field *tgid = uev ? tep_find_field(uev, "tgid") : NULL;
+		struct tep_format_field *ucaller = uev ? tep_find_field(uev, "caller") : NULL;
+
 		if (size && caller && size->size == 4 && caller->offset >= 0) {
 			fs->kstack_id = ev->id;
 			fs->kstack_size_off = (unsigned)size->offset;
 			fs->kstack_caller_off = (unsigned)caller->offset;
+		}
+		if (tgid && ucaller && tgid->size == 4 && tgid->offset >= 0 &&
+		    ucaller->offset >= 0) {
+			fs->ustack_id = uev->id;
+			fs->ustack_tgid_off = (unsigned)tgid->offset;
+			fs->ustack_caller_off = (unsigned)ucaller->offset;
 		}
 	}
 	return 0;
@@ -186,6 +202,33 @@ int tk_flame_source_user(struct tk_export *x, struct tk_stream_reader *rd)
 	return 0;
 }
 
+/* --ustack: the thread's return addresses, innermost first, until 0 */
+static int kernel_user_stack(struct tk_flame_source *fs, const struct tk_kernel_cpu *c)
+{
+	char *copies[MAX_FRAMES] = { NULL };
+	unsigned max = (c->data_size - fs->ustack_caller_off) / 8, n = 0;
+	uint32_t tgid;
+	int ret;
+
+	memcpy(&tgid, c->data + fs->ustack_tgid_off, 4);
+	for (unsigned i = 0; i < max && n < MAX_FRAMES; i++) {
+		uint64_t addr;
+
+		memcpy(&addr, c->data + fs->ustack_caller_off + 8 * i, 8);
+		if (addr == 0 || addr == ~0ull)
+			break;
+		/* names may share the calls' number buffer: keep copies */
+		copies[n] = strdup(tk_calls_caller(fs->calls, tgid, addr));
+		if (!copies[n])
+			break;
+		n++;
+	}
+	ret = add_stack(fs, (const char *const *)copies, n);
+	for (unsigned i = 0; i < n; i++)
+		free(copies[i]);
+	return ret;
+}
+
 int tk_flame_source_kernel(struct tk_export *x, struct tk_kernel_cpu *c)
 {
 	struct tk_flame_source *fs = x->priv;
@@ -194,8 +237,11 @@ int tk_flame_source_kernel(struct tk_export *x, struct tk_kernel_cpu *c)
 	unsigned max, n = 0;
 	int32_t count;
 
-	if (fs->kstack_id < 0 || tk_kernel_event_id(x->kernel, c->data) != fs->kstack_id ||
-	    c->data_size < fs->kstack_caller_off)
+	int id = tk_kernel_event_id(x->kernel, c->data);
+
+	if (fs->ustack_id >= 0 && id == fs->ustack_id && c->data_size >= fs->ustack_caller_off)
+		return kernel_user_stack(fs, c);
+	if (fs->kstack_id < 0 || id != fs->kstack_id || c->data_size < fs->kstack_caller_off)
 		return 0;
 	if (!x->kernel->symbols_loaded)
 		tk_kernel_load_symbols(x->kernel);

@@ -298,6 +298,11 @@ def test_ustack_kernel_events():
         assert frames == ["%s (%s)" % (fn, real)
                           for fn in ("chain_c", "chain_b", "chain_a", "main")], s["stack"]
     assert len({tuple(s["stack"][:4]) for s in stacks}) == 1, "the offsets differ"
+    # folded: one stack, n samples (the C library's frames below main
+    # have no symbol: addresses)
+    folded = tklib.tracekit("convert", "--to", "folded", "--stacks", d, "-o", "-").stdout
+    assert len(folded.splitlines()) == 1, folded
+    assert folded.rstrip().endswith(";main;chain_a;chain_b;chain_c %d" % n), folded
 
 
 def test_ustack_needs_kernel_events():
