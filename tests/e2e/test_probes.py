@@ -13,7 +13,6 @@ import os
 import re
 import signal
 import subprocess
-import time
 
 import kernlib
 import test_cli
@@ -220,10 +219,14 @@ def test_error_kernel_refuses():
 
 # ---------------------------------------------------------------- ways out
 
+SLOW_CALLS = 20
+
+
 def start_slow(d, *opts):
     """record -F -e uprobe:...f OPTS -- prog-uprobed 100000 5 (5 ms per
-    iteration), once the probes are in uprobe_events and the program runs;
-    returns (Popen of record, the program's pid)."""
+    iteration), returned once the probes are in uprobe_events and the
+    program has made SLOW_CALLS calls of f; (Popen of record, the
+    program's pid)."""
     rec = subprocess.Popen([tklib.TRACEKIT, "record", "-q", "-o", d, "-F",
                             "-e", "uprobe:%s:f" % PROG, "-e", "usdt:tkprog:guarded", *opts,
                             "--", PROG, "100000", "5"],
@@ -232,7 +235,10 @@ def start_slow(d, *opts):
     assert line.startswith("pid "), "the program did not start: %r %r" % (
         line, rec.stderr.read() if rec.poll() is not None else "")
     assert "tracekit_%d_uprobe" % rec.pid in uprobe_groups()
-    time.sleep(0.2)
+    # SLOW_CALLS calls of f made while recording
+    for k in range(SLOW_CALLS):
+        line2 = rec.stdout.readline()
+        assert line2 == "done %d\n" % k, line2
     return rec, int(line.split()[1])
 
 
@@ -251,7 +257,8 @@ def test_recorder_signals_remove_probes():
         assert rec.returncode == 0, "record exited %d after %s to the %s: %s" % (
             rec.returncode, sig.name, target, err)
         n = len(of(kernlib.report(d), "uprobe:f"))
-        assert n > 10, "%d uprobe:f events in 0.2 s" % n
+        assert n >= SLOW_CALLS, "%d uprobe:f events, the program made %d calls or more" % (
+            n, SLOW_CALLS)
 
 
 def test_recorder_sigkill_then_reset():

@@ -17,8 +17,9 @@
  *                              semaphore, and counted
  *
  * and makes exactly one strlen() call of its own (in f) through the PLT.
- * With MS, it prints "pid PID" first and sleeps MS milliseconds after
- * each iteration.  Prints "guarded G" and "sum S" at the end.
+ * With MS, it prints "pid PID" first, and "done I" and sleeps MS
+ * milliseconds after each iteration.  Prints "guarded G" and "sum S" at
+ * the end.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,8 @@ int main(int argc, char **argv)
 		if (ms) {
 			struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
 
+			printf("done %d\n", i);
+			fflush(stdout);
 			nanosleep(&ts, NULL);
 		}
 	}
