@@ -34,6 +34,7 @@
 #include <fnmatch.h>
 #include <tracefs.h>
 #include "cli.h"
+#include "control-client.h"
 #include "format/elf-events.h"
 #include "format/event-info.h"
 #include "format/probes.h"
@@ -42,8 +43,6 @@
 #include "common/pattern.h"
 #include "common/protocol.h"
 #include "common/unix-socket.h"
-
-#define ANSWER_TIMEOUT_MS 3000
 
 struct event_list {
 	unsigned count;
@@ -198,18 +197,21 @@ static int list_process(pid_t pid, struct event_list *l, bool names_only)
 	}
 	for (;;) {
 		struct pollfd pfd = { fd, POLLIN, 0 };
+		char why[200];
 
-		if (poll(&pfd, 1, ANSWER_TIMEOUT_MS) <= 0) {
-			tk_error("process %d did not answer", (int)pid);
+		if (poll(&pfd, 1, TK_CTL_ANSWER_MS) <= 0) {
+			ctl_no_answer(pid, false, why, sizeof(why));
+			tk_error("%s", why);
 			break;
 		}
 		n = (int)recv(fd, buf, sizeof(buf), 0);
 		if (n < (int)sizeof(*m) || m->len != (uint32_t)n) {
-			if (!heard)
-				tk_error("process %d refused the connection (%s)", (int)pid,
-					 TK_PEER_RULE);
-			else
+			if (heard) {
 				tk_error("process %d closed the connection", (int)pid);
+				break;
+			}
+			ctl_no_answer(pid, true, why, sizeof(why));
+			tk_error("%s", why);
 			break;
 		}
 		heard = true;
@@ -424,19 +426,36 @@ static int kernel_event_names(const char *glob, struct names *l)
 	return 0;
 }
 
-/* The kernel's tracers, on one line as available_tracers has them. */
+/* The kernel's tracers that record and start can use, on one line as
+ * available_tracers has them (tried in an instance of our own, as theirs
+ * are); those the kernel offers but refuses, on stderr. */
 static int list_tracers(void)
 {
-	char *text = tracefs_instance_file_read(NULL, "available_tracers", NULL);
+	struct tk_tracefs fs;
+	struct tk_kinstance k = { 0 };
+	char err[512], name[64], usable[512], refused[512];
+	int ret;
 
-	if (!text) {
-		tk_error("cannot read '%s/available_tracers': %s", tracefs_tracing_dir(),
-			 strerror(errno ? errno : ENOENT));
+	if (tk_tracefs_open(&fs, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
 		return TK_EXIT_FAILURE;
 	}
-	text[strcspn(text, "\n")] = '\0';
-	printf("%s\n", text);
-	free(text);
+	snprintf(name, sizeof(name), TK_KINSTANCE_PREFIX "-%d", (int)getpid());
+	if (tk_kinstance_create(&k, name, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
+		tk_tracefs_close(&fs);
+		return TK_EXIT_FAILURE;
+	}
+	ret = tk_ktracers_usable(&k, usable, sizeof(usable), refused, sizeof(refused));
+	tk_kinstance_destroy(&k);
+	tk_tracefs_close(&fs);
+	if (ret < 0) {
+		tk_error("cannot read the kernel's tracers: %s", strerror(-ret));
+		return TK_EXIT_FAILURE;
+	}
+	printf("%s\n", usable);
+	if (refused[0])
+		fprintf(stderr, "tracekit: the kernel refuses here: %s\n", refused);
 	return 0;
 }
 
@@ -617,7 +636,8 @@ int cmd_list(int argc, char **argv)
 			       "       tracekit list -e [GLOB] [PID | PROGRAM | LIBRARY]\n"
 			       "       tracekit list -t | -f [GLOB] | -o\n\n"
 			       "  -e [GLOB]  event names, kernel and the target's (user) together\n"
-			       "  -t         the kernel's tracers\n"
+			       "  -t         the kernel tracers record and start can use\n"
+			       "             (those the kernel offers but refuses: on stderr)\n"
 			       "  -f [GLOB]  kernel functions the function tracer can trace\n"
 			       "  -o         the kernel's trace options (\"noNAME\" when off)\n");
 			return 0;

@@ -3,7 +3,8 @@
  * cmd-record.c - tracekit record: run a command, or attach to a process,
  * and record its events into a trace directory.
  *
- *   tracekit record [-o DIR] [-e EVENT [-f FILTER]]... [-b KB] [--overwrite]
+ *   tracekit record [-o DIR] [-e EVENT [-f FILTER]]... [-b KB]
+ *                   [--kernel-buffer KB] [--overwrite]
  *                   [--no-follow] [--force] [-p TRACER] [-F] [--stack]
  *                   -- CMD [ARGS]
  *   tracekit record -P PID [...]
@@ -31,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "control-client.h"
 #include "format/elf-events.h"
 #include "common/filter.h"
 #include "common/pattern.h"
@@ -38,6 +40,7 @@
 #include "format/probes.h"
 #include "record-functrace.h"
 #include "record-kernel.h"
+#include "record-watch.h"
 #include "session.h"
 #include "common/unix-socket.h"
 
@@ -71,9 +74,13 @@ struct record {
 	char *work_dir;        /* where it is written */
 	bool replace;          /* an old trace is at final_dir */
 	bool force;
+	bool buffer_given;     /* -b: per-thread buffers were sized */
+	int owner;             /* enum func_owner: the last -p's tracer */
 	char *program;         /* resolved CMD */
 	struct record_kernel kernel;
 	bool no_user_events;   /* the program is not instrumented */
+	pid_t child;           /* the command, once it runs */
+	int child_status;      /* its wait status once it ended, else -1 */
 	struct sigaction saved_int, saved_term; /* what the command inherits */
 	struct rec_rule *parsed; /* every -e, before sort_rules kept the user's */
 	unsigned nparsed;
@@ -91,17 +98,20 @@ static void usage(FILE *f)
 		"                 SYSTEM, or a glob as 'syscalls:sys_enter_*')\n"
 		"  -f FILTER      filter for the preceding -e, in ftrace's syntax\n"
 		"                 (e.g. 'len > 100 && path ~ \"/etc/*\"'); for kernel\n"
-		"                 events the kernel's own filter\n"
-		"  -b KB          buffer size per thread in KiB (default %d, at most\n"
-		"                 %u), and per CPU for kernel events (default: the\n"
-		"                 kernel's)\n"
+		"                 events the kernel's own filter; it selects what is\n"
+		"                 recorded (the program's own probes see every hit)\n"
+		"  -b, --user-buffer KB   user events' buffer per thread in KiB\n"
+		"                 (default %d, at most %u)\n"
+		"  --kernel-buffer KB     kernel events' buffer per CPU in KiB\n"
+		"                 (default: the kernel's)\n"
 		"  --subbufs N    sub-buffers per thread buffer (default: one per\n"
 		"                 %d KiB, at least %d, at most 128)\n"
 		"  --overwrite    flight recorder: keep the newest events\n"
 		"  -P PID         attach to a running instrumented process; kernel\n"
 		"                 events of PID only (any process, with kernel -e only)\n"
 		"  --no-follow    do not record children forked by the program\n"
-		"  --force        record even if an -e names no event of the program\n"
+		"  --force        record even if an -e names no event of the program,\n"
+		"                 or -P -p finds no function entry it can patch\n"
 		"  -p TRACER      a tracer: function or function_graph traces the\n"
 		"                 program's functions when it is built for it, else\n"
 		"                 the kernel's; user:TRACER or kernel:TRACER chooses;\n"
@@ -109,6 +119,8 @@ static void usage(FILE *f)
 		"  -l GLOB        function tracers: only functions matching GLOB\n"
 		"  -n GLOB        function tracers: not functions matching GLOB\n"
 		"  -g FUNC        function_graph: only FUNC and what it calls\n"
+		"                 (-l, -n, -g are for the tracer of the -p they follow;\n"
+		"                 before any -p, for the first)\n"
 		"  --max-graph-depth N   function_graph: at most N levels deep\n"
 		"  --func-stack   user call stack with each function event\n"
 		"  --no-libcall   function tracers: not the library calls (PLT)\n"
@@ -118,7 +130,9 @@ static void usage(FILE *f)
 		"  -q             no summary\n\n"
 		"Kernel events are recorded in a private tracefs instance\n"
 		"(tracekit-PID), on the user events' clock; it is removed at the end,\n"
-		"or by 'tracekit reset' if the recorder was killed.\n",
+		"or by 'tracekit reset' if the recorder was killed.\n\n"
+		"Exit status: the command's, 128 + N if signal N killed it; 1 if the\n"
+		"recording failed; 0 for -P.\n",
 		DEFAULT_BUFFER_KB, MAX_BUFFER_KB, SUBBUF_KB, MIN_SUBBUFS);
 }
 
@@ -143,6 +157,9 @@ static int add_rule(struct rec_options *o, const char *pattern)
 	return 0;
 }
 
+/* Whose -l, -n and -g these are: the tracer of the last -p. */
+enum func_owner { OWNER_NONE, OWNER_USER, OWNER_KERNEL, OWNER_BARE };
+
 static void list_add(struct rec_list *l, const char *value)
 {
 	const char **grown = realloc(l->item, (l->count + 1) * sizeof(*grown));
@@ -153,9 +170,45 @@ static void list_add(struct rec_list *l, const char *value)
 	l->item[l->count++] = value;
 }
 
-/* -p NAME, user:NAME or kernel:NAME. */
-static int add_tracer(struct rec_options *o, const char *arg)
+/* The -l, -n and -g lists of tracer @owner. */
+static struct rec_func_lists owner_lists(struct rec_options *o, enum func_owner owner)
 {
+	struct rec_func_lists user = { o->func_filter, o->func_notrace, o->graph_funcs };
+
+	return owner == OWNER_KERNEL ? o->kernel_funcs
+	       : owner == OWNER_BARE ? o->bare_funcs : user;
+}
+
+static void owner_lists_set(struct rec_options *o, enum func_owner owner,
+			    const struct rec_func_lists *l)
+{
+	if (owner == OWNER_KERNEL) {
+		o->kernel_funcs = *l;
+	} else if (owner == OWNER_BARE) {
+		o->bare_funcs = *l;
+	} else {
+		o->func_filter = l->filter;
+		o->func_notrace = l->notrace;
+		o->graph_funcs = l->graph;
+	}
+}
+
+/* -l, -n or -g (@c) for the tracer the last -p chose; before any -p, for
+ * the first one (kept with the user's meanwhile: add_tracer moves them). */
+static void add_func_glob(struct record *r, int c, const char *glob)
+{
+	enum func_owner owner = r->owner == OWNER_NONE ? OWNER_USER : r->owner;
+	struct rec_func_lists l = owner_lists(&r->opt, owner);
+
+	list_add(c == 'l' ? &l.filter : c == 'n' ? &l.notrace : &l.graph, glob);
+	owner_lists_set(&r->opt, owner, &l);
+}
+
+/* -p NAME, user:NAME or kernel:NAME. */
+static int add_tracer(struct record *r, const char *arg)
+{
+	struct rec_options *o = &r->opt;
+	enum func_owner owner;
 	const char **slot;
 	const char *name = arg;
 
@@ -167,13 +220,17 @@ static int add_tracer(struct rec_options *o, const char *arg)
 			return -1;
 		}
 		slot = &o->user_tracer;
+		owner = OWNER_USER;
 	} else if (!strncmp(arg, "kernel:", 7)) {
 		name = arg + 7;
 		slot = &o->kernel_tracer;
+		owner = OWNER_KERNEL;
 	} else if (!strcmp(arg, "function") || !strcmp(arg, "function_graph")) {
 		slot = &o->bare_tracer;
+		owner = OWNER_BARE;
 	} else {
 		slot = &o->kernel_tracer;
+		owner = OWNER_KERNEL;
 	}
 	if (!*name) {
 		tk_error("-p '%s': no tracer named", arg);
@@ -184,6 +241,14 @@ static int add_tracer(struct rec_options *o, const char *arg)
 		return -1;
 	}
 	*slot = name;
+	if (r->owner == OWNER_NONE && owner != OWNER_USER) {
+		/* the globs given before the first -p are this tracer's */
+		struct rec_func_lists pending = owner_lists(o, OWNER_USER), none = { 0 };
+
+		owner_lists_set(o, owner, &pending);
+		owner_lists_set(o, OWNER_USER, &none);
+	}
+	r->owner = owner;
 	return 0;
 }
 
@@ -211,9 +276,12 @@ static int parse_options(struct record *r, int argc, char **argv)
 		{ "stack", no_argument, NULL, 'T' },
 		{ "ustack", no_argument, NULL, 'U' },
 		{ "no-libcall", no_argument, NULL, 'L' },
+		{ "user-buffer", required_argument, NULL, 'b' },
+		{ "kernel-buffer", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_options *o = &r->opt;
+	bool buffer_given = false;
 	unsigned long v;
 	int c;
 
@@ -248,6 +316,14 @@ static int parse_options(struct record *r, int argc, char **argv)
 				return -1;
 			}
 			o->buffer_kb = (uint32_t)v;
+			buffer_given = true;
+			break;
+		case 'k':
+			if (!parse_uint(optarg, 4u << 20, &v) || v < 4) {
+				tk_error("--kernel-buffer '%s': buffer size must be a number of KiB, at least 4",
+					 optarg);
+				return -1;
+			}
 			o->kernel_buffer_kb = (uint32_t)v;
 			break;
 		case 'S':
@@ -275,17 +351,13 @@ static int parse_options(struct record *r, int argc, char **argv)
 			r->force = true;
 			break;
 		case 'p':
-			if (add_tracer(o, optarg) < 0)
+			if (add_tracer(r, optarg) < 0)
 				return -1;
 			break;
 		case 'l':
-			list_add(&o->func_filter, optarg);
-			break;
 		case 'n':
-			list_add(&o->func_notrace, optarg);
-			break;
 		case 'g':
-			list_add(&o->graph_funcs, optarg);
+			add_func_glob(r, c, optarg);
 			break;
 		case 'D':
 			if (!parse_uint(optarg, 1u << 16, &v) || v == 0) {
@@ -341,6 +413,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 	}
 	if (o->nrules == 0)
 		add_rule(o, "all");
+	r->buffer_given = buffer_given;
 	if (o->only_command && o->attach_pid) {
 		tk_error("-F is for a command; -P PID already limits the kernel's events to PID");
 		return -1;
@@ -748,6 +821,18 @@ static void describe_exit(const char *cmd, int status)
 			WTERMSIG(status), strsignal(WTERMSIG(status)));
 }
 
+/* What record exits with once the trace is complete: the command's own
+ * status, 128 + N when signal N killed it (as a shell, time or strace
+ * report it); 0 for -P. */
+static int command_status(const struct record *r)
+{
+	if (r->child_status < 0)
+		return 0;
+	if (WIFSIGNALED(r->child_status))
+		return 128 + WTERMSIG(r->child_status);
+	return WIFEXITED(r->child_status) ? WEXITSTATUS(r->child_status) : 0;
+}
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -756,16 +841,44 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* One line once the recording runs, so that a long one is not mistaken
+ * for a hang. */
+static void say_recording(const struct record *r, const struct rec_session *s)
+{
+	const struct rec_process *p = s->nprocs ? s->procs[0] : NULL;
+
+	if (r->opt.quiet)
+		return;
+	if (r->opt.argv)
+		fprintf(stderr, "tracekit: recording '%s' (pid %d) to '%s'; Ctrl-C to stop\n",
+			r->opt.argv[0], (int)r->child, r->final_dir);
+	else if (p && p->hello)
+		fprintf(stderr, "tracekit: recording process %d (%s) to '%s'; Ctrl-C to stop\n",
+			(int)r->opt.attach_pid, p->comm, r->final_dir);
+	else
+		fprintf(stderr, "tracekit: recording process %d to '%s'; Ctrl-C to stop\n",
+			(int)r->opt.attach_pid, r->final_dir);
+}
+
 /* Record until the command ends, the process goes away or a signal.  A
  * signal that stops us is passed on to the command, then SIGTERM after
  * STOP_GRACE_MS if it ignored that one (perf record ends its workload so
  * too): the recording is of the command, and what it does until it exits
  * is recorded, for 2 * STOP_GRACE_MS at most. */
-static int record_loop(struct record *r, struct rec_session *s, int sigfd,
-		       pid_t child)
+static int record_watch(struct record *r, struct rec_session *s, int sigfd,
+			pid_t child, struct record_watch *w)
 {
 	uint64_t stop_at = 0;
+	/* record -P: the process must say HELLO in time */
+	uint64_t answer_by = r->opt.attach_pid && r->opt.nrules
+				     ? now_ms() + TK_CTL_ANSWER_MS : 0;
 	bool termed = false;
+
+	uint64_t patch_by = 0, patch_seen = 0;
+
+	if (!answer_by)
+		say_recording(r, s);
+	watch_tick(w);
 
 	for (;;) {
 		struct signalfd_siginfo si;
@@ -778,6 +891,7 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 
 		if (ret < 0)
 			return ret;
+		watch_tick(w);
 		if (ret == 1 && read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
 			    si.ssi_signo == SIGHUP) {
@@ -800,6 +914,7 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 
 			if (waitpid(child, &status, WNOHANG) == child) {
 				describe_exit(r->opt.argv[0], status);
+				r->child_status = status;
 				return 0;
 			}
 		} else if (!r->opt.nrules) {
@@ -808,8 +923,44 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 				return 0;
 		} else if (session_connected(s) == 0) {
 			return 0;
+		} else if (answer_by && session_heard_from(s)) {
+			answer_by = 0;
+			if (r->opt.user_tracer)
+				patch_by = now_ms() + TK_CTL_ANSWER_MS;
+			else
+				say_recording(r, s);
+		} else if (patch_by) {
+			/* -P -p: what the function tracer could patch decides;
+			 * the objects come in one burst after CONFIG */
+			if (!patch_seen && functrace_heard_from((uint32_t)r->opt.attach_pid))
+				patch_seen = now_ms() + 100;
+			if ((patch_seen && now_ms() >= patch_seen) || now_ms() > patch_by) {
+				patch_by = 0;
+				if (functrace_attach_check(&r->opt, (uint32_t)r->opt.attach_pid,
+							   r->force, s->error,
+							   sizeof(s->error)) < 0)
+					return -ENOEXEC;
+				say_recording(r, s);
+			}
+		} else if (answer_by && now_ms() > answer_by) {
+			ctl_no_answer(r->opt.attach_pid, false, s->error,
+				      sizeof(s->error));
+			return -ETIMEDOUT;
 		}
 	}
+}
+
+static int record_loop(struct record *r, struct rec_session *s, int sigfd,
+		       pid_t child)
+{
+	struct record_watch w;
+	int ret;
+
+	watch_init(&w, s, &r->kernel, r->work_dir,
+		   !r->opt.quiet && isatty(STDERR_FILENO));
+	ret = record_watch(r, s, sigfd, child, &w);
+	watch_end(&w);
+	return ret;
 }
 
 /* Everything before the first byte is written: the command found, the
@@ -836,6 +987,10 @@ static int prepare(struct record *r)
 	    functrace_record_check(&r->opt, program, r->force) < 0 ||
 	    precheck_program(r) < 0 || record_kernel_check(&r->kernel, &r->opt) < 0)
 		return -1;
+	if (r->buffer_given && !r->opt.nrules && !r->opt.user_tracer) {
+		tk_error("-b sizes the per-thread buffers of user events, and every -e is a kernel event: the kernel's per-CPU buffer is --kernel-buffer KB");
+		return -1;
+	}
 	/* worth a word only when the user side is all there is */
 	if (r->no_user_events && r->opt.nrules && !r->kernel.wanted && !r->opt.quiet &&
 	    !r->opt.user_tracer)
@@ -862,6 +1017,7 @@ static int start(struct record *r, struct rec_session *s, const sigset_t *oldmas
 	if (c.pid > 0 && release_command(r, &c) < 0)
 		return -1;
 	*child = c.pid;
+	r->child = c.pid;
 	return 0;
 }
 
@@ -920,6 +1076,7 @@ int cmd_record(int argc, char **argv)
 	bool user = true;
 
 	memset(&r, 0, sizeof(r));
+	r.child_status = -1;
 	if (parse_options(&r, argc, argv) < 0)
 		return done(&r, TK_EXIT_USAGE);
 	if (prepare(&r) < 0 || prepare_output(&r) < 0) {
@@ -956,10 +1113,15 @@ int cmd_record(int argc, char **argv)
 	    getuid() == 0)
 		tk_warn("cannot raise the recorder's priority: %s", strerror(errno));
 	ret = record_loop(&r, &s, sigfd, child);
+	watch_renames(&s); /* the threads still there */
+	if (ret == -ENOEXEC) {
+		/* nothing of what was asked can be recorded */
+		session_stop(&s);
+		tk_error("%s", s.error);
+		goto fail;
+	}
 	if (ret == 0 && r.opt.attach_pid && user && !session_heard_from(&s)) {
-		snprintf(s.error, sizeof(s.error),
-			 "process %d refused the connection (%s)", (int)r.opt.attach_pid,
-			 TK_PEER_RULE);
+		ctl_no_answer(r.opt.attach_pid, true, s.error, sizeof(s.error));
 		ret = -EPERM;
 	}
 	session_stop(&s);
@@ -991,8 +1153,8 @@ int cmd_record(int argc, char **argv)
 	if (ret)
 		return done(&r, keep_old_trace(&r));
 	if (commit_output(&r) < 0)
-		ret = TK_EXIT_FAILURE;
-	return done(&r, ret);
+		return done(&r, TK_EXIT_FAILURE);
+	return done(&r, command_status(&r));
 fail:
 	session_free(&s);
 	record_kernel_free(&r.kernel);

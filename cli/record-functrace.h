@@ -48,6 +48,15 @@ int functrace_on_module(uint32_t pid, const void *msg, size_t len);
 /* Objects seen otherwise (the kernel's mmap events, for user stacks of
  * kernel events): their symbols are saved too.  Returns 0 or -ENOMEM. */
 int functrace_add_modules(const struct tk_sym_module *m, unsigned n);
+/* record -P with a user tracer: once process @pid has reported its
+ * objects, whether tracing can go on.  Its entries may all be unusable
+ * (gcc's single-byte NOPs are made patchable only before threads run):
+ * then returns -1 with how to start the program in err[len], unless
+ * @force (a warning then).  0 otherwise. */
+int functrace_attach_check(const struct rec_options *o, uint32_t pid, bool force,
+			   char *err, size_t len);
+/* Whether process @pid has reported any object. */
+bool functrace_heard_from(uint32_t pid);
 
 /* Save the symbols of the objects reported into @dir; prints and returns
  * < 0 on failure. */

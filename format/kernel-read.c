@@ -125,6 +125,8 @@ static int read_manifest(const char *dir, struct tk_kernel *k, bool counts,
 		uint64_t cpu = UINT64_MAX, overrun = 0, dropped = 0, v;
 
 		lineno++;
+		if (kind && !strcmp(kind, "tracekit") && strstr(save, "state=recording"))
+			k->incomplete = true; /* the recorder never finished */
 		if (!kind || (strcmp(kind, "kernel") && strcmp(kind, "kcpu")))
 			continue;
 		while (!ret && (tok = strtok_r(NULL, " \t\n", &save))) {
@@ -583,6 +585,8 @@ static int load_page(struct tk_kernel *k, struct tk_kernel_cpu *c, char *err,
 		uint64_t commit = 0;
 		unsigned data;
 
+		if (avail < hdr && k->incomplete)
+			return 0; /* the recorder was killed while writing it */
 		if (avail < hdr)
 			return bad_page(c, off, "truncated page header", err, errlen);
 		if (avail > k->page_size)
@@ -596,6 +600,8 @@ static int load_page(struct tk_kernel *k, struct tk_kernel_cpu *c, char *err,
 		    ((commit & MISSED_STORED) && data + k->long_size > k->page_size - hdr))
 			return bad_page(c, off, "page commit size past the page", err,
 					errlen);
+		if (hdr + data > avail && k->incomplete)
+			return 0;
 		if (hdr + data > avail)
 			return bad_page(c, off, "the file ends inside a page (truncated)",
 					err, errlen);

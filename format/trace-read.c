@@ -335,8 +335,11 @@ int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 		if (!kind)
 			continue;
 		if (lineno == 1) {
+			const char *state = get(kv, n, "state");
+
 			if (strcmp(kind, "tracekit") != 0)
 				goto bad;
+			t->incomplete = state && !strcmp(state, "recording");
 			continue;
 		}
 		if (strcmp(kind, "host") == 0) {

@@ -93,6 +93,8 @@ struct tk_trace_kernel {
 
 struct tk_trace {
 	char *dir;
+	bool incomplete; /* written while recording: the recorder never
+			  * finished it (manifest "tracekit state=recording") */
 	char host[65];
 	char mode[16];
 	struct tk_trace_clock clock;
@@ -108,7 +110,10 @@ static inline uint64_t tk_stream_lost(const struct tk_trace_stream *s)
 	return s->lost_full + s->lost_nested + s->lost_big + s->lost_overwritten;
 }
 
-/* Write the manifest, descriptor files and CTF metadata of @t into t->dir.
+/* Write the manifest, descriptor files and CTF metadata of @t into t->dir,
+ * each file whole (renamed into place).  A descriptor file that has its
+ * size already is kept: descriptors are only ever appended, so the
+ * recorder can call this as often as processes and streams come.
  * Returns 0 or -errno with err[errlen] naming the file. */
 int tk_trace_write_index(const struct tk_trace *t, char *err, size_t errlen);
 

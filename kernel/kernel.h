@@ -133,8 +133,14 @@ bool tk_kinstance_is_stale(const char *name);
 /* The tracers the kernel offers in instance @k (NULL: at the top level,
  * where there can be more), with nop, as one space-separated string. */
 int tk_ktracers(struct tk_kinstance *k, char *out, size_t len);
-/* Set current_tracer; -ENOENT if the kernel does not offer it (the list
- * is in @err), -EPERM if the kernel refuses it. */
+/* The tracers instance @k (new, tracing off) can run: each one it offers
+ * is tried; @usable gets those current_tracer takes (nop first), @refused
+ * those it refuses, as "name (why)", both space-separated.  Leaves nop.
+ * What list -t says and what record and start accept. */
+int tk_ktracers_usable(struct tk_kinstance *k, char *usable, size_t ulen,
+		       char *refused, size_t rlen);
+/* Set current_tracer; -ENOENT if the kernel does not offer it (the
+ * usable and refused ones are in @err), -EPERM if the kernel refuses it. */
 int tk_kinstance_set_tracer(struct tk_kinstance *k, const char *tracer,
 			    char *err, size_t errlen);
 /* Write function globs into @file (set_ftrace_filter, set_ftrace_notrace,

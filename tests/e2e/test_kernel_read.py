@@ -243,13 +243,27 @@ def test_report_options_on_kernel_events():
     p = tklib.tracekit("report", d, "--count", "--events", "syscalls:*",
                        "-F", "common_pid == %d" % pid, check=True)
     counts = {l.split()[1]: int(l.split()[0]) for l in p.stdout.splitlines()}
-    # the window holds n; the runtime may make one call before 'start'
-    assert counts["syscalls:sys_enter_getppid"] in (n, n + 1), counts
+    # exactly n: the runtime makes no getppid() of its own
+    assert counts["syscalls:sys_enter_getppid"] == n, counts
     assert counts["syscalls:sys_exit_getppid"] == counts["syscalls:sys_enter_getppid"]
     assert "sched:sched_switch" not in counts
     events = kernlib.report(d, "--events", "syscalls:sys_exit_*", "-F", "common_pid == %d" % pid)
     assert {e["event"] for e in events} == {"syscalls:sys_exit_getppid"}
     assert all(e["tid"] == pid for e in events)
+    # --tid, --pid and --comm select kernel events by their thread too
+    for opts in (("--tid", str(pid)), ("--pid", str(pid)), ("--comm", "prog-kstat*")):
+        p = tklib.tracekit("report", d, "--count", "--events", "syscalls:*", *opts,
+                           check=True)
+        got = {l.split()[1]: int(l.split()[0]) for l in p.stdout.splitlines()}
+        assert got == counts, (opts, got, counts)
+    # common_cpu and common_comm, on kernel and user lines alike
+    every = kernlib.report(d)
+    for cpu in {e["cpu"] for e in every}:
+        got = kernlib.report(d, "-F", "common_cpu == %d" % cpu)
+        assert got == [e for e in every if e["cpu"] == cpu], cpu
+    got = kernlib.report(d, "-F", 'common_comm ~ "prog-kstat*"')
+    assert got == [e for e in every if e["comm"].startswith("prog-kstat")]
+    assert {e["event"] for e in got} >= {"test:phase", "syscalls:sys_enter_getppid"}
     p = tklib.tracekit("report", d, "-F", "nosuchfield == 1", check=False)
     assert p.returncode != 0 and p.stderr.startswith("tracekit: bad filter"), p.stderr
 
@@ -383,8 +397,22 @@ def test_list_kernel():
         both = tklib.tracekit("list", "-e", BASIC, check=True).stdout.split()
         assert {"test:seq", "test:phase", "test:kinds", "sched:sched_switch"} <= set(both)
         assert both == sorted(both)
-        tracers = tklib.tracekit("list", "-t", check=True).stdout.split()
-        assert "nop" in tracers
+        p = tklib.tracekit("list", "-t", check=True)
+        tracers = p.stdout.split()
+        assert tracers[0] == "nop" and len(p.stdout.splitlines()) == 1, p.stdout
+        # what list -t says is what a tracer that is not there is told
+        refused = re.fullmatch(r"(?:tracekit: the kernel refuses here: (.*)\n)?", p.stderr)
+        assert refused, p.stderr
+        e = tklib.tracekit("record", "-o", os.path.join(tklib.tmpdir(), "t"), "-p",
+                           "kernel:nosuch", "--", "true", check=False)
+        assert e.stderr == "tracekit: tracer 'nosuch' is not available (available: %s%s)\n" % (
+            " ".join(tracers), "; refused here: " + refused.group(1) if refused.group(1)
+            else ""), (e.stderr, p.stdout, p.stderr)
+        # and a tracer list -t offers, record takes
+        for t in tracers[1:]:
+            r = tklib.tracekit("record", "-q", "-o", os.path.join(tklib.tmpdir(), t), "-p",
+                               "kernel:" + t, "--", "true", check=False)
+            assert r.returncode == 0, (t, r.stderr)
         opts = tklib.tracekit("list", "-o", check=True).stdout.splitlines()
         assert opts and all(re.match(r"^(no)?[a-z0-9_-]+$", o) for o in opts), opts
         p = tklib.tracekit("list", "-f", check=False)

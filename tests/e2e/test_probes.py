@@ -243,8 +243,9 @@ def start_slow(d, *opts):
 
 
 def test_recorder_signals_remove_probes():
-    """SIGINT or SIGTERM to the recorder, SIGKILL to the program: the
-    recording ends well and the probes are gone (guard())."""
+    """SIGINT or SIGTERM to the recorder (passed on to the program), SIGKILL
+    to the program: the recording ends with the program's status (128 +
+    the signal), its trace is whole and the probes are gone (guard())."""
     need_prog()
     for target, sig in (("recorder", signal.SIGINT), ("recorder", signal.SIGTERM),
                         ("program", signal.SIGKILL)):
@@ -254,8 +255,10 @@ def test_recorder_signals_remove_probes():
             os.kill(rec.pid if target == "recorder" else pid, sig)
             out, err = rec.communicate(timeout=30)
             kernlib.wait_gone(pid)
-        assert rec.returncode == 0, "record exited %d after %s to the %s: %s" % (
+        assert rec.returncode == 128 + sig, "record exited %d after %s to the %s: %s" % (
             rec.returncode, sig.name, target, err)
+        assert err == "tracekit: '%s' was killed by signal %d (%s)\n" % (
+            PROG, sig, signal.strsignal(sig)), err
         n = len(of(kernlib.report(d), "uprobe:f"))
         assert n >= SLOW_CALLS, "%d uprobe:f events, the program made %d calls or more" % (
             n, SLOW_CALLS)

@@ -514,6 +514,32 @@ def test_toggle_no_session():
     assert got["enable_matched"] == [20000] and got["probe_calls"][0] > 0, p.stdout
 
 
+def test_filter_is_the_recorders_only():
+    """A recording filter selects what is recorded; the program's own probe
+    on the same event still sees every hit (200), with any filter."""
+    want = {"status >= 400": [i for i in range(200) if i % 10 == 3 or i % 25 == 0],
+            "id < 0": [],
+            "status == 200 && id < 20": [i for i in range(20)
+                                         if i % 10 != 3 and i % 25 != 0],
+            None: list(range(200))}
+    c = Checks()
+    for flt, ids in want.items():
+        out = os.path.join(tmpdir(), "t")
+        opts = ["-e", "srv:req_end"] + (["-f", flt] if flt else [])
+        p = record(out, [prog("probefilter")], *opts)
+        command_ok(p, "prog-probefilter")
+        got = counts(p.stdout)
+        c.check(got["probe_calls"] == [200] and got["probe_errors"] == [28],
+                "-f %r: the program's probe saw %s" % (flt, p.stdout.split("\n")))
+        rec = [int(fields(l["text"])["id"]) for l in report_lines(out)
+               if l["event"] == "srv:req_end"]
+        c.check(rec == ids, "-f %r: recorded ids %s, want %s" % (flt, rec, ids))
+        rows, total = summary(p.stderr)
+        c.check(total and total["events"] == len(ids) and total["lost"] == 0,
+                "-f %r: summary %s" % (flt, total))
+    c.done()
+
+
 # ------------------------------------------------------------------- 5. C++
 
 def test_cpp():
