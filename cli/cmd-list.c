@@ -270,7 +270,6 @@ static int list_file(const char *path, struct event_list *l)
 struct usdt_print {
 	const char *path;
 	bool names_only;
-	unsigned count;
 };
 
 /* A USDT probe as -e spells it, its arguments as the note types them. */
@@ -280,7 +279,6 @@ static void print_usdt(const char *provider, const char *name, const char *types
 	struct usdt_print *u = ctx;
 	unsigned k = 0;
 
-	u->count++;
 	printf("usdt:%s:%s", provider, name);
 	if (u->names_only) {
 		putchar('\n');
@@ -297,20 +295,19 @@ static void print_usdt(const char *provider, const char *name, const char *types
 }
 
 /* The USDT probes (stapsdt notes) of @path and the libraries it loads. */
-static unsigned list_usdt(const char *path, bool names_only)
+static void list_usdt(const char *path, bool names_only)
 {
 	struct usdt_print u = { .names_only = names_only };
 	struct tk_elf_modules m;
 	char err[512];
 
 	if (tk_elf_modules_read(path, true, &m, err, sizeof(err)) < 0)
-		return 0;
+		return;
 	for (unsigned i = 0; i < m.count; i++) {
 		u.path = m.module[i].path;
 		tk_usdt_list(u.path, print_usdt, &u, err, sizeof(err));
 	}
 	tk_elf_modules_free(&m);
-	return u.count;
 }
 
 static bool seen_before(long *seen, unsigned *n, long pid)
@@ -610,7 +607,6 @@ int cmd_list(int argc, char **argv)
 	enum list_mode mode = LIST_USER;
 	bool names_only = false;
 	const char *what, *glob = NULL;
-	unsigned usdt;
 	int c, nargs;
 
 	opterr = 0;
@@ -680,8 +676,10 @@ int cmd_list(int argc, char **argv)
 			continue;
 		print_event(&l.events[i], names_only);
 	}
-	usdt = is_target(what) && !isdigit((unsigned char)*what) ? list_usdt(what, names_only) : 0;
-	if (!l.count && !usdt)
+	/* USDT probes are not tracekit events: the line is true beside them */
+	if (is_target(what) && !isdigit((unsigned char)*what))
+		list_usdt(what, names_only);
+	if (!l.count)
 		fprintf(stderr, "tracekit: '%s' defines no tracekit events\n", what);
 	for (unsigned i = 0; i < l.count; i++)
 		tk_event_info_free(&l.events[i]);

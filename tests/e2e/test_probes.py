@@ -165,8 +165,11 @@ def test_usdt_semaphore():
 
 
 def test_list_usdt():
+    """list PROGRAM: its USDT probes spelt as -e takes them, typed from
+    the notes; they are no tracekit events, and stderr says so."""
     need_prog()
     p = tk("list", PROG, check=True)
+    assert p.stderr == "tracekit: '%s' defines no tracekit events\n" % PROG, p.stderr
     assert "usdt:tkprog:tick(arg0:s32, arg1:u64, arg2:s64)\n\tfile: %s\n" \
         % os.path.realpath(PROG) in p.stdout, p.stdout
     assert "usdt:tkprog:guarded(arg0:s32)" in p.stdout, p.stdout
