@@ -387,28 +387,33 @@ static bool kernel_system(const char *pattern, char *const *all, unsigned nall)
 static int classify(const struct stat_opts *o, char ***knames, unsigned *nk,
 		    char ***upats, unsigned *nu)
 {
+	struct tk_kevents kev;
+	char **all;
 	unsigned nall;
-	char **all = tk_kernel_event_names(NULL, &nall);
+	int ret;
 
-	if (!all) {
-		tk_error("cannot list the kernel's events: %s", strerror(errno));
+	for (unsigned i = 0; i < o->nevents; i++)
+		if (tk_probe_spec_is(o->events[i])) {
+			tk_error("'%s': stat does not count dynamic probes; record them (tracekit record -e '%s' ...) and count with report --count",
+				 o->events[i], o->events[i]);
+			return -1;
+		}
+	ret = tk_kevents_read(&kev);
+	all = kev.name;
+	nall = kev.count;
+	if (ret < 0) {
+		tk_error("cannot list the kernel's events: %s", strerror(-ret));
 		return -1;
 	}
 	*knames = calloc(nall + 1, sizeof(**knames));
 	*upats = calloc(o->nevents + 1, sizeof(**upats));
 	if (!*knames || !*upats) {
-		tk_names_free(all);
+		tk_kevents_free(&kev);
 		return -1;
 	}
 	for (unsigned i = 0; i < o->nevents; i++) {
 		unsigned matched = 0;
 
-		if (tk_probe_spec_is(o->events[i])) {
-			tk_error("'%s': stat does not count dynamic probes; record them (tracekit record -e '%s' ...) and count with report --count",
-				 o->events[i], o->events[i]);
-			tk_names_free(all);
-			return -1;
-		}
 		for (unsigned j = 0; j < nall; j++) {
 			bool dup = false;
 
@@ -432,7 +437,9 @@ static int classify(const struct stat_opts *o, char ***knames, unsigned *nk,
 					 o->events[i], close);
 			else
 				tk_error("unknown event '%s'", o->events[i]);
-			tk_names_free(all);
+			/* the names taken so far are freed with the others */
+			*nk = 0;
+			tk_kevents_free(&kev);
 			return -1;
 		}
 		(*upats)[(*nu)++] = (char *)o->events[i];
@@ -549,7 +556,9 @@ out:
 	for (unsigned i = 0; i < nc; i++)
 		free((char *)c[i].name);
 	free(c);
-	tk_names_free(knames);
+	for (unsigned i = 0; i < nk; i++)
+		free(knames[i]);
+	free(knames);
 	free(upats);
 	free(o.events);
 	return ret;
