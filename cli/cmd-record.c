@@ -128,7 +128,8 @@ static void usage(FILE *f)
 		"  --func-stack   user call stack with each function event\n"
 		"  --no-libcall   function tracers: not the library calls (PLT)\n"
 		"  --stack        kernel stack trace with each kernel event\n"
-		"  --ustack       user stack with each kernel event (frame pointers)\n"
+		"  --ustack       user stack with each event, user or kernel\n"
+		"                 (frame pointers)\n"
 		"  -F             kernel events only of the command and its children\n"
 		"  -q             no summary\n\n"
 		"Kernel events are recorded in a private tracefs instance\n"
@@ -990,6 +991,11 @@ static int prepare(struct record *r)
 	    functrace_record_check(&r->opt, program, r->force) < 0 ||
 	    precheck_program(r) < 0 || record_kernel_check(&r->kernel, &r->opt) < 0)
 		return -1;
+	if (r->opt.user_stack && !r->kernel.wanted && r->no_user_events) {
+		tk_error("--ustack applies to events: '%s' defines no tracekit events; give a kernel event (-e SYSTEM:EVENT) or a kernel tracer (-p)",
+			 r->opt.argv[0]);
+		return -1;
+	}
 	if (r->buffer_given && !r->opt.nrules && !r->opt.user_tracer) {
 		tk_error("-b sizes the per-thread buffers of user events, and every -e is a kernel event: the kernel's per-CPU buffer is --kernel-buffer KB");
 		return -1;

@@ -245,9 +245,9 @@ int record_kernel_check(struct record_kernel *rk, const struct rec_options *o)
 
 	rk->tracer = o->kernel_tracer;
 	rk->wanted = rk->nrules || rk->tracer || rk->nprobe_rules;
-	if ((o->kernel_stack || o->user_stack || o->only_command) && !rk->wanted) {
+	if ((o->kernel_stack || o->only_command) && !rk->wanted) {
 		tk_error("%s applies to kernel events: give one (-e SYSTEM:EVENT) or a kernel tracer (-p)",
-			 o->kernel_stack ? "--stack" : o->user_stack ? "--ustack" : "-F");
+			 o->kernel_stack ? "--stack" : "-F");
 		return -1;
 	}
 	if ((user_lists && !o->user_tracer) || (kernel_lists && !rk->tracer)) {
@@ -353,8 +353,16 @@ int record_kernel_start(struct record_kernel *rk, const struct rec_options *o,
 	uint32_t page_size = 0;
 	int ret;
 
-	if (!rk->wanted)
+	if (!rk->wanted) {
+		/* --ustack of user events alone: their code's mappings */
+		if (o->user_stack &&
+		    tk_mmaps_start(child > 0 ? child : o->attach_pid, child > 0, &rk->maps,
+				   err, sizeof(err)) < 0) {
+			tk_error("%s", err);
+			return -1;
+		}
 		return 0;
+	}
 	snprintf(name, sizeof(name), TK_KINSTANCE_PREFIX "-%d", (int)getpid());
 	if (tk_kinstance_create(&rk->inst, name, err, sizeof(err)) < 0) {
 		tk_error("%s", err);
@@ -511,7 +519,7 @@ int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
 	int ret, failed = 0;
 
 	if (!rk->cap)
-		return 0;
+		return save_code_maps(rk, s->opt->attach_pid);
 	tk_kinstance_tracing_on(&rk->inst, false);
 	ret = tk_kcapture_stop(rk->cap, err, sizeof(err));
 	if (ret) {

@@ -75,6 +75,7 @@ struct tk_msg_stream {
 enum tk_config_flags {
 	TK_CONFIG_FOLLOW_FORK = 1u << 0,
 	TK_CONFIG_FUNCTRACE = 1u << 1, /* function tracer options follow */
+	TK_CONFIG_USER_STACK = 1u << 2, /* each user event's stack (--ustack) */
 };
 
 /* Followed by nrules rules, each "pattern\0filter\0" (filter may be ""),

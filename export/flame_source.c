@@ -12,7 +12,10 @@
  *            just entered, innermost first) and the kernel's
  *            ftrace:kernel_stack (--stack) and ftrace:user_stack (--ustack:
  *            a thread's user stack with a kernel event, named from the
- *            trace's symbols as the function tracer's addresses are)
+ *            trace's symbols as the function tracer's addresses are), and
+ *            ftrace:event_stack (--ustack with user events); the last two
+ *            are frame-pointer walks, cut where they stop being the
+ *            stack (format/ustack-check.h)
  * The graph is written when it has any call and --stacks was not given,
  * else the stacks.
  */
@@ -25,6 +28,7 @@
 #include <event-parse.h>
 #include "calls.h"
 #include "flame.h"
+#include "format/ustack-check.h"
 
 #define MAX_FRAMES 256
 
@@ -33,6 +37,7 @@ struct tk_flame_source {
 	struct tk_export *x;
 	struct tk_calls *calls;
 	uint64_t *last_func; /* per stream: the function last entered */
+	struct tk_ustack_check *check;
 	int kstack_id;       /* ftrace:kernel_stack's id, -1 if none */
 	unsigned kstack_size_off, kstack_caller_off;
 	int ustack_id;       /* ftrace:user_stack's (kernel's) id, -1 if none */
@@ -85,7 +90,9 @@ int tk_flame_source_begin(struct tk_export *x)
 	fs->stacks.unit = "samples";
 	fs->calls = tk_calls_new(x, graph_closed, fs);
 	fs->last_func = calloc(x->trace->nstreams + 1, sizeof(*fs->last_func));
-	if (!fs->calls || !fs->last_func)
+	if (fs->calls)
+		fs->check = tk_ustack_check_new(tk_calls_symbols(fs->calls));
+	if (!fs->calls || !fs->last_func || !fs->check)
 		return tk_export_error(x, "out of memory");
 	if (x->kernel) {
 		struct tep_event *ev = tep_find_event_by_name(x->kernel->tep, "ftrace",
@@ -166,6 +173,40 @@ static int user_stack(struct tk_flame_source *fs, const struct tk_stream_reader 
 	return ret;
 }
 
+/* A frame-pointer walk of process @pid, as much of it as is the stack
+ * (format/ustack-check.h). */
+static int walked_stack(struct tk_flame_source *fs, uint32_t pid, const uint64_t *addr,
+			unsigned n, bool first_is_pc)
+{
+	char *copies[MAX_FRAMES] = { NULL };
+	unsigned k = 0;
+	int ret;
+
+	n = tk_ustack_trusted(fs->check, pid, addr, n, first_is_pc);
+	for (; k < n; k++) {
+		/* names may share the calls' number buffer: keep copies */
+		copies[k] = strdup(tk_calls_caller(fs->calls, pid, addr[k]));
+		if (!copies[k])
+			break;
+	}
+	ret = add_stack(fs, (const char *const *)copies, k);
+	for (unsigned i = 0; i < k; i++)
+		free(copies[i]);
+	return ret;
+}
+
+/* --ustack with user events: the runtime's walk, from the event's call */
+static int event_stack(struct tk_flame_source *fs, const struct tk_stream_reader *rd)
+{
+	const struct tk_value *v = &rd->values[0];
+	uint64_t addr[MAX_FRAMES];
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i + 8 <= v->len && n < MAX_FRAMES; i += 8)
+		memcpy(&addr[n++], v->str + i, 8);
+	return walked_stack(fs, rd->stream->pid, addr, n, false);
+}
+
 int tk_flame_source_user(struct tk_export *x, struct tk_stream_reader *rd)
 {
 	struct tk_flame_source *fs = x->priv;
@@ -195,6 +236,8 @@ int tk_flame_source_user(struct tk_export *x, struct tk_stream_reader *rd)
 		break;
 	case TK_FT_STACK:
 		return user_stack(fs, rd);
+	case TK_FT_EVENT_STACK:
+		return event_stack(fs, rd);
 	default:
 		break;
 	}
@@ -205,29 +248,20 @@ int tk_flame_source_user(struct tk_export *x, struct tk_stream_reader *rd)
 /* --ustack: the thread's return addresses, innermost first, until 0 */
 static int kernel_user_stack(struct tk_flame_source *fs, const struct tk_kernel_cpu *c)
 {
-	char *copies[MAX_FRAMES] = { NULL };
 	unsigned max = (c->data_size - fs->ustack_caller_off) / 8, n = 0;
+	uint64_t addr[MAX_FRAMES];
 	uint32_t tgid;
-	int ret;
 
 	memcpy(&tgid, c->data + fs->ustack_tgid_off, 4);
-	for (unsigned i = 0; i < max && n < MAX_FRAMES; i++) {
-		uint64_t addr;
-
-		memcpy(&addr, c->data + fs->ustack_caller_off + 8 * i, 8);
-		if (addr == 0 || addr == ~0ull)
-			break;
-		/* names may share the calls' number buffer: keep copies */
-		copies[n] = strdup(tk_calls_caller(fs->calls, tgid, addr));
-		if (!copies[n])
+	while (n < max && n < MAX_FRAMES) {
+		memcpy(&addr[n], c->data + fs->ustack_caller_off + 8 * n, 8);
+		if (addr[n] == 0 || addr[n] == ~0ull)
 			break;
 		n++;
 	}
-	ret = add_stack(fs, (const char *const *)copies, n);
-	for (unsigned i = 0; i < n; i++)
-		free(copies[i]);
-	return ret;
+	return walked_stack(fs, tgid, addr, n, true);
 }
+
 
 int tk_flame_source_kernel(struct tk_export *x, struct tk_kernel_cpu *c)
 {
@@ -287,6 +321,7 @@ void tk_flame_source_free(struct tk_export *x)
 
 	if (!fs)
 		return;
+	tk_ustack_check_free(fs->check);
 	tk_calls_free(fs->calls);
 	tk_flame_free(&fs->graph);
 	tk_flame_free(&fs->stacks);

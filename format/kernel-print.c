@@ -30,6 +30,7 @@
 #include "kprint-compile.h"
 #include "kprint-plugins.h"
 #include "symbols.h"
+#include "ustack-check.h"
 
 enum printer { PRINT_TEP, PRINT_STACK, PRINT_USTACK, PRINT_FAST };
 
@@ -209,23 +210,31 @@ static size_t print_stack(const struct tk_kprint *p, const unsigned char *data,
 	return n;
 }
 
+#define TK_KPRINT_USTACK_MAX 128
+
 static size_t print_user_stack(const struct tk_kprint *p, const unsigned char *data,
 			       unsigned size, char *out, size_t room)
 {
-	unsigned max = (size - p->stack_caller_off) / 8;
+	unsigned max = (size - p->stack_caller_off) / 8, valid = 0;
 	struct tk_symbols *syms = p->env->user_syms;
+	uint64_t addrs[TK_KPRINT_USTACK_MAX];
 	uint32_t tgid;
 	size_t n = 0;
 
 	memcpy(&tgid, data + p->stack_tgid_off, 4);
 	put(out, room, &n, "<user stack trace>");
-	for (unsigned i = 0; i < max; i++) {
-		uint64_t addr, off = 0;
+	while (valid < max && valid < TK_KPRINT_USTACK_MAX) {
+		memcpy(&addrs[valid], data + p->stack_caller_off + 8 * valid, 8);
+		if (addrs[valid] == 0 || addrs[valid] == ~0ull)
+			break;
+		valid++;
+	}
+	if (p->env->user_check)
+		valid = tk_ustack_trusted(p->env->user_check, tgid, addrs, valid, true);
+	for (unsigned i = 0; i < valid; i++) {
+		uint64_t addr = addrs[i], off = 0;
 		const char *name, *object;
 
-		memcpy(&addr, data + p->stack_caller_off + 8 * i, 8);
-		if (addr == 0 || addr == ~0ull)
-			break;
 		/* a return address names its caller: look one byte before,
 		 * except for the first, where the thread was */
 		name = tk_symbols_lookup(syms, tgid, i ? addr - 1 : addr, &off);

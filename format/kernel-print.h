@@ -39,6 +39,8 @@ enum {
 };
 
 /* What the printers of one trace share (the caller's, it outlives them). */
+struct tk_ustack_check;
+
 struct tk_kprint_env {
 	struct tep_handle *tep;
 	tk_ksym_addr_fn sym_addr; /* names in print fmts (may be NULL) */
@@ -50,6 +52,9 @@ struct tk_kprint_env {
 	/* the symbols saved with the trace, for user stacks (may be NULL:
 	 * addresses alone) */
 	struct tk_symbols *user_syms;
+	/* cuts user stacks where the frame-pointer chain stops being the
+	 * stack (may be NULL: printed whole) */
+	struct tk_ustack_check *user_check;
 };
 
 /* How to print @ev's fields; @tep_only sends everything to

@@ -314,6 +314,7 @@ struct sym_map {
 	uint64_t lo, hi, bias;
 	int file; /* index in tk_symbols.file, -1: none */
 	char *path;
+	char build_id[41]; /* hex, "" if none */
 };
 
 struct tk_symbols {
@@ -419,6 +420,10 @@ int tk_symbols_load(const char *dir, struct tk_symbols **out, char *err,
 			continue;
 		line[strcspn(line, "\n")] = '\0';
 		m.path = at && line[at] ? strdup(line + at) : NULL;
+		m.build_id[0] = '\0';
+		if (strlen(bid) < sizeof(m.build_id) &&
+		    strspn(bid, "0123456789abcdef") == strlen(bid))
+			memcpy(m.build_id, bid, strlen(bid) + 1);
 		m.file = -1;
 		if (symfile_ok(file)) {
 			for (k = 0; k < s->nfiles; k++)
@@ -489,6 +494,18 @@ const char *tk_symbols_object(struct tk_symbols *s, uint32_t pid, uint64_t addr)
 	for (unsigned i = 0; s && i < s->nmaps; i++)
 		if (s->map[i].pid == pid && addr >= s->map[i].lo && addr < s->map[i].hi)
 			return s->map[i].path;
+	return NULL;
+}
+
+const char *tk_symbols_where(struct tk_symbols *s, uint32_t pid, uint64_t addr,
+			     uint64_t *bias, const char **build_id)
+{
+	for (unsigned i = 0; s && i < s->nmaps; i++)
+		if (s->map[i].pid == pid && addr >= s->map[i].lo && addr < s->map[i].hi) {
+			*bias = s->map[i].bias;
+			*build_id = s->map[i].build_id;
+			return s->map[i].path;
+		}
 	return NULL;
 }
 

@@ -94,6 +94,10 @@ const char *tk_symbols_lookup(struct tk_symbols *s, uint32_t pid,
 			      uint64_t addr, uint64_t *offset);
 /* The path of the object holding @addr in process @pid, or NULL. */
 const char *tk_symbols_object(struct tk_symbols *s, uint32_t pid, uint64_t addr);
+/* The same, with the object's load bias and build id (hex, "" when
+ * none was saved). */
+const char *tk_symbols_where(struct tk_symbols *s, uint32_t pid, uint64_t addr,
+			     uint64_t *bias, const char **build_id);
 void tk_symbols_free(struct tk_symbols *s);
 
 /* Parse a maps line or a .sym line (for the fuzzer too): 0 or -EINVAL. */

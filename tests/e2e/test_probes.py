@@ -318,7 +318,74 @@ def test_ustack_kernel_events():
     assert folded.rstrip().endswith(";main;chain_a;chain_b;chain_c %d" % n), folded
 
 
-def test_ustack_needs_kernel_events():
+def test_ustack_kernel_cut_at_no_frame_pointer():
+    """getppid through the C library's syscall(), which keeps no frame
+    pointer: the kernel's walk goes on from chain_c's frame and would name
+    chain_b as syscall's caller; the stack is cut after syscall instead."""
+    n = 20
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        tklib.record(d, [USTACK, str(n), "libc"], "-q", "-F", "--ustack",
+                     "-e", "syscalls:sys_enter_getppid")
+    stacks = [e["stack"] for e in kernlib.report(d) if e["event"] == "ftrace:user_stack"]
+    assert len(stacks) == n, stacks[:3]
+    libc = [s for s in stacks if len(s) == 1 and re.fullmatch(
+        r"syscall\+0x[0-9a-f]+ \(.*/libc\.so\.6\)", s[0])]
+    assert len(libc) == n, stacks[:3]
+
+
+def test_ustack_needs_events():
     p = tk("record", "-o", os.path.join(tklib.tmpdir(), "t"), "--ustack", "--", USTACK, "1")
-    one_error(p, exact="tracekit: --ustack applies to kernel events: give one (-e "
-                       "SYSTEM:EVENT) or a kernel tracer (-p)")
+    one_error(p, exact="tracekit: --ustack applies to events: '%s' defines no tracekit "
+                       "events; give a kernel event (-e SYSTEM:EVENT) or a kernel tracer "
+                       "(-p)" % USTACK)
+
+
+EVSTACK = tklib.prog("evstack")
+
+
+def event_stacks(d):
+    """(event, frames without offsets) of each user event of the trace, its
+    stack the user_stack line after it."""
+    out = []
+    for e in kernlib.report(d):
+        if e["name"] == "user_stack":
+            assert out and out[-1][1] is None, "a stack after no event: %r" % e
+            out[-1] = (out[-1][0], [re.sub(r"\+0x[0-9a-f]+ ", " ", f) for f in e["stack"]])
+        else:
+            out.append((e["event"], None))
+    return out
+
+
+def test_ustack_user_events():
+    """--ustack with user events: after each stk:hit and stk:mark (a
+    marker), its user stack from the runtime's frame-pointer walk,
+    exactly main -> ev_a -> ev_b -> ev_c and the C library's caller of
+    main, where the walk stops being sure; folded, one stack."""
+    n = 50
+    d = os.path.join(tklib.tmpdir(), "t")
+    tklib.record(d, [EVSTACK, "fp", str(n)], "-q", "--ustack")
+    real = os.path.realpath(EVSTACK)
+    ev = event_stacks(d)
+    assert [e for e, _ in ev] == ["stk:hit", "stk:mark"] * n, ev[:4]
+    for _, frames in ev:
+        assert frames[:4] == ["%s (%s)" % (f, real) for f in ("ev_c", "ev_b", "ev_a", "main")] \
+            and len(frames) == 5 and frames[4].endswith("/libc.so.6)"), frames
+    folded = tklib.tracekit("convert", "--to", "folded", "--stacks", d, "-o", "-").stdout
+    assert len(folded.splitlines()) == 1, folded
+    assert folded.rstrip().endswith(";main;ev_a;ev_b;ev_c %d" % (2 * n)), folded
+
+
+def test_ustack_user_events_no_frame_pointer():
+    """main -> outer -> nofp_mid (no frame pointer) -> inner -> stk:hit:
+    the walk through nofp_mid goes on from outer's frame, so its next
+    address is main, not outer; the stack is cut after nofp_mid, never
+    wrong, in report and in folded stacks."""
+    n = 20
+    d = os.path.join(tklib.tmpdir(), "t")
+    tklib.record(d, [EVSTACK, "nofp", str(n)], "-q", "--ustack")
+    real = os.path.realpath(EVSTACK)
+    ev = event_stacks(d)
+    assert ev == [("stk:hit", ["inner (%s)" % real, "nofp_mid (%s)" % real])] * n, ev[:2]
+    folded = tklib.tracekit("convert", "--to", "folded", "--stacks", d, "-o", "-").stdout
+    assert folded == "nofp_mid;inner %d\n" % n, folded
