@@ -143,9 +143,14 @@ static void *drainer(void *arg)
 	while (!(p[m->ncpu].revents & POLLIN)) {
 		if (poll(p, m->ncpu + 1, -1) < 0 && errno != EINTR)
 			break;
-		for (unsigned i = 0; i < m->ncpu; i++)
-			if (p[i].revents & POLLIN)
+		for (unsigned i = 0; i < m->ncpu; i++) {
+			if (p[i].revents & (POLLIN | POLLHUP))
 				drain(m, &m->cpu[i]);
+			/* the processes are gone: it stays readable, and
+			 * tk_mmaps_stop drains what comes after */
+			if (p[i].revents & POLLHUP)
+				p[i].fd = -1;
+		}
 	}
 	free(p);
 	return NULL;
