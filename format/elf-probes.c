@@ -21,10 +21,18 @@
  * fields: a name DWARF knows is that parameter, argN is register N, any
  * other typed name the argument in its position.
  *
+ * A probe inside a function (FUNC+OFF, 0xADDR) must be on the first byte
+ * of an instruction: the kernel would copy and run whatever it finds
+ * there, and a probe in the middle of one changes what the program does.
+ * The function's code is decoded from its start (capstone) up to the
+ * probe; where no symbol holds the address (a stripped file), from the
+ * start of its section.
+ *
  * The x86-64 register names and calling convention are here, in tables:
  * the only architecture these probes are built for.
  */
 #define _GNU_SOURCE
+#include <capstone/capstone.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -784,6 +792,98 @@ static int uprobe_named_fields(struct uprobe_ctx *c, struct tk_probe *p,
 	return 0;
 }
 
+/* The section holding link-time address @addr, executable, or NULL. */
+static Elf_Scn *code_section(const struct pe_file *f, uint64_t addr, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(f->elf, scn))) {
+		if (gelf_getshdr(scn, sh) && sh->sh_type == SHT_PROGBITS &&
+		    (sh->sh_flags & SHF_EXECINSTR) && addr >= sh->sh_addr &&
+		    addr - sh->sh_addr < sh->sh_size)
+			return scn;
+	}
+	return NULL;
+}
+
+/* The function symbol whose code holds @addr, or NULL. */
+static const struct pe_sym *func_holding(const struct pe_file *f, uint64_t addr)
+{
+	for (unsigned i = 0; i < f->nsym; i++) {
+		const struct pe_sym *y = &f->sym[i];
+
+		if (y->type == STT_FUNC && addr >= y->addr && addr - y->addr < y->size)
+			return y;
+	}
+	return NULL;
+}
+
+/* Whether link-time address @addr of @f starts an instruction: decoded
+ * from the start of the function holding it, or else of its section.
+ * 0, or -EINVAL with the reason in err[errlen]. */
+static int check_instruction(const char *text, struct pe_file *f, uint64_t addr,
+			     char *err, size_t errlen)
+{
+	const struct pe_sym *func;
+	const uint8_t *code, *file;
+	uint64_t start, end, at, off;
+	size_t filesize, size, shstrndx;
+	const char *where = NULL;
+	GElf_Shdr sh;
+	cs_insn *insn;
+	csh cs;
+	bool ok;
+
+	if (!code_section(f, addr, &sh)) {
+		snprintf(err, errlen, "'%s': address 0x%" PRIx64 " is not in the code of '%s' (no executable section holds it)",
+			 text, addr, f->path);
+		return -EINVAL;
+	}
+	if (pe_symbols(f) == -ENOMEM)
+		return -ENOMEM;
+	func = func_holding(f, addr);
+	if (func)
+		where = func->name;
+	else if (elf_getshdrstrndx(f->elf, &shstrndx) == 0)
+		where = elf_strptr(f->elf, shstrndx, sh.sh_name);
+	where = where ? where : "its section";
+	start = func ? func->addr : sh.sh_addr;
+	end = func ? func->addr + func->size : sh.sh_addr + sh.sh_size;
+	if (start == addr)
+		return 0;
+	file = (const uint8_t *)elf_rawfile(f->elf, &filesize);
+	if (!file || !pe_file_offset(f, start, &off) || off > filesize ||
+	    end - start > filesize - off) {
+		snprintf(err, errlen, "'%s': cannot read the code of '%s' at 0x%" PRIx64, text,
+			 f->path, start);
+		return -EINVAL;
+	}
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		return -ENOMEM;
+	cs_option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT); /* as objdump prints it */
+	insn = cs_malloc(cs);
+	if (!insn) {
+		cs_close(&cs);
+		return -ENOMEM;
+	}
+	code = file + off;
+	size = end - start;
+	at = start;
+	ok = true;
+	while (at < addr && (ok = cs_disasm_iter(cs, &code, &size, &at, insn)))
+		;
+	if (!ok)
+		snprintf(err, errlen, "'%s': cannot decode the code of '%s' at %s+0x%" PRIx64 " to tell whether 0x%" PRIx64 " starts an instruction",
+			 text, f->path, where, at - start, addr);
+	else if (at != addr)
+		snprintf(err, errlen, "'%s': 0x%" PRIx64 " is inside the instruction at %s+0x%" PRIx64 " ('%s%s%s', %u bytes): a probe goes on an instruction's first byte",
+			 text, addr, where, insn->address - start,
+			 insn->mnemonic, insn->op_str[0] ? " " : "", insn->op_str, insn->size);
+	cs_free(insn, 1);
+	cs_close(&cs);
+	return ok && at == addr ? 0 : -EINVAL;
+}
+
 /* One probe at @addr + spec offset, for function @func (NULL: address). */
 static int add_uprobe(struct tk_probe_set *set, const char *text,
 		      const struct tk_probe_spec *s, const struct pe_file *f,
@@ -800,6 +900,11 @@ static int add_uprobe(struct tk_probe_set *set, const char *text,
 		snprintf(err, errlen, "'%s': address 0x%" PRIx64 " is in no loaded segment of '%s'",
 			 text, addr + s->offset, f->path);
 		return -EINVAL;
+	}
+	if (!func || s->offset) {
+		ret = check_instruction(text, (struct pe_file *)f, addr + s->offset, err, errlen);
+		if (ret)
+			return ret;
 	}
 	p = add_probe(set, s->kind, f->path, off, text);
 	if (!p)

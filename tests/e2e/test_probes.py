@@ -210,6 +210,42 @@ def test_errors():
     probe_error("uprobe:libc:*", contains=("at most 512 can be probed at once",))
 
 
+def insn_starts(path, func):
+    """Offsets of the instructions of @func in @path, from objdump."""
+    out = tklib.run(["objdump", "-d", "--no-show-raw-insn", path]).stdout
+    body = out.split("<%s>:\n" % func, 1)[1].split("\n\n", 1)[0]
+    addrs = [int(l.split(":")[0], 16) for l in body.splitlines() if l.strip()]
+    return [a - addrs[0] for a in addrs], addrs[0]
+
+
+def test_error_inside_instruction():
+    """FUNC+OFF or 0xADDR in the middle of an instruction (which the kernel
+    would copy and run from there, changing what the program does), or
+    outside the code, is refused naming the instruction; in a stripped
+    copy, decoded from the start of .text; on an instruction it records."""
+    need_prog()
+    starts, base = insn_starts(PROG, "f")
+    mid = next(o for o in range(1, starts[-1]) if o not in starts)
+    at = max(o for o in starts if o < mid)
+    line = probe_error("uprobe:%s:f+%d" % (PROG, mid))
+    assert re.fullmatch(r"tracekit: 'uprobe:%s:f\+%d': 0x%x is inside the instruction at "
+                        r"f\+0x%x \('[^']+', \d+ bytes\): a probe goes on an instruction's "
+                        r"first byte" % (re.escape(PROG), mid, base + mid, at), line), line
+    stripped = os.path.join(tklib.tmpdir(), "stripped")
+    tklib.run(["strip", "-o", stripped, PROG])
+    line = probe_error("uprobe:%s:0x%x" % (stripped, base + mid), prog=stripped)
+    assert "0x%x is inside the instruction at .text+0x" % (base + mid) in line, line
+    data = int([l.split()[3] for l in tklib.run(["readelf", "-SW", PROG]).stdout.splitlines()
+                if " .data " in l][0], 16)
+    probe_error("uprobe:%s:0x%x" % (PROG, data), exact=(
+        "tracekit: 'uprobe:%s:0x%x': address 0x%x is not in the code of '%s' (no "
+        "executable section holds it)" % (PROG, data, data, os.path.realpath(PROG))))
+    d = os.path.join(tklib.tmpdir(), "t")
+    ev, _ = record(d, stripped, 5, "-e", "uprobe:%s:0x%x(i:s32)" % (stripped, base + at))
+    assert len(ev) == 5 and all(e["event"] == "uprobe:stripped_0x%x" % (base + at)
+                                for e in ev), ev
+
+
 def test_error_kernel_refuses():
     """A probe the kernel refuses (a field name it reserves): its own
     reason from error_log, in one line."""
