@@ -409,6 +409,19 @@ static int kernel_event_names(const struct tk_tracefs *fs, const char *glob,
 		return -1;
 	}
 	for (unsigned i = 0; i < all.count && !ret; i++) {
+		char *colon = strchr(all.name[i], ':');
+		const char *kind;
+
+		/* a recording's probes, as -e and report name them:
+		 * tracekit_PID_uprobe:f is uprobe:f */
+		if (colon) {
+			*colon = '\0';
+			kind = tk_uprobe_kind_of(all.name[i]);
+			*colon = ':';
+			if (kind)
+				memmove(all.name[i], colon - strlen(kind),
+					strlen(colon - strlen(kind)) + 1);
+		}
 		if (glob && !tk_pattern_match(glob, all.name[i]))
 			continue;
 		ret = names_add(l, all.name[i]);

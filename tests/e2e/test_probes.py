@@ -303,6 +303,26 @@ def test_recorder_signals_remove_probes():
             n, SLOW_CALLS)
 
 
+def test_list_recording_probes():
+    """list -e names a running recording's probes as -e and report do
+    (uprobe:f, usdt:tkprog_guarded), not by their groups in
+    uprobe_events."""
+    need_prog()
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        rec, pid = start_slow(d)
+        try:
+            up = tk("list", "-e", "uprobe:*", check=True).stdout
+            usdt = tk("list", "-e", "usdt:*", check=True).stdout
+            ours = tk("list", "-e", "tracekit_*", check=False)
+        finally:
+            rec.send_signal(signal.SIGINT)
+            rec.communicate(timeout=30)
+            kernlib.wait_gone(pid)
+    assert up == "uprobe:f\n" and usdt == "usdt:tkprog_guarded\n", (up, usdt)
+    assert ours.stdout == "", ours.stdout
+
+
 def test_recorder_sigkill_then_reset():
     """A recorder killed with SIGKILL leaves its instance and probes;
     'tracekit reset' removes both (guard() compares with before)."""
