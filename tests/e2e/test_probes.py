@@ -432,6 +432,21 @@ def test_ustack_user_events():
     assert folded.rstrip().endswith(";main;ev_a;ev_b;ev_c %d" % (2 * n)), folded
 
 
+def test_probes_merged_with_user_events():
+    """A uprobe on ev_c and the tracekit events ev_c fires are on one
+    clock: each call reads uprobe:ev_c, then stk:hit and stk:mark."""
+    n = 30
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        tklib.record(d, [EVSTACK, "fp", str(n)], "-q", "-F", "-e", "stk:*",
+                     "-e", "uprobe:%s:ev_c(i:s32)" % EVSTACK)
+    ev = [(e["event"], e["text"]) for e in kernlib.report(d)]
+    want = []
+    for i in range(n):
+        want += [("uprobe:ev_c", "i=%d" % i), ("stk:hit", "i=%d" % i), ("stk:mark", "i=%d" % i)]
+    assert [(e, re.sub(r"^\(\w+\) ", "", t)) for e, t in ev] == want, ev[:6]
+
+
 def test_ustack_user_events_no_frame_pointer():
     """main -> outer -> nofp_mid (no frame pointer) -> inner -> stk:hit:
     the walk through nofp_mid goes on from outer's frame, so its next
