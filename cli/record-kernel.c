@@ -150,7 +150,7 @@ int record_kernel_add_probe(struct record_kernel *rk, const struct rec_rule *rul
 	unsigned before = rk->probes.count;
 	struct tk_krule *rules;
 	const char **filters;
-	char note[512], err[1024];
+	char note[TK_PROBE_ERR_MAX], err[TK_PROBE_ERR_MAX];
 	int n = tk_probes_resolve(rule->pattern, &t, &rk->probes, note, sizeof(note),
 				  err, sizeof(err));
 

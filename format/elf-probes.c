@@ -1403,7 +1403,7 @@ static int resolve_usdt(const char *text, const struct tk_probe_spec *s,
 	}
 	for (unsigned i = 0; i < files.count && !ret; i++) {
 		struct pe_file f;
-		char why[256];
+		char why[TK_PROBE_SPEC_MAX + 256];
 
 		if (pe_open(files.path[i], &f, why, sizeof(why)) < 0) {
 			if (path) {
@@ -1437,7 +1437,7 @@ int tk_probes_resolve(const char *text, const struct tk_probe_target *t,
 		      char *err, size_t errlen)
 {
 	struct tk_probe_spec s;
-	char *path = NULL, why[384];
+	char *path = NULL, why[TK_PROBE_SPEC_MAX + 256];
 	unsigned first = set->count;
 	struct pe_file f;
 	int ret;

@@ -199,6 +199,12 @@ int tk_probe_spec_parse(const char *text, struct tk_probe_spec *out,
 	int ret;
 
 	memset(out, 0, sizeof(*out));
+	/* every message quotes the probe: one that long would hide why */
+	if (strlen(text) > TK_PROBE_SPEC_MAX) {
+		snprintf(err, errlen, "'%.40s...': a probe of %zu characters; at most %d",
+			 text, strlen(text), TK_PROBE_SPEC_MAX);
+		return -EINVAL;
+	}
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (!strncmp(text, kinds[i].prefix, strlen(kinds[i].prefix))) {
 			out->kind = kinds[i].kind;

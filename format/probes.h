@@ -109,6 +109,10 @@ struct tk_probe_target {
 
 /* At most this many probes from one -e (a glob, a USDT name). */
 #define TK_PROBES_MAX_MATCH 512
+/* The longest -e probe taken (a C++ name, its arguments): messages quote
+ * it whole (with its file and name again), in TK_PROBE_ERR_MAX bytes. */
+#define TK_PROBE_SPEC_MAX 2048
+#define TK_PROBE_ERR_MAX (3 * TK_PROBE_SPEC_MAX + 1024)
 
 /*
  * Resolve @text into probes appended to @set.  Returns how many, or

@@ -208,6 +208,14 @@ def test_errors():
         "tracekit: 'usdt:tkprog:nosuch': no USDT probe tkprog:nosuch in '%s' or the "
         "libraries it loads" % PROG))
     probe_error("uprobe:libc:*", contains=("at most 512 can be probed at once",))
+    # long names are quoted whole, the reason after them; past 2048
+    # characters the probe is refused as such
+    name = "b" * 1500
+    probe_error("uprobe:%s:%s" % (PROG, name), exact=(
+        "tracekit: 'uprobe:%s:%s': no function '%s' in '%s'" % (PROG, name, name, real)))
+    probe_error("uprobe:%s:%s" % (PROG, "c" * 100000), exact=(
+        "tracekit: '%s...': a probe of %d characters; at most 2048"
+        % (("uprobe:%s:%s" % (PROG, "c" * 100))[:40], 100008 + len(PROG))))
 
 
 def insn_starts(path, func):
