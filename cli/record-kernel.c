@@ -179,6 +179,28 @@ int record_kernel_add_probe(struct record_kernel *rk, const struct rec_rule *rul
 
 /* Define the probes in the kernel, and a rule for each event, with its
  * -f: they are enabled in the instance like any event. */
+/* Probes a killed recorder left stay enabled by its instance: they
+ * record into it, and keep the USDT semaphores raised, so that programs
+ * run their guarded code.  Say so; reset removes them. */
+static void warn_stale_probes(void)
+{
+	pid_t *owners;
+	unsigned n;
+
+	if (tk_uprobe_owners(&owners, &n) < 0)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), TK_KINSTANCE_PREFIX "-%d", (int)owners[i]);
+		if (owners[i] != getpid() && tk_kinstance_is_stale(name))
+			tk_warn("the probes of recorder %d, which was killed, are still defined "
+				"(groups '" TK_UPROBE_GROUP_PREFIX "%d_*'): 'tracekit reset' removes them",
+				(int)owners[i], (int)owners[i]);
+	}
+	free(owners);
+}
+
 static int define_probes(struct record_kernel *rk)
 {
 	char err[1024];
@@ -186,6 +208,7 @@ static int define_probes(struct record_kernel *rk)
 
 	if (!rk->probes.count)
 		return 0;
+	warn_stale_probes();
 	rk->probe_events = calloc(rk->probes.count, sizeof(*rk->probe_events));
 	if (!rk->probe_events)
 		return -ENOMEM;

@@ -332,8 +332,9 @@ def test_list_recording_probes():
 
 
 def test_recorder_sigkill_then_reset():
-    """A recorder killed with SIGKILL leaves its instance and probes;
-    'tracekit reset' removes both (guard() compares with before)."""
+    """A recorder killed with SIGKILL leaves its instance and probes,
+    enabled; the next recording with probes warns and works; 'tracekit
+    reset' removes both (guard() compares with before)."""
     need_prog()
     d = os.path.join(tklib.tmpdir(), "t")
     with kernlib.guard():
@@ -345,9 +346,19 @@ def test_recorder_sigkill_then_reset():
         left = uprobe_groups()
         assert "tracekit_%d_uprobe" % rec.pid in left and \
             "tracekit_%d_usdt" % rec.pid in left, left
+        # still enabled, they raise the semaphore: guarded code runs
+        # untraced; the next recording of a probe says so, and works
+        assert "guarded 3" in tklib.run([PROG, "3"]).stdout
+        p = tk("record", "-q", "-o", d + "2", "-F", "-e", "usdt:tkprog:guarded", "--", PROG, "7")
+        assert p.returncode == 0 and p.stderr == (
+            "tracekit: warning: the probes of recorder %d, which was killed, are still "
+            "defined (groups 'tracekit_%d_*'): 'tracekit reset' removes them\n"
+            % (rec.pid, rec.pid)), p.stderr
+        assert len(of(kernlib.report(d + "2"), "usdt:tkprog_guarded")) == 7
         p = tk("reset")
         assert p.returncode == 0, p.stderr
         assert not [g for g in uprobe_groups() if g.startswith("tracekit_%d_" % rec.pid)]
+        assert "guarded 0" in tklib.run([PROG, "3"]).stdout
 
 
 # ---------------------------------------------------------------- user stacks
