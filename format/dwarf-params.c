@@ -220,22 +220,46 @@ static int params_of(Dwarf_Die *fn, struct tk_dwarf_func *out)
 	return 0;
 }
 
+/* The file last read, kept open: a glob of many functions reads one
+ * file's DWARF (and decompresses its sections) once, not per function.
+ * The tools are single-threaded. */
+static struct {
+	char *path;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+} last;
+
+static Dwfl_Module *module_of(const char *path)
+{
+	if (last.path && !strcmp(last.path, path))
+		return last.mod;
+	if (last.dwfl)
+		dwfl_end(last.dwfl);
+	free(last.path);
+	last.path = strdup(path);
+	last.dwfl = last.path ? dwfl_begin(&offline_callbacks) : NULL;
+	last.mod = NULL;
+	if (last.dwfl) {
+		last.mod = dwfl_report_offline(last.dwfl, "", path, -1);
+		dwfl_report_end(last.dwfl, NULL, NULL);
+	}
+	return last.mod;
+}
+
 int tk_dwarf_func_read(const char *path, uint64_t addr,
 		       struct tk_dwarf_func *out, char *err, size_t errlen)
 {
-	Dwfl *dwfl = dwfl_begin(&offline_callbacks);
 	Dwfl_Module *mod;
 	Dwarf_Addr elf_bias, bias;
 	Dwarf_Die fn;
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (!dwfl) {
+	mod = module_of(path);
+	if (!last.dwfl) {
 		snprintf(err, errlen, "cannot start reading DWARF: %s", dwfl_errmsg(-1));
 		return -ENOMEM;
 	}
-	mod = dwfl_report_offline(dwfl, "", path, -1);
-	dwfl_report_end(dwfl, NULL, NULL);
 	if (!mod) {
 		snprintf(err, errlen, "cannot read '%s': %s", path, dwfl_errmsg(-1));
 		ret = -EINVAL;
@@ -271,7 +295,6 @@ int tk_dwarf_func_read(const char *path, uint64_t addr,
 out:
 	if (ret)
 		tk_dwarf_func_free(out);
-	dwfl_end(dwfl);
 	return ret;
 }
 
