@@ -231,6 +231,11 @@ static struct {
 
 static Dwfl_Module *module_of(const char *path)
 {
+	/* where debug files are looked for, by debuglink and build id:
+	 * libdwfl's default (beside the file, .debug/, /usr/lib/debug)
+	 * unless TRACEKIT_DEBUGINFO_PATH says otherwise, as elfutils spells
+	 * it (":.debug:/usr/lib/debug") */
+	debuginfo_path = getenv("TRACEKIT_DEBUGINFO_PATH");
 	if (last.path && !strcmp(last.path, path))
 		return last.mod;
 	if (last.dwfl)

@@ -103,6 +103,30 @@ def test_uprobe_named_arguments():
     assert of(ev, "uretprobe:f") == [{"r": str(3 * i + 4)} for i in range(N)]
 
 
+def test_uprobe_dwarf_by_build_id():
+    """A stripped program whose DWARF is a file named by its build id, in
+    a debug directory (TRACEKIT_DEBUGINFO_PATH, as /usr/lib/debug would
+    be): its parameters by name; without the directory, one line says
+    there is no DWARF."""
+    need_prog()
+    base = tklib.tmpdir()
+    stripped = os.path.join(base, "stripped")
+    tklib.run(["objcopy", "--strip-debug", PROG, stripped])
+    bid = re.search(r"Build ID: ([0-9a-f]+)", tklib.run(["readelf", "-n", PROG]).stdout).group(1)
+    dbg = os.path.join(base, "dbg", ".build-id", bid[:2])
+    os.makedirs(dbg)
+    tklib.run(["objcopy", "--only-keep-debug", PROG, os.path.join(dbg, bid[2:] + ".debug")])
+    spec = "uprobe:%s:f(name, i)" % stripped
+    probe_error(spec, prog=stripped, contains=(
+        "no DWARF for argument 'name': '%s' has no DWARF" % stripped,))
+    d = os.path.join(base, "t")
+    with kernlib.guard():
+        tklib.record(d, [stripped, str(N)], "-F", "-e", spec,
+                     env=dict(TRACEKIT_DEBUGINFO_PATH=os.path.join(base, "dbg")))
+    assert of(kernlib.report(d), "uprobe:f") == [{"name": "name", "i": str(i)}
+                                                 for i in range(N)]
+
+
 def test_uprobe_filter_and_address():
     """-f filters a probe's events in the kernel; PATH:0xADDR and FUNC+OFF
     place a probe where the symbol table says f is."""
