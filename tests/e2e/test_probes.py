@@ -473,6 +473,8 @@ def test_ustack_user_events():
     folded = tklib.tracekit("convert", "--to", "folded", "--stacks", d, "-o", "-").stdout
     assert len(folded.splitlines()) == 1, folded
     assert folded.rstrip().endswith(";main;ev_a;ev_b;ev_c %d" % (2 * n)), folded
+    # counts per stack, as report --stacks prints them
+    assert tklib.tracekit("report", d, "--stacks").stdout == folded
 
 
 def test_probes_merged_with_user_events():
