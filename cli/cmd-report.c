@@ -34,6 +34,7 @@
 #include "format/stream-read.h"
 #include "format/trace.h"
 #include "options.h"
+#include "export/export.h"
 
 struct report {
 	const char *dir;
@@ -58,6 +59,7 @@ struct report {
 	bool no_header;
 	bool count_only;
 	bool profile;
+	bool stacks;
 	struct ftrace_view *ftrace; /* function tracer events (report-graph.c) */
 	bool tep_only;
 	bool tep_stats;
@@ -109,6 +111,9 @@ static void usage(FILE *f)
 		"                    are of each (checks the whole trace quickly)\n"
 		"  --profile         function tracer: per function, calls, total, self,\n"
 		"                    average and maximum time, sorted by total\n"
+		"  --stacks          the stacks recorded with events (--stack, --ustack,\n"
+		"                    --func-stack), folded: 'a;b;c COUNT' per stack\n"
+		"                    (as convert --to folded --stacks writes them)\n"
 		"  --tep-print       kernel events' field text all from libtraceevent\n"
 		"                    (slower; to check the fast printer against it)\n"
 		"  --tep-stats       after the events, on stderr: how many of each kernel\n"
@@ -166,6 +171,9 @@ static int parse_options(struct report *r, int argc, char **argv)
 			break;
 		case OPT_PROFILE:
 			r->profile = true;
+			break;
+		case OPT_STACKS:
+			r->stacks = true;
 			break;
 		case OPT_PID:
 			add_selection(r, "--pid", optarg);
@@ -527,6 +535,25 @@ static int next_event(struct report *r, struct tk_merge_event *ev)
 	return ret;
 }
 
+/* --stacks: the folded stacks of the whole trace, on standard output. */
+static int report_stacks(struct report *r)
+{
+	struct tk_export_opts o = { .dir = r->dir, .output = "-", .stacks = true };
+	char *err = NULL;
+	int ret;
+
+	if (r->selection[0] || r->count_only || r->profile) {
+		tk_error("--stacks counts the stacks of the whole trace: it goes without %s",
+			 r->selection[0] ? r->selection : r->count_only ? "--count" : "--profile");
+		return TK_EXIT_USAGE;
+	}
+	ret = tk_export_run(tk_export_find("folded"), &o, &err);
+	if (ret < 0)
+		tk_error("%s", err ? err : "cannot read the stacks");
+	free(err);
+	return ret < 0 ? TK_EXIT_FAILURE : 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static char outbuf[1 << 20];
@@ -542,6 +569,8 @@ int cmd_report(int argc, char **argv)
 	memset(&kf, 0, sizeof(kf));
 	if (parse_options(&r, argc, argv) < 0)
 		return TK_EXIT_USAGE;
+	if (r.stacks)
+		return report_stacks(&r);
 	if (tk_trace_read_index(r.dir, &r.trace, err, sizeof(err)) < 0) {
 		tk_error("%s", err);
 		return TK_EXIT_FAILURE;

@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 
@@ -26,10 +27,18 @@ static const struct tk_command commands[] = {
 
 static void vmessage(const char *prefix, const char *fmt, va_list ap)
 {
-	char buf[1024];
+	char buf[1024], *big = NULL;
+	va_list again;
+	int n;
 
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	fprintf(stderr, "tracekit: %s%s\n", prefix, buf);
+	va_copy(again, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	/* a long quoted subject must not cut off the reason after it */
+	if (n >= (int)sizeof(buf) && (big = malloc((size_t)n + 1)))
+		vsnprintf(big, (size_t)n + 1, fmt, again);
+	va_end(again);
+	fprintf(stderr, "tracekit: %s%s\n", prefix, big ? big : buf);
+	free(big);
 }
 
 void tk_error(const char *fmt, ...)

@@ -67,6 +67,8 @@ static const struct opt_row {
 	{ OPT_FORCE, "force", NO, V_RECORD },
 	{ OPT_MAX_GRAPH_DEPTH, "max-graph-depth", ARG, V_RECORD },
 	{ OPT_FUNC_STACK, "func-stack", NO, V_RECORD },
+	{ OPT_USTACK, "ustack", NO, V_RECORD },
+	{ OPT_NO_LIBCALL, "no-libcall", NO, V_RECORD },
 	{ 'F', NULL, NO, V_RECORD },
 	{ 'q', NULL, NO, V_RECORD },
 	/* start; -B also the verbs of an instance it made */
@@ -97,7 +99,7 @@ static const struct opt_row {
 	{ 'o', "output", ARG, V_CONVERT },
 	{ 'q', "quiet", NO, V_CONVERT },
 	{ OPT_CALLS, "calls", NO, V_CONVERT },
-	{ OPT_STACKS, "stacks", NO, V_CONVERT },
+	{ OPT_STACKS, "stacks", NO, V_CONVERT | V_REPORT },
 	{ OPT_TITLE, "title", ARG, V_CONVERT },
 	{ OPT_UNTIL, "until", ARG, V_CONVERT },
 	/* hist */

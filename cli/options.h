@@ -49,6 +49,8 @@ enum opt_long {
 	OPT_MAX_GRAPH_DEPTH,
 	OPT_FUNC_STACK,
 	OPT_KERNEL_BUFFER,
+	OPT_USTACK,
+	OPT_NO_LIBCALL,
 	/* stat */
 	OPT_SORT,
 	/* report; --to also convert's */

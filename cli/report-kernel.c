@@ -23,6 +23,8 @@
 #include "format/kernel-read.h"
 #include "common/pattern.h"
 #include "report.h"
+#include "format/symbols.h"
+#include "format/ustack-check.h"
 
 #define COMM_CACHE 4096 /* pids whose comm is cached, a power of two */
 
@@ -196,6 +198,13 @@ int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 	rk->env.sym_addr = tk_kernel_symbol_addr;
 	rk->env.sym_ctx = &rk->k;
 	rk->env.syms = calloc(1, sizeof(*rk->env.syms));
+	/* user stacks (--ustack) are named from the trace's symbols/ */
+	if (tk_symbols_load(dir, &rk->env.user_syms, err, sizeof(err)) < 0 ||
+	    !(rk->env.user_check = tk_ustack_check_new(rk->env.user_syms))) {
+		tk_error("out of memory reading '%s/symbols'", dir);
+		report_kernel_close(rk);
+		return -1;
+	}
 	if (rk->k.clock[0] &&
 	    strcmp(rk->k.clock, o->clock->tsc ? TK_KCLOCK_TSC : TK_KCLOCK_MONO))
 		tk_warn("kernel events were stamped by trace_clock '%s', user events by %s: their order against each other is not exact",
@@ -418,6 +427,8 @@ void report_kernel_close(struct report_kernel *rk)
 	free(rk->values);
 	trace_seq_destroy(&rk->seq);
 	free(rk->env.syms);
+	tk_ustack_check_free(rk->env.user_check);
+	tk_symbols_free(rk->env.user_syms);
 	tk_kernel_close(&rk->k);
 	free(rk);
 }

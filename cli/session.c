@@ -173,7 +173,8 @@ static int send_config(struct rec_session *s, struct rec_process *p)
 	m->nsub = o->nsub;
 	m->subbuf_size = (uint32_t)((uint64_t)o->buffer_kb * 1024 / o->nsub) &
 			 ~4095u;
-	m->flags = o->follow_fork ? TK_CONFIG_FOLLOW_FORK : 0;
+	m->flags = (o->follow_fork ? TK_CONFIG_FOLLOW_FORK : 0) |
+		   (o->user_stack ? TK_CONFIG_USER_STACK : 0);
 	m->nrules = o->nrules;
 	for (unsigned i = 0; i < o->nrules; i++) {
 		const char *pat = o->rules[i].pattern;

@@ -59,7 +59,9 @@ struct rec_options {
 	} kernel_funcs, bare_funcs;
 	unsigned max_graph_depth;     /* --max-graph-depth, 0: no limit */
 	bool func_stack;              /* --func-stack: user call stacks */
+	bool no_libcall;              /* --no-libcall: not library calls */
 	bool kernel_stack;            /* --stack: kernel stack per event */
+	bool user_stack;              /* --ustack: user stack per kernel event */
 	bool only_command;            /* -F: kernel events of CMD and children */
 	uint32_t kernel_buffer_kb;    /* --kernel-buffer, per CPU; 0: the
 				       * kernel's default */

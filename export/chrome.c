@@ -492,6 +492,7 @@ static int chrome_user_event(struct tk_export *x, struct tk_stream_reader *rd)
 	case TK_FT_EXIT:
 		return tk_calls_exit(ch->calls, rd);
 	case TK_FT_STACK:
+	case TK_FT_EVENT_STACK:
 		tk_calls_seen(ch->calls, s, rd->ts);
 		return 0;
 	case TK_FT_FUNCTION:

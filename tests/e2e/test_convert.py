@@ -49,8 +49,10 @@ def convert(d, fmt, *opts, out=None):
 
 
 def tree_trace(*opts):
+    """The known tree of the program's own functions (its library calls
+    left out)."""
     d = os.path.join(tmpdir(), "t")
-    p = record(d, [FUNCTREE, "tree"], "-p", "function_graph", *opts)
+    p = record(d, [FUNCTREE, "tree"], "-p", "function_graph", "--no-libcall", *opts)
     assert "tree ok" in p.stdout, p.stdout
     rows, total = tklib.summary(p.stderr)
     assert total["lost"] == 0, p.stderr
