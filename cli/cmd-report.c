@@ -539,7 +539,7 @@ static int next_event(struct report *r, struct tk_merge_event *ev)
 static int report_stacks(struct report *r)
 {
 	struct tk_export_opts o = { .dir = r->dir, .output = "-", .stacks = true };
-	char *err = NULL;
+	char *err = NULL, *warn = NULL;
 	int ret;
 
 	if (r->selection[0] || r->count_only || r->profile) {
@@ -547,10 +547,17 @@ static int report_stacks(struct report *r)
 			 r->selection[0] ? r->selection : r->count_only ? "--count" : "--profile");
 		return TK_EXIT_USAGE;
 	}
-	ret = tk_export_run(tk_export_find("folded"), &o, &err);
+	ret = tk_export_run(tk_export_find("folded"), &o, &err, &warn);
 	if (ret < 0)
 		tk_error("%s", err ? err : "cannot read the stacks");
+	for (char *line = warn, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		tk_warn("%s", line);
+	}
 	free(err);
+	free(warn);
 	return ret < 0 ? TK_EXIT_FAILURE : 0;
 }
 
