@@ -203,7 +203,7 @@ static void warn_stale_probes(void)
 
 static int define_probes(struct record_kernel *rk)
 {
-	char err[1024];
+	char err[TK_PROBE_ERR_MAX];
 	int ret;
 
 	if (!rk->probes.count)

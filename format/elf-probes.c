@@ -44,8 +44,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "common/visible.h"
 #include "elf-events.h"
 #include "event-info.h"
 #include "probes.h"
@@ -637,6 +639,24 @@ static const char *type_or(const char *given, const char *dflt)
 	return given ? given : dflt;
 }
 
+/* Append a sentence to the note for the user ("; " between two). */
+static void __attribute__((format(printf, 3, 4)))
+add_note(char *note, size_t notelen, const char *fmt, ...)
+{
+	size_t n = strlen(note);
+	va_list ap;
+
+	if (n && n + 2 < notelen) {
+		memcpy(note + n, "; ", 3);
+		n += 2;
+	}
+	if (n + 1 >= notelen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(note + n, notelen - n, fmt, ap);
+	va_end(ap);
+}
+
 /* --------------------------------------------------------- uprobes */
 
 struct uprobe_ctx {
@@ -650,6 +670,8 @@ struct uprobe_ctx {
 	int dwarf_ret;        /* tk_dwarf_func_read's result */
 	char dwarf_err[256];
 	bool dwarf_tried;
+	char *note;           /* what to tell the user, appended to */
+	size_t notelen;
 };
 
 static void uprobe_dwarf(struct uprobe_ctx *c)
@@ -685,9 +707,12 @@ static void param_names(const struct uprobe_ctx *c, char *out, size_t len)
 	size_t n = 0;
 
 	out[0] = '\0';
-	for (unsigned i = 0; i < c->dwarf.nparams && n < len; i++)
+	for (unsigned i = 0; i < c->dwarf.nparams && n < len; i++) {
+		char shown[80];
+
 		n += (size_t)snprintf(out + n, len - n, "%s%s", i ? ", " : "",
-				      c->dwarf.param[i].name);
+				      tk_visible(shown, sizeof(shown), c->dwarf.param[i].name));
+	}
 	if (!c->dwarf.nparams)
 		snprintf(out, len, "none");
 }
@@ -712,9 +737,21 @@ static int uprobe_default_fields(struct uprobe_ctx *c, struct tk_probe *p)
 
 		for (unsigned j = 0; j < p->nfields; j++)
 			clash |= !strcmp(p->fields[j].name, v->name);
-		if (!v->type[0] || clash || !v->name[0] ||
-		    (v->reg < 0 && v->stack < 0) || strlen(v->name) >= 64)
+		if (!v->type[0] || clash || !v->name[0] || (v->reg < 0 && v->stack < 0))
 			continue;
+		/* the name goes into the probe's definition: a name the
+		 * kernel does not take (or that would end the line) is
+		 * left to argN */
+		if (!tk_probe_name_ok(v->name, TK_PROBE_FIELD_NAME_MAX)) {
+			char shown[80], arg[32];
+
+			snprintf(arg, sizeof(arg), v->reg >= 0 ? "it is arg%d" :
+				 "it is not recorded", v->reg);
+			add_note(c->note, c->notelen,
+				 "'%s': parameter %u of '%s' is named '%s' in its DWARF, which is no field name: %s",
+				 c->text, i, c->func, tk_visible(shown, sizeof(shown), v->name), arg);
+			continue;
+		}
 		if (param_field(p, v->name, v->type, v->reg, v->stack) < 0)
 			return -ENOMEM;
 	}
@@ -887,10 +924,12 @@ static int check_instruction(const char *text, struct pe_file *f, uint64_t addr,
 /* One probe at @addr + spec offset, for function @func (NULL: address). */
 static int add_uprobe(struct tk_probe_set *set, const char *text,
 		      const struct tk_probe_spec *s, const struct pe_file *f,
-		      const char *func, uint64_t addr, char *err, size_t errlen)
+		      const char *func, uint64_t addr, char *note, size_t notelen,
+		      char *err, size_t errlen)
 {
 	struct uprobe_ctx c = { .text = text, .spec = s, .file = f, .func = func,
-				.addr = addr, .at_entry = func && !s->offset };
+				.addr = addr, .at_entry = func && !s->offset,
+				.note = note, .notelen = notelen };
 	uint64_t off;
 	char label[EVENT_NAME_MAX + 32];
 	struct tk_probe *p;
@@ -949,7 +988,7 @@ static int resolve_uprobe(const char *text, const struct tk_probe_spec *s,
 	int ret;
 
 	if (s->has_addr)
-		return add_uprobe(set, text, s, f, NULL, s->addr, err, errlen) ?: 1;
+		return add_uprobe(set, text, s, f, NULL, s->addr, note, notelen, err, errlen) ?: 1;
 	ret = pe_symbols(f);
 	if (ret)
 		return ret;
@@ -1010,12 +1049,13 @@ static int resolve_uprobe(const char *text, const struct tk_probe_spec *s,
 			ret = -EINVAL;
 			break;
 		}
-		ret = add_uprobe(set, text, s, f, match[i]->name, match[i]->addr, err, errlen);
+		ret = add_uprobe(set, text, s, f, match[i]->name, match[i]->addr, note, notelen,
+				 err, errlen);
 		if (ret)
 			break;
 	}
 	if (!ret && is_glob(s->func))
-		snprintf(note, notelen, "'%s' matched %u function%s in '%s'", text, nmatch,
+		add_note(note, notelen, "'%s' matched %u function%s in '%s'", text, nmatch,
 			 nmatch == 1 ? "" : "s", f->path);
 	free(match);
 	return ret ? ret : (int)nmatch;
@@ -1426,7 +1466,7 @@ static int resolve_usdt(const char *text, const struct tk_probe_spec *s,
 		ret = -ENOENT;
 	}
 	if (!ret && (strpbrk(s->provider, "*?[") || strpbrk(s->name, "*?[")))
-		snprintf(note, notelen, "'%s' matched %u USDT site%s", text, added,
+		add_note(note, notelen, "'%s' matched %u USDT site%s", text, added,
 			 added == 1 ? "" : "s");
 	cand_free(&files);
 	return ret ? ret : (int)added;
@@ -1450,6 +1490,10 @@ int tk_probes_resolve(const char *text, const struct tk_probe_target *t,
 		snprintf(err, errlen, "'%s': %s", text, why);
 		goto out;
 	}
+	/* said here, before any message quotes the path (tk_probe_check()
+	 * makes sure again before the kernel sees it) */
+	if (path && (ret = tk_probe_path_ok(text, path, err, errlen)) < 0)
+		goto out;
 	if (s.kind == TK_PROBE_USDT) {
 		ret = resolve_usdt(text, &s, t, path, set, note, notelen, err, errlen);
 		goto out;

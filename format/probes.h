@@ -132,6 +132,40 @@ typedef void (*tk_usdt_visit_fn)(const char *provider, const char *name,
 int tk_usdt_list(const char *path, tk_usdt_visit_fn fn, void *ctx,
 		 char *err, size_t errlen);
 
+/* ------------------------------------------------- what the kernel takes */
+
+/*
+ * A probe reaches the kernel as one line of uprobe_events, which the
+ * kernel (kernel/trace/trace_probe.c, trace_uprobe.c) ends at a newline,
+ * cuts at '#' (a comment), splits into words at white space (its
+ * isspace(): space, \t \n \v \f \r and the byte 0xa0) and each field at
+ * '='.  A string that held any of them would be read as something else:
+ * a second probe, a probe on another file or offset.  Event and field
+ * names are C identifiers, and lengths are bounded.
+ */
+#define TK_PROBE_FIELD_NAME_MAX 32 /* MAX_ARG_NAME_LEN */
+#define TK_PROBE_EVENT_NAME_MAX 63 /* MAX_EVENT_NAME_LEN, less its NUL */
+#define TK_PROBE_FIELDS_MAX 128    /* MAX_TRACE_ARGS */
+#define TK_PROBE_LINE_MAX 4094     /* WRITE_BUFSIZE, less '\n' and NUL */
+
+/* Whether @name is a C identifier of at most @max characters. */
+bool tk_probe_name_ok(const char *name, size_t max);
+
+/* Whether the kernel can be given file @path in a probe: 0, or -EINVAL
+ * with a line naming -e @spec and what in the path cannot be ("it holds
+ * '#' (a comment to the kernel) at byte 12") in @err. */
+int tk_probe_path_ok(const char *spec, const char *path, char *err, size_t errlen);
+
+/*
+ * Every string of probe @p in group @group, and @line, the line that
+ * defines it, checked against what the kernel's probe syntax can carry:
+ * the one check made before anything is written to uprobe_events.
+ * Returns 0, or -EINVAL with a one-line reason naming what and where in
+ * @err.
+ */
+int tk_probe_check(const struct tk_probe *p, const char *group, const char *line,
+		   char *err, size_t errlen);
+
 /* ------------------------------------------------------------- DWARF */
 
 /* A parameter's (or return value's) type as DWARF tells it. */

@@ -17,6 +17,10 @@
  *
  * Probes are written as the kernel's uprobetracer documents them,
  *     p|r:GROUP/EVENT PATH:0xOFFSET[(0xREF_CTR_OFFSET)] [NAME=FETCHARG:TYPE]...
+ * and nothing is written before tk_probe_check() has found every part of
+ * the line to be what the kernel's syntax reads as that part: a path or
+ * a name from a hostile file (a DWARF string, a symbolic link) could
+ * otherwise end the line and define a probe of its own.
  * by this file rather than tracefs_uprobe_alloc(), which (libtracefs
  * 1.6) has no reference counter for USDT semaphores; removal and listing
  * go through libtracefs's dynamic event calls.
@@ -149,16 +153,15 @@ int tk_uprobe_define(pid_t owner, const struct tk_probe *p, char *name,
 	char group[64], why[160], *line;
 	int e;
 
-	if (strpbrk(p->path, " \t\n")) {
-		snprintf(err, errlen, "'%s': cannot probe '%s': its path holds a space",
-			 p->spec, p->path);
-		return -EINVAL;
-	}
 	group_name(group, sizeof(group), owner, p->kind);
 	line = probe_line(p, group);
 	if (!line) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
+	}
+	if (tk_probe_check(p, group, line, err, errlen) < 0) {
+		free(line);
+		return -EINVAL;
 	}
 	if (tracefs_instance_file_append(NULL, "uprobe_events", line) >= 0) {
 		free(line);

@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: MIT
+"""Dynamic probes against hostile files: names and paths that the
+kernel's probe syntax would read as something else, a file replaced
+while its probe is defined, user stacks through stacks that move, and
+saved traces that point at things that are no files.
+
+Every file here is made by the test from a program of tests/progs: a
+parameter name rewritten in place in the DWARF, symbolic links and
+directories with '#', newlines and spaces in their names.  Every test
+that touches tracefs runs under kernlib.guard(): uprobe_events must be
+as it was after it.
+"""
+import os
+import re
+
+import kernlib
+import test_cli
+import tklib
+
+PROG = tklib.prog("uprobed")
+DWARFNAME = tklib.prog("dwarfname")
+one_error = test_cli.one_error
+
+
+def tk(*args, **kw):
+    kw.setdefault("check", False)
+    return tklib.tracekit(*args, **kw)
+
+
+def need(path):
+    if not os.path.exists(path):
+        raise tklib.Skip("%s was not built" % os.path.basename(path))
+
+
+def copy(dst, src):
+    with open(src, "rb") as f, open(dst, "wb") as g:
+        g.write(f.read())
+    os.chmod(dst, 0o755)
+
+
+def visible(raw, size):
+    """RAW (bytes, ASCII but for what is escaped) as tracekit prints it in
+    a buffer of SIZE bytes: control bytes and bytes that are no UTF-8 as
+    \\xNN, cut before an escape that does not fit."""
+    out = ""
+    for b in raw:
+        c = chr(b) if 0x20 <= b < 0x7f and b != 0x5c else \
+            "\\\\" if b == 0x5c else "\\x%02x" % b
+        if len(out) + len(c) >= size:
+            break
+        out += c
+    return out
+
+
+def probe_error(spec, prog, exact=None, contains=()):
+    """record -e SPEC -- PROG 1 fails with one line; nothing is left."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        p = tk("record", "-o", d, "-e", spec, "--", prog, "1")
+    line = one_error(p, exact=exact, contains=contains)
+    assert not os.path.exists(d), "a failed record left %s behind" % d
+    return line
+
+
+# ------------------------------------------------------- names and paths
+
+def test_dwarf_name_defines_no_second_probe():
+    """A parameter whose DWARF name holds '=', newlines and '#' (written
+    into the probe as it is, it would end the line and define a probe
+    of its own): the field is arg0, a note says why, nothing else is
+    defined, and the program computes what it computes untraced."""
+    need(DWARFNAME)
+    base = tklib.tmpdir()
+    prog = os.path.join(base, "d")
+    with open(DWARFNAME, "rb") as f:
+        data = f.read()
+    name = b"Q" * 250
+    assert data.count(name) == 1, "the parameter's name is not once in the file"
+    g = [l.split()[0] for l in tklib.run(["nm", DWARFNAME]).stdout.splitlines()
+         if l.endswith(" T g")][0]
+    # what the DWARF reader keeps of a name: 63 bytes
+    payload = ("q=%%di:u64\np:tkh/p %s:0x%x\n#" % (prog, int(g, 16))).encode()
+    if len(payload) > 63:
+        raise tklib.Skip("the temporary directory's path is too long for the payload")
+    payload += b"Q" * (len(name) - len(payload))
+    with open(prog, "wb") as f:
+        f.write(data.replace(name, payload))
+    os.chmod(prog, 0o755)
+    d = os.path.join(base, "t")
+    with kernlib.guard():
+        p = tklib.record(d, [prog, "5"], "-F", "-e", "uprobe:%s:g" % prog)
+    assert p.stderr.splitlines()[0] == (
+        "tracekit: 'uprobe:%s:g': parameter 0 of 'g' is named '%s' in its DWARF, which "
+        "is no field name: it is arg0" % (prog, visible(payload[:63], 80))), p.stderr
+    assert "sum 20" in p.stdout, p.stdout
+    ev = kernlib.report(d)
+    assert [e["event"] for e in ev] == ["uprobe:g"] * 5, ev
+    args = [dict(kv.split("=", 1) for kv in e["text"].split()[1:]) for e in ev]
+    assert [a["arg0"] for a in args] == [str(i) for i in range(5)], args
+    assert sorted(args[0]) == ["arg%d" % i for i in range(6)], args[0]
+
+
+def test_path_the_kernel_would_misread():
+    """A program reached through a symbolic link to a directory whose name
+    holds '#' (the kernel would take the rest of the line as a comment
+    and probe another file, at another offset), a newline, a tab or the
+    byte 0xa0 (a space to the kernel): refused in one line naming the
+    path as it is and the character, before anything is defined."""
+    need(PROG)
+    base = tklib.tmpdir()
+    for dirname, flaw, what in ((b"v:0x1149#", 8, "'#' (a comment to the kernel)"),
+                                (b"a\nb", 1, "a newline"), (b"a\tb", 1, "a tab"),
+                                (b"a\xa0b", 1, "byte 0xa0 (a space to the kernel)"),
+                                (b"a=b", 1, "'='")):
+        real = os.path.join(base.encode(), dirname)
+        os.mkdir(real)
+        target = os.path.join(real, b"prog")
+        copy(target, PROG)
+        link = os.path.join(base, "app")
+        if os.path.lexists(link):
+            os.unlink(link)
+        os.symlink(target, link.encode())
+        probe_error("uprobe:%s:f" % link, os.fsdecode(target), exact=(
+            "tracekit: 'uprobe:%s:f': cannot probe '%s': it holds %s at byte %d, which a "
+            "probe definition cannot carry" % (link, visible(target, 4096), what,
+                                                len(base) + 1 + flaw)))
+
+
+def test_argument_name_too_long_for_the_kernel():
+    """A field name of 33 characters (the kernel takes 32) is refused when
+    the probe is read, not by the kernel half way through a recording."""
+    need(PROG)
+    name = "a" * 33
+    probe_error("uprobe:%s:f(%s:u64)" % (PROG, name), PROG, exact=(
+        "tracekit: 'uprobe:%s:f(%s:u64)': argument name '%s...' is too long (the kernel "
+        "takes at most 32 characters)" % (PROG, name, name[:20])))
