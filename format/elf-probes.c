@@ -78,6 +78,7 @@ struct pe_sym {
 struct pe_file {
 	char *path;
 	int fd;
+	struct stat st; /* of @fd */
 	Elf *elf;
 	GElf_Phdr *load; /* PT_LOAD segments */
 	size_t nload;
@@ -119,6 +120,11 @@ static int pe_open(const char *path, struct pe_file *f, char *err, size_t errlen
 		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
 		pe_close(f);
 		return -e;
+	}
+	if (fstat(f->fd, &f->st) < 0 || !S_ISREG(f->st.st_mode)) {
+		snprintf(err, errlen, "'%s' is not a regular file", path);
+		pe_close(f);
+		return -EINVAL;
 	}
 	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &eh) ||
@@ -597,7 +603,7 @@ static char *event_name(const struct tk_probe_set *set, enum tk_probe_kind kind,
 }
 
 static struct tk_probe *add_probe(struct tk_probe_set *set, enum tk_probe_kind kind,
-				  const char *path, uint64_t offset, const char *spec)
+				  const struct pe_file *f, uint64_t offset, const char *spec)
 {
 	struct tk_probe *grown = realloc(set->probe, (set->count + 1) * sizeof(*grown));
 	struct tk_probe *p;
@@ -609,7 +615,9 @@ static struct tk_probe *add_probe(struct tk_probe_set *set, enum tk_probe_kind k
 	memset(p, 0, sizeof(*p));
 	p->kind = kind;
 	p->offset = offset;
-	p->path = strdup(path);
+	p->dev = f->st.st_dev;
+	p->ino = f->st.st_ino;
+	p->path = strdup(f->path);
 	p->spec = strdup(spec);
 	if (!p->path || !p->spec) {
 		free(p->path);
@@ -945,7 +953,7 @@ static int add_uprobe(struct tk_probe_set *set, const char *text,
 		if (ret)
 			return ret;
 	}
-	p = add_probe(set, s->kind, f->path, off, text);
+	p = add_probe(set, s->kind, f, off, text);
 	if (!p)
 		return -ENOMEM;
 	if (func && s->offset)
@@ -1406,7 +1414,7 @@ static int resolve_usdt_file(const char *text, const struct tk_probe_spec *s,
 				event = strdup(site_event[k]);
 		if (!event)
 			event = event_name(set, TK_PROBE_USDT, label);
-		p = event ? add_probe(set, TK_PROBE_USDT, f->path, off, text) : NULL;
+		p = event ? add_probe(set, TK_PROBE_USDT, f, off, text) : NULL;
 		if (!p) {
 			free(event);
 			ret = -ENOMEM;

@@ -94,6 +94,8 @@ struct tk_probe {
 	struct tk_probe_field *fields;
 	unsigned nfields;
 	char *spec;         /* the -e it came from */
+	dev_t dev;          /* the file read, (st_dev, st_ino): the kernel is */
+	ino_t ino;          /* given @path, and what is there must be it */
 };
 
 struct tk_probe_set {

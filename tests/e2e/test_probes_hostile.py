@@ -12,6 +12,7 @@ as it was after it.
 """
 import os
 import re
+import subprocess
 
 import kernlib
 import test_cli
@@ -134,3 +135,44 @@ def test_argument_name_too_long_for_the_kernel():
     probe_error("uprobe:%s:f(%s:u64)" % (PROG, name), PROG, exact=(
         "tracekit: 'uprobe:%s:f(%s:u64)': argument name '%s...' is too long (the kernel "
         "takes at most 32 characters)" % (PROG, name, name[:20])))
+
+
+# ------------------------------------------------------- a file replaced
+
+def test_file_replaced_while_probe_is_defined():
+    """DIR/app (a copy of prog-uprobed) is replaced by a symbolic link to
+    another copy right after record has read it (inotify: its first
+    close), before the probe is defined: the kernel would look the path
+    up again and probe the other file.  record refuses in one line and
+    defines nothing.  (When the swap comes after the probe is defined,
+    the recording is of DIR/app and the program, the other copy, gives
+    no event: that attempt is run again, up to 5 times.)"""
+    need(PROG)
+    swap = tklib.prog("pathswap")
+    need(swap)
+    for attempt in range(5):
+        base = tklib.tmpdir()
+        app, other = os.path.join(base, "app"), os.path.join(base, "other")
+        copy(app, PROG)
+        copy(other, PROG)
+        racer = subprocess.Popen([swap, app, other, "1"], stdout=subprocess.PIPE, text=True)
+        try:
+            assert racer.stdout.readline() == "ready\n"
+            d = os.path.join(base, "t")
+            with kernlib.guard():
+                p = tk("record", "-q", "-o", d, "-F", "-e", "uprobe:%s:f" % app,
+                       "--", other, "5")
+        finally:
+            racer.kill()
+            racer.wait()
+        if p.returncode == 0 and not [e for e in kernlib.report(d)
+                                      if e["event"] == "uprobe:f"]:
+            continue  # swapped too late: the probe was on app, as asked
+        # (replaced between the two comparisons: the second one says so)
+        one_error(p, pattern=r"^tracekit: 'uprobe:%s:f': '%s' is no longer the file that "
+                             r"was read \(it was replaced or removed\)( while its probe was "
+                             r"being defined: the probe is removed)?$"
+                             % (re.escape(app), re.escape(app)))
+        assert not os.path.exists(d)
+        return
+    raise tklib.Skip("the file was never replaced in time in 5 attempts")
