@@ -176,3 +176,80 @@ def test_file_replaced_while_probe_is_defined():
         assert not os.path.exists(d)
         return
     raise tklib.Skip("the file was never replaced in time in 5 attempts")
+
+
+# ------------------------------------------------------- user stacks
+
+USTACK_HOSTILE = tklib.prog("ustack-hostile")
+
+
+def stacks_of(d):
+    """[(i, frames without offsets)] of the stk:hit events of trace D."""
+    out = []
+    for e in kernlib.report(d):
+        if e["name"] == "user_stack":
+            out[-1] = (out[-1][0], [re.sub(r"\+0x[0-9a-f]+ ", " ", f) for f in e["stack"]])
+        else:
+            assert e["event"] == "stk:hit", e
+            out.append((int(e["text"].split("=")[1]), None))
+    return out
+
+
+def test_ustack_coroutine_stack_replaced():
+    """--ustack: an event on coroutine stack A (1 MiB), A unmapped and a
+    64 KiB stack B mapped at its address, an event on B with rbp in the
+    old A past B's end: the program runs to its end (it faulted when the
+    bounds kept for A were used on B), each event has its stack, and the
+    second one ends at the hole."""
+    need(USTACK_HOSTILE)
+    d = os.path.join(tklib.tmpdir(), "t")
+    p = tklib.record(d, [USTACK_HOSTILE, "coro"], "-q", "--ustack")
+    assert p.stdout == "survived\n", (p.stdout, p.stderr)
+    real = os.path.realpath(USTACK_HOSTILE)
+    st = stacks_of(d)
+    assert [i for i, _ in st] == [1, 2], st
+    assert st[0][1][0] == "on_a (%s)" % real, st
+    assert st[1][1] == ["with_bad_fp (%s)" % real], st
+
+
+FAKE_RANGE = "0000000000000000-7ffffffffff0"
+
+
+def long_maps_line_file(base):
+    """A file whose line in /proc/PID/maps, once mapped, is over 4096 bytes
+    long with FAKE_RANGE at byte 4096 (where a reader that drops a full
+    buffer would take up the line again), or None where the kernel lays
+    the line out otherwise."""
+    import mmap
+    at = 4096 - 73  # the path starts at column 73 of a 64-bit maps line
+    path = base
+    while at - len(path) - 1 > 255 - len(FAKE_RANGE):
+        path = os.path.join(path, "d" * min(250, at - len(path) - 3))
+        os.mkdir(path)
+    path = os.path.join(path, "e" * (at - len(path) - 1) + FAKE_RANGE)
+    with open(path, "wb") as f:
+        f.write(b"\0" * 4096)
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ):
+        with open("/proc/self/maps") as m:
+            line = [l for l in m if FAKE_RANGE in l][0]
+    return path if line.index(FAKE_RANGE) == 4096 else None
+
+
+def test_ustack_long_maps_line():
+    """--ustack: an event in a signal handler on an alternate stack, rbp
+    in a hole, with a file mapped below the stack whose maps line is
+    over 4096 bytes and reads '0000000000000000-7ffffffffff0' from byte
+    4096 on: the stack's bounds come from its own line (they came from
+    that tail, the whole address space, and the walk faulted)."""
+    need(USTACK_HOSTILE)
+    base = tklib.tmpdir()
+    path = long_maps_line_file(base)
+    if not path:
+        raise tklib.Skip("this kernel lays out /proc/PID/maps lines otherwise")
+    d = os.path.join(base, "t")
+    p = tklib.record(d, [USTACK_HOSTILE, "alt", path], "-q", "--ustack")
+    assert p.stdout == "survived\n", (p.stdout, p.stderr)
+    real = os.path.realpath(USTACK_HOSTILE)
+    st = stacks_of(d)
+    assert [i for i, _ in st] == [1, 2], st
+    assert st[1][1] == ["with_bad_fp (%s)" % real], st
