@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/regular-file.h"
 #include "ustack-check.h"
 
 #define DWARF_RBP 6 /* x86-64 DWARF register number of rbp */
@@ -110,7 +111,7 @@ static struct object *object_of(struct tk_ustack_check *c, const char *path,
 		return NULL;
 	c->nobj++;
 	elf_version(EV_CURRENT);
-	o->fd = open(path, O_RDONLY | O_CLOEXEC);
+	o->fd = tk_open_regular(path);
 	if (o->fd >= 0)
 		o->elf = elf_begin(o->fd, ELF_C_READ_MMAP, NULL);
 	/* the object changed since it was recorded: its tables are not its

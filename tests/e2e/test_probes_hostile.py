@@ -253,3 +253,37 @@ def test_ustack_long_maps_line():
     st = stacks_of(d)
     assert [i for i, _ in st] == [1, 2], st
     assert st[1][1] == ["with_bad_fp (%s)" % real], st
+
+
+# ------------------------------------------------------- hostile traces
+
+def test_saved_object_is_a_fifo():
+    """A trace whose symbols/maps names a FIFO as the program's object,
+    and whose symbol file for it is a FIFO too: report and convert open
+    neither (they waited forever for a writer), and print the stacks
+    with what they can still name."""
+    evstack = tklib.prog("evstack")
+    need(evstack)
+    base = tklib.tmpdir()
+    d = os.path.join(base, "t")
+    tklib.record(d, [evstack, "fp", "3"], "-q", "--ustack")
+    fifo = os.path.join(base, "fifo")
+    os.mkfifo(fifo)
+    real = os.path.realpath(evstack)
+    maps = os.path.join(d, "symbols", "maps")
+    with open(maps) as f:
+        lines = f.read().splitlines()
+    ours = [l for l in lines if l.endswith(" " + real)]
+    assert ours, lines
+    sym = os.path.join(d, ours[0].split()[5])
+    os.unlink(sym)
+    os.mkfifo(sym)
+    with open(maps, "w") as f:
+        f.write("".join((l[:-len(real)] + fifo if l in ours else l) + "\n" for l in lines))
+    p = tk("report", d, timeout=30)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("stk:hit") == 3, p.stdout
+    assert p.stdout.count("<user stack trace>") == 6, p.stdout
+    p = tk("convert", "--to", "folded", "--stacks", d, "-o", "-", timeout=30)
+    assert p.returncode == 0, p.stderr
+    assert sum(int(l.split()[-1]) for l in p.stdout.splitlines()) == 6, p.stdout
