@@ -9,6 +9,7 @@
  *                 [-f FILTER] [--limit N]
  *   tracekit hist [DIR] --from EVENT --to EVENT --match FIELD[=FIELD][,...]
  *                 [--slowest N] [--unit ns|us|ms|s] [--ts mono|real|raw|start]
+ *                 [-f FILTER] [--pid PID] [--tid TID] [--comm GLOB]
  *
  * This file parses and drives; hist-keys.c resolves keys, hist-table.c
  * makes the histogram, hist-latency.c the latencies.
@@ -28,6 +29,7 @@ struct hist_args {
 	unsigned long limit, slowest;
 	const char *unit;
 	enum ts_mode ts;
+	struct report_who who; /* --pid, --tid, --comm */
 };
 
 static void usage(FILE *f)
@@ -56,7 +58,12 @@ static void usage(FILE *f)
 		"  --slowest N        list the N slowest intervals (default 10)\n"
 		"  --unit U           ns, us (default), ms or s\n"
 		"  --ts MODE          times of the slowest: mono (default), real, raw,\n"
-		"                     or start (seconds since the first event)\n");
+		"                     or start (seconds since the first event)\n"
+		"  -f FILTER          latency: only starts (--from events) matching\n"
+		"                     FILTER; an end counts when its start was kept\n"
+		"  --pid PID[,PID]    latency: only starts in these processes\n"
+		"  --tid TID[,TID]    latency: only starts in these threads\n"
+		"  --comm GLOB        latency: only starts of threads named GLOB\n");
 }
 
 static int parse_options(struct hist_args *a, int argc, char **argv)
@@ -98,6 +105,17 @@ static int parse_options(struct hist_args *a, int argc, char **argv)
 		case OPT_MATCH:
 			a->match = optarg;
 			break;
+		case OPT_PID:
+			if (report_ids_parse("--pid", optarg, &a->who.pids, &a->who.npids) < 0)
+				return -1;
+			break;
+		case OPT_TID:
+			if (report_ids_parse("--tid", optarg, &a->who.tids, &a->who.ntids) < 0)
+				return -1;
+			break;
+		case OPT_COMM:
+			a->who.comm = optarg;
+			break;
 		case OPT_LIMIT:
 		case OPT_SLOWEST:
 			if (!opt_uint(optarg, 1000000, &n)) {
@@ -137,10 +155,13 @@ static int parse_options(struct hist_args *a, int argc, char **argv)
 			tk_error("a latency needs --from, --to and --match");
 			return -1;
 		}
-		if (a->event || a->keys || a->vals || a->sort || a->filter || a->limit) {
-			tk_error("-e, --key, --val, --sort, -f and --limit make a histogram of one event, not a latency (--from/--to)");
+		if (a->event || a->vals || a->sort || a->limit) {
+			tk_error("-e, --val, --sort and --limit make a histogram of one event, not a latency (--from/--to)");
 			return -1;
 		}
+	} else if (!report_who_all(&a->who)) {
+		tk_error("--pid, --tid and --comm select the starts of a latency (--from/--to)");
+		return -1;
 	} else if (!a->event || !a->keys) {
 		tk_error(a->event ? "-e %s: which fields? (--key FIELD)"
 				  : "which event? (-e EVENT --key FIELD, or --from/--to/--match)",
@@ -222,7 +243,8 @@ out:
 static int run_latency(struct tk_cursor *c, const struct hist_args *a)
 {
 	struct hist_latency_opts o = { .match_text = a->match, .slowest = (unsigned)a->slowest,
-				       .ts = a->ts, .unit = a->unit };
+				       .ts = a->ts, .unit = a->unit,
+				       .filter = a->filter, .who = &a->who };
 	struct hist_event from, to;
 	char *mlist = strdup(a->match);
 	char *names[HIST_MAX_KEYS];
@@ -281,8 +303,11 @@ int cmd_hist(int argc, char **argv)
 		return TK_EXIT_FAILURE;
 	}
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	a.who.trace = &c.trace;
 	ret = a.from ? run_latency(&c, &a) : run_table(&c, &a);
 	fflush(stdout);
 	tk_cursor_close(&c);
+	free(a.who.pids);
+	free(a.who.tids);
 	return ret < 0 ? TK_EXIT_FAILURE : 0;
 }

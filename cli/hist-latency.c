@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "cli.h"
+#include "common/filter.h"
 #include "hist.h"
 
 struct point {
@@ -38,6 +39,7 @@ struct point {
 struct pending {
 	struct point start;
 	bool valid;
+	bool selected; /* else its end is passed over, not counted */
 };
 
 struct instance {
@@ -55,6 +57,7 @@ struct latency {
 	struct instance *slow; /* min-heap on lat, at most nslow */
 	unsigned nslow, slow_cap;
 	uint64_t unmatched_ends, replaced;
+	uint64_t unselected; /* starts left out by -f, --pid, --tid, --comm */
 };
 
 static void slow_down(struct latency *l, unsigned i)
@@ -317,8 +320,26 @@ static void print_result(struct tk_cursor *c, struct latency *l,
 	printf("unmatched: %s starts without an end, ", hist_u64(num, starts_left));
 	printf("%s ends without a start, ", hist_u64(num, l->unmatched_ends));
 	printf("%s starts replaced by a later one\n", hist_u64(num, l->replaced));
+	if (l->unselected)
+		printf("not selected: %s starts (-f, --pid, --tid, --comm)\n",
+		       hist_u64(num, l->unselected));
 	if (l->nslow)
 		print_slowest(c, l, o);
+}
+
+/* Whether the current --from event starts an interval: -f on its
+ * fields and its thread (--pid, --tid, --comm), as a synthetic event's
+ * start trigger carries the filter that decides which starts are saved.
+ * Ends are not selected: an end counts when its start was kept. */
+static bool start_selected(struct tk_cursor *c, const struct hist_latency_opts *o,
+			   const struct tk_filter *f, const struct tk_value *values)
+{
+	if (f && !tk_filter_match(f, values))
+		return false;
+	if (!o->who || report_who_all(o->who))
+		return true;
+	return report_who_selects(o->who, c->pid > 0 ? (uint32_t)c->pid : 0,
+				  (uint32_t)c->tid, tk_cursor_comm_of(c, c->src, c->tid));
 }
 
 #define ROLE_FROM 1u
@@ -329,6 +350,7 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 		     const char *dir)
 {
 	struct latency l = { 0 };
+	struct tk_filter *filters[HIST_MAX_KINDS] = { 0 };
 	unsigned char *rec = NULL;
 	uint64_t starts = 0, ends = 0, starts_left = 0, first = 0;
 	bool same = !strcmp(from->name, to->name);
@@ -339,6 +361,8 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 	l.map.keysize = (l.map.keysize + 7) & ~(size_t)7;
 	l.slow_cap = o->slowest;
 	l.slow = calloc(o->slowest + 1, sizeof(*l.slow));
+	if (hist_filters_compile(o->filter, from, filters) < 0)
+		goto out;
 	rec = calloc(1, l.map.keysize + 8);
 	if (!rec || !l.slow)
 		goto nomem;
@@ -373,7 +397,9 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 			for (unsigned k = 0; k < o->nmatch; k++)
 				hist_key_encode(&o->to_keys[k], ki, c, values, rec);
 			idx = hist_map_find(&l.map, rec);
-			if (idx >= 0 && l.pending[idx].valid) {
+			if (idx >= 0 && l.pending[idx].valid && !l.pending[idx].selected) {
+				l.pending[idx].valid = false;
+			} else if (idx >= 0 && l.pending[idx].valid) {
 				struct instance in;
 
 				in.start = l.pending[idx].start;
@@ -390,9 +416,11 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 		}
 		if (u & ROLE_FROM) {
 			unsigned ki = (u >> 8) & 0xff;
-			bool added;
+			bool added, sel;
 
 			starts++;
+			sel = start_selected(c, o, filters[ki], values);
+			l.unselected += !sel;
 			for (unsigned k = 0; k < o->nmatch; k++)
 				hist_key_encode(&o->from_keys[k], ki, c, values, rec);
 			idx = hist_map_get(&l.map, rec, &added);
@@ -409,16 +437,17 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 			}
 			if (added)
 				l.pending[idx].valid = false;
-			if (l.pending[idx].valid)
+			if (l.pending[idx].valid && l.pending[idx].selected)
 				l.replaced++;
 			l.pending[idx].start = here;
 			l.pending[idx].valid = true;
+			l.pending[idx].selected = sel;
 		}
 	}
 	if (c->nerrors)
 		tk_error("%s", c->error);
 	for (size_t i = 0; i < l.map.n; i++)
-		starts_left += l.pending[i].valid;
+		starts_left += l.pending[i].valid && l.pending[i].selected;
 	if (!starts) {
 		tk_error("no '%s' event in trace '%s'", from->name, dir);
 		goto out;
@@ -446,5 +475,7 @@ out:
 		munmap(l.lats, l.lats_cap * sizeof(*l.lats));
 	free(l.slow);
 	free(rec);
+	for (unsigned i = 0; i < from->nkinds; i++)
+		tk_filter_free(filters[i]);
 	return ret;
 }

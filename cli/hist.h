@@ -149,6 +149,13 @@ struct hist_table_opts {
 	unsigned long limit;   /* 0: every entry */
 };
 
+/* -f FILTER compiled for each kind of @e into out[HIST_MAX_KINDS] (all
+ * NULL when @filter is); prints the error and returns -1 when it does
+ * not compile.  Free each with tk_filter_free. */
+struct tk_filter;
+int hist_filters_compile(const char *filter, const struct hist_event *e,
+			 struct tk_filter **out);
+
 int hist_table_run(struct tk_cursor *c, const struct hist_event *e,
 		   const struct hist_table_opts *o, const char *dir);
 
@@ -160,6 +167,10 @@ struct hist_latency_opts {
 	unsigned slowest;       /* instances to list */
 	enum ts_mode ts;
 	const char *unit;       /* ns, us, ms, s */
+	/* which starts count: -f on the --from event's fields, and the
+	 * thread of the --from event (--pid, --tid, --comm) */
+	const char *filter;
+	const struct report_who *who;
 };
 
 int hist_latency_run(struct tk_cursor *c, struct hist_event *from,

@@ -69,16 +69,19 @@ def nearest_rank(values, p):
     return values[max(k, 1) - 1]
 
 
-def expected_pairs(events, start_ev, end_ev, key):
+def expected_pairs(events, start_ev, end_ev, key, keep=lambda e: True):
     """The latency pairs hist must find: (ticks, start event, end event,
     key) for each end whose key has a pending start; a later start
-    replaces a pending one."""
+    replaces a pending one; a start that keep() refuses is pending but
+    ends nothing."""
     pending, pairs = {}, []
     for e in events:
         if e["event"] == end_ev:
             k = key(e, "to")
             if k in pending:
-                pairs.append((e["ts"] - pending[k]["ts"], pending.pop(k), e, k))
+                start = pending.pop(k)
+                if keep(start):
+                    pairs.append((e["ts"] - start["ts"], start, e, k))
         if e["event"] == start_ev:
             pending[key(e, "from")] = e
     return pairs
@@ -122,6 +125,39 @@ def test_latency_exact():
              "--slowest", "1", "--ts", "raw", "--unit", "ns")
     start = re.search(r"from .*\] (\d+)  to", p.stdout).group(1)
     assert int(start) == want[0][1]["ts"], (start, want[0][1])
+
+
+def test_latency_selection():
+    """-f on the start event's fields and --tid/--comm on its thread pick
+    which intervals count, as a synthetic event's start trigger filter."""
+    d, _, _ = record_latency()
+    freq = clock_freq(d)
+    events = kernlib.report(d)
+    ident = lambda e, side: int(tklib.fields(e["text"])["id"])
+    small = lambda e: ident(e, "from") < 50
+    pairs = expected_pairs(events, "lat:start", "lat:done", ident, small)
+    assert 0 < len(pairs) < N
+    base = ("--from", "lat:start", "--to", "lat:done", "--match", "id", "--unit", "ns")
+    out = hist(d, *base, "-f", "id < 50", "--slowest", "1000").stdout
+    stats, unmatched, slow, _ = parse_latency(out)
+    ns = sorted(t * 10**9 // freq for t, _, _, _ in pairs)
+    assert (stats["count"], stats["min"], stats["max"]) == (len(ns), ns[0], ns[-1]), stats
+    assert sorted(int(s["key"][3:]) for s in slow) == sorted(k for _, _, _, k in pairs)
+    starts = [e for e in events if e["event"] == "lat:start"]
+    m = re.search(r"^not selected: (\d+) starts \(-f, --pid, --tid, --comm\)$", out, re.M)
+    assert m and int(m.group(1)) == len([e for e in starts if not small(e)]), out
+    assert unmatched[1] == 1, unmatched  # the done without a start, only
+    tid = starts[0]["tid"]
+    all_pairs = expected_pairs(events, "lat:start", "lat:done", ident)
+    for sel in (("--tid", str(tid)), ("--comm", "prog-lat*")):
+        stats, _, _, _ = parse_latency(hist(d, *base, *sel).stdout)
+        assert stats["count"] == len([x for x in all_pairs if x[1]["tid"] == tid]), (sel, stats)
+    p = hist(d, *base, "--tid", str(tid + 100000), check=False)
+    assert p.returncode == 1 and p.stderr.startswith(
+        "tracekit: no 'lat:done' matched a 'lat:start' on id"), p.stderr
+    p = hist(d, "-e", "lat:done", "--key", "id", "--tid", str(tid), check=False)
+    assert p.returncode == 2 and p.stderr == (
+        "tracekit: --pid, --tid and --comm select the starts of a latency (--from/--to)\n"), p.stderr
 
 
 def test_table_exact():
