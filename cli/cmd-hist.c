@@ -9,7 +9,7 @@
  *                 [-f FILTER] [--limit N]
  *   tracekit hist [DIR] --from EVENT --to EVENT --match FIELD[=FIELD][,...]
  *                 [--slowest N] [--unit ns|us|ms|s] [--ts mono|real|raw|start]
- *                 [-f FILTER] [--pid PID] [--tid TID] [--comm GLOB]
+ *                 [--key FIELD[,FIELD]] [-f FILTER] [--pid PID] [--tid TID] [--comm GLOB]
  *
  * This file parses and drives; hist-keys.c resolves keys, hist-table.c
  * makes the histogram, hist-latency.c the latencies.
@@ -59,6 +59,8 @@ static void usage(FILE *f)
 		"  --unit U           ns, us (default), ms or s\n"
 		"  --ts MODE          times of the slowest: mono (default), real, raw,\n"
 		"                     or start (seconds since the first event)\n"
+		"  --key K[,K]        latency: one histogram per value of the --from\n"
+		"                     event's K (e.g. tid, comm)\n"
 		"  -f FILTER          latency: only starts (--from events) matching\n"
 		"                     FILTER; an end counts when its start was kept\n"
 		"  --pid PID[,PID]    latency: only starts in these processes\n"
@@ -244,14 +246,15 @@ static int run_latency(struct tk_cursor *c, const struct hist_args *a)
 {
 	struct hist_latency_opts o = { .match_text = a->match, .slowest = (unsigned)a->slowest,
 				       .ts = a->ts, .unit = a->unit,
-				       .filter = a->filter, .who = &a->who };
+				       .filter = a->filter, .who = &a->who,
+				       .key_text = a->keys };
 	struct hist_event from, to;
-	char *mlist = strdup(a->match);
+	char *mlist = strdup(a->match), *klist = a->keys ? strdup(a->keys) : NULL;
 	char *names[HIST_MAX_KEYS];
 	unsigned off = 0;
 	int n, ret = -1;
 
-	if (!mlist)
+	if (!mlist || (a->keys && !klist))
 		goto out;
 	if (hist_event_find(c, a->from, &from) < 0 || hist_event_find(c, a->to, &to) < 0)
 		goto out;
@@ -280,9 +283,23 @@ static int run_latency(struct tk_cursor *c, const struct hist_args *a)
 		off += f->size;
 	}
 	o.nmatch = (unsigned)n;
+	if (a->keys) {
+		n = split(klist, names, HIST_MAX_KEYS, "keys");
+		if (n < 0)
+			goto out;
+		off = 0;
+		for (int i = 0; i < n; i++) {
+			if (hist_key_parse(names[i], &from, &o.keys[i], a->dir) < 0)
+				goto out;
+			o.keys[i].off = off;
+			off += o.keys[i].size;
+		}
+		o.nkeys = (unsigned)n;
+	}
 	ret = hist_latency_run(c, &from, &to, &o, a->dir);
 out:
 	free(mlist);
+	free(klist);
 	return ret;
 }
 

@@ -171,6 +171,10 @@ struct hist_latency_opts {
 	 * thread of the --from event (--pid, --tid, --comm) */
 	const char *filter;
 	const struct report_who *who;
+	/* --key: one histogram per value of these fields of the start */
+	unsigned nkeys;
+	struct hist_key keys[HIST_MAX_KEYS];
+	const char *key_text;
 };
 
 int hist_latency_run(struct tk_cursor *c, struct hist_event *from,

@@ -160,6 +160,29 @@ def test_latency_selection():
         "tracekit: --pid, --tid and --comm select the starts of a latency (--from/--to)\n"), p.stderr
 
 
+def test_latency_per_key():
+    """--key: one histogram per value of the start event's key, each with
+    the exact count, min and max of its pairs."""
+    d, _, _ = record_latency()
+    freq = clock_freq(d)
+    ident = lambda e, side: int(tklib.fields(e["text"])["id"])
+    pairs = expected_pairs(kernlib.report(d), "lat:start", "lat:done", ident)
+    groups = {}
+    for t, a, _, _ in pairs:
+        groups.setdefault(ident(a, "from") // 100 * 100, []).append(t * 10**9 // freq)
+    assert len(groups) == 4, groups.keys()  # 0-99, 100-199, 200 (the replaced), warm-up
+    out = hist(d, "--from", "lat:start", "--to", "lat:done", "--match", "id",
+               "--key", "id.buckets=100", "--unit", "ns").stdout
+    assert out.startswith("# latency from lat:start to lat:done, matched on id, "
+                          "one histogram per id.buckets=100\n"), out[:200]
+    heads = re.findall(r"^\{ id: (\d+) ~ (\d+) \}$", out, re.M)
+    stats = re.findall(r"^count (\d+)  min (\d+) ns .* max (\d+) ns$", out, re.M)
+    got = {int(lo): tuple(map(int, st)) for (lo, _), st in zip(heads, stats)}
+    assert len(heads) == len(stats) == len(groups), out
+    assert got == {k: (len(v), min(v), max(v)) for k, v in groups.items()}, (got, groups)
+    assert [int(lo) for lo, _ in heads] == [1000000, 0, 100, 200]  # as they first started
+
+
 def test_table_exact():
     d, gaps, sums = record_latency()
     p = hist(d, "-e", "lat:done", "--key", "kind", "--val", "gap", "--sort", "kind")
