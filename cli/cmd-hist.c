@@ -323,6 +323,7 @@ int cmd_hist(int argc, char **argv)
 	a.who.trace = &c.trace;
 	ret = a.from ? run_latency(&c, &a) : run_table(&c, &a);
 	fflush(stdout);
+	hist_symbols_free();
 	tk_cursor_close(&c);
 	free(a.who.pids);
 	free(a.who.tids);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <event-parse.h>
 #include "cli.h"
+#include "format/symbols.h"
 #include "hist.h"
 
 static const struct {
@@ -134,7 +135,9 @@ int hist_key_parse(const char *spec, const struct hist_event *e,
 				sign = true;
 				break;
 			case TK_KIND_UINT:
+				break;
 			case TK_KIND_PTR:
+				k->pointer = true;
 				break;
 			case TK_KIND_DOUBLE:
 				dbl = true;
@@ -254,10 +257,45 @@ static const char *pid_comm(struct tk_cursor *c, int pid)
 	return "<...>";
 }
 
+/* The symbols saved with the trace (format/symbols.h), loaded at the
+ * first user address a key shows. */
+static struct tk_symbols *user_syms;
+static bool user_syms_tried;
+
+void hist_symbols_free(void)
+{
+	tk_symbols_free(user_syms);
+	user_syms = NULL;
+	user_syms_tried = false;
+}
+
+/* The function holding user address @addr, as report names it: a key
+ * record holds no process, so each of the trace's processes is asked in
+ * turn (their code is mapped at different addresses). */
+static const char *user_symbol(struct tk_cursor *c, uint64_t addr, uint64_t *off)
+{
+	char err[256];
+
+	if (!user_syms_tried) {
+		user_syms_tried = true;
+		if (tk_symbols_load(c->trace.dir, &user_syms, err, sizeof(err)) < 0)
+			user_syms = NULL;
+	}
+	for (unsigned i = 0; user_syms && i < c->trace.nprocesses; i++) {
+		const char *name = tk_symbols_lookup(user_syms, c->trace.processes[i].pid,
+						     addr, off);
+
+		if (name)
+			return name;
+	}
+	return NULL;
+}
+
 size_t hist_key_format(const struct hist_key *k, const unsigned char *rec,
 		       struct tk_cursor *c, char *buf, size_t size)
 {
 	struct tk_obuf t;
+	uint64_t off = 0;
 
 	hist_text_start(&t, buf, size);
 	const unsigned char *p = rec + k->off;
@@ -291,7 +329,15 @@ size_t hist_key_format(const struct hist_key *k, const unsigned char *rec,
 	case MOD_SYM: {
 		const char *fn = NULL;
 
-		if (c->has_kernel) {
+		if (u < TK_KERNEL_ADDR_MIN && (fn = user_symbol(c, u, &off))) {
+			tk_oputs(&t, fn);
+			if (off) {
+				tk_oput(&t, "+0x", 3);
+				tk_ohex(&t, off);
+			}
+			break;
+		}
+		if (u >= TK_KERNEL_ADDR_MIN && c->has_kernel) {
 			tk_kernel_load_symbols(&c->kernel);
 			fn = tep_find_function(c->kernel.tep, u);
 		}

@@ -296,7 +296,11 @@ static void print_slowest(struct tk_cursor *c, struct latency *l,
 		format_point(c, &in->end, o->ts, b);
 		printf("%16s  from %s  to %s ", dur, a, b);
 		for (unsigned k = 0; k < o->nmatch; k++) {
-			hist_key_format(&o->from_keys[k], l->map.keys + in->key * l->map.keysize,
+			struct hist_key shown = o->from_keys[k];
+
+			if (shown.pointer)
+				shown.mod = MOD_SYM; /* a function, as report names it */
+			hist_key_format(&shown, l->map.keys + in->key * l->map.keysize,
 					c, key, sizeof(key));
 			printf(" %s=%s", o->from_keys[k].name, key);
 		}

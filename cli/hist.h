@@ -13,8 +13,8 @@
  *
  * with an optional modifier, as ftrace's hist triggers write them:
  * FIELD.hex, .log2 (power-of-two buckets), .buckets=N, .execname (a pid
- * shown with its command name), .sym (a kernel address shown as its
- * symbol).
+ * shown with its command name), .sym (an address shown as its
+ * function: kernel symbols, or the user symbols saved with the trace).
  *
  * Each event is turned into a fixed-size key: 8 bytes per number, up to
  * HIST_STR_MAX bytes (zero-padded) per string, so that keys hash and
@@ -49,6 +49,7 @@ struct hist_key {
 	bool string;     /* else a number */
 	bool is_signed;
 	bool is_double;
+	bool pointer;    /* a TK_KIND_PTR field: shown as a symbol (.sym) */
 	unsigned off, size; /* in the key record */
 	/* per kind (index in the event's kinds): where the value comes from */
 	enum hist_src src[HIST_MAX_KINDS];
@@ -93,6 +94,14 @@ bool hist_key_encode(const struct hist_key *k, unsigned kind_index,
  * terminated); returns its length. */
 size_t hist_key_format(const struct hist_key *k, const unsigned char *rec,
 		       struct tk_cursor *c, char *buf, size_t size);
+
+/* Addresses from here up are the kernel's (x86-64, arm64: the upper
+ * half); .sym looks those up in the kernel's symbols, the others in the
+ * user symbols saved with the trace. */
+#define TK_KERNEL_ADDR_MIN 0xffff800000000000ull
+
+/* Free the user symbols .sym loaded (at the end of the command). */
+void hist_symbols_free(void);
 
 /* @v in decimal (format/number.h), NUL-terminated in @buf; returns where
  * it starts. */

@@ -183,6 +183,38 @@ def test_latency_per_key():
     assert [int(lo) for lo, _ in heads] == [1000000, 0, 100, 200]  # as they first started
 
 
+def test_user_function_names():
+    """Function addresses of -p function_graph are named from the trace's
+    saved symbols, as report names them: --key func.sym, and the match
+    field of the slowest calls; one histogram per thread."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    tklib.record(d, [tklib.prog("functree"), "tree"], "-p", "function_graph")
+    out = hist(d, "-e", "ftrace:funcgraph_entry", "--key", "func.sym").stdout
+    counts = {m.group(1): int(m.group(2)) for m in re.finditer(
+        r"^\{ func: (\S+) +\} hitcount: +(\d+)$", out, re.M)}
+    # functree.c: leaf 100 times from main, 50 in each of 2 threads
+    assert (counts.get("leaf"), counts.get("worker"), counts.get("thread_main"),
+            counts.get("recurse")) == (200, 2, 2, 5), out
+    out = hist(d, "--from", "ftrace:funcgraph_entry", "--to", "ftrace:funcgraph_exit",
+               "--match", "tid,func", "--key", "tid", "--slowest", "1").stdout
+    slow = re.findall(r"  tid=(\d+) func=(\S+)$", out, re.M)
+    assert [f for _, f in slow] == ["main"], out[-400:]
+    tids = re.findall(r"^\{ tid: (\d+) \}$", out, re.M)
+    assert len(tids) == 3 and tids[0] == slow[0][0], tids  # main, then 2 threads
+    # leaf(): 200 calls, each a pair
+    out = hist(d, "--from", "ftrace:funcgraph_entry", "--to", "ftrace:funcgraph_exit",
+               "--match", "tid,func", "-f", "func == 0x%x" % leaf_address(d)).stdout
+    assert re.search(r"^count 200  ", out, re.M), out
+
+
+def leaf_address(d):
+    """leaf's address in the recorded process, from the table of func.hex."""
+    hexes = hist(d, "-e", "ftrace:funcgraph_entry", "--key", "func.hex").stdout
+    m = re.search(r"^\{ func: (0x[0-9a-f]+) +\} hitcount: +200$", hexes, re.M)
+    assert m, hexes
+    return int(m.group(1), 16)
+
+
 def test_table_exact():
     d, gaps, sums = record_latency()
     p = hist(d, "-e", "lat:done", "--key", "kind", "--val", "gap", "--sort", "kind")
