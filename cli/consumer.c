@@ -78,6 +78,7 @@ int consumer_add_stream(struct rec_session *s, struct rec_process *p, int fd,
 	st->proc = p;
 	st->tid = tid;
 	snprintf(st->comm, sizeof(st->comm), "%s", comm);
+	memcpy(st->made_comm, st->comm, sizeof(st->comm));
 	st->hdr = map;
 	st->map_size = (size_t)sb.st_size;
 	/* The program may scribble over its header later: keep the geometry
@@ -296,6 +297,19 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 		st->events += count;
 }
 
+/* A header name that is still the one of the buffer's birth says nothing
+ * (the thread may have died without writing it): what /proc last said is
+ * kept. */
+void consumer_header_name(struct rec_stream *st)
+{
+	char comm[sizeof(st->comm)];
+
+	memcpy(comm, (const char *)st->hdr->comm, sizeof(st->hdr->comm));
+	comm[sizeof(st->hdr->comm)] = '\0';
+	if (comm[0] && strcmp(comm, st->made_comm))
+		memcpy(st->comm, comm, sizeof(comm));
+}
+
 static void flush_stream(struct rec_session *s, struct rec_stream *st)
 {
 	struct tk_rb_header *h = st->hdr;
@@ -318,6 +332,7 @@ static void flush_stream(struct rec_session *s, struct rec_stream *st)
 	for (uint64_t seq = first; seq <= produced && !s->failed; seq++)
 		write_copy(s, st, seq, seq == produced, copy);
 	free(copy);
+	consumer_header_name(st);
 	st->done = true;
 }
 

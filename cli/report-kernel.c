@@ -193,6 +193,8 @@ int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 		free(rk);
 		return -1;
 	}
+	if (o->who && o->who->trace)
+		tk_kernel_name_threads(&rk->k, o->who->trace);
 	trace_seq_init(&rk->seq);
 	rk->env.tep = rk->k.tep;
 	rk->env.sym_addr = tk_kernel_symbol_addr;

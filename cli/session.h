@@ -72,7 +72,8 @@ struct rec_process;
 struct rec_stream {
 	struct rec_process *proc;
 	uint32_t tid;
-	char comm[17];
+	char comm[17];      /* its name as last read (record-watch.c) */
+	char made_comm[17]; /* its name when the buffer was made */
 	struct tk_rb_header *hdr;
 	size_t map_size;
 	char *base;
@@ -159,6 +160,9 @@ int consumer_add_stream(struct rec_session *s, struct rec_process *p, int fd,
 unsigned consumer_drain(struct rec_session *s);
 /* Write what is left, open packets included (at stop or process death). */
 void consumer_flush_all(struct rec_session *s);
+/* A thread gone: name @st after what it wrote into its buffer's header when
+ * it ended (lib/stream.c, stream_name_final), if it wrote anything. */
+void consumer_header_name(struct rec_stream *st);
 void consumer_stream_stats(const struct rec_stream *st,
 			   struct tk_trace_stream *out);
 

@@ -66,7 +66,7 @@ struct tk_rb_header {
 	uint32_t subbuf_size;
 	uint32_t header_size;
 	uint32_t mode; /* enum tk_rb_mode */
-	char comm[16];
+	char comm[16]; /* the thread's name at birth; again when it ends (stream.c) */
 	uint64_t pad0[2];
 
 	/* written by the writer, at packet boundaries */

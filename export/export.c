@@ -390,6 +390,7 @@ int tk_export_run(const struct tk_export_ops *ops,
 	x.trace = &trace;
 	ret = tk_kernel_open(o->dir, &kernel, why, sizeof(why));
 	if (ret == 0) {
+		tk_kernel_name_threads(&kernel, &trace);
 		x.kernel = &kernel;
 	} else if (ret != -ENOENT) {
 		if (ret == -ENOMEM)

@@ -487,7 +487,9 @@ static void put_system(struct out *o, const struct fmt *f, unsigned n)
 	}
 }
 
-/* The command lines: the kernel's, then each user thread's. */
+/* The command lines: each user thread's, then the kernel's.  A reader
+ * keeps the first name it meets for a pid, so a thread with a stream goes
+ * by its manifest name (docs/format.md, "Thread names") in every event. */
 static char *cmdlines(const struct tracedat *w, size_t *size)
 {
 	char *buf = kernel_file(w, "saved_cmdlines", size);
@@ -495,6 +497,8 @@ static char *cmdlines(const struct tracedat *w, size_t *size)
 	char *add = NULL;
 	size_t nadd = 0;
 
+	if (!buf)
+		return NULL;
 	f = open_memstream(&add, &nadd);
 	if (!f)
 		return buf;
@@ -513,12 +517,15 @@ static char *cmdlines(const struct tracedat *w, size_t *size)
 	}
 	fclose(f);
 	if (add && nadd) {
-		char *g = realloc(buf, *size + nadd + 1);
+		char *g = realloc(add, nadd + *size + 1);
 
 		if (g) {
-			memcpy(g + *size, add, nadd + 1);
+			memcpy(g + nadd, buf, *size);
 			*size += nadd;
+			g[*size] = '\0';
+			free(buf);
 			buf = g;
+			add = NULL;
 		}
 	}
 	free(add);

@@ -80,6 +80,8 @@ int tk_cursor_open(struct tk_cursor *c, const char *dir, char *err,
 	if (ret < 0 && ret != -ENOENT)
 		return ret;
 	c->has_kernel = ret == 0;
+	if (c->has_kernel)
+		tk_kernel_name_threads(&c->kernel, &c->trace);
 	if (make_kinds(c) < 0 ||
 	    tk_merge_open(&c->merge, &c->trace, c->has_kernel ? &c->kernel : NULL) < 0) {
 		snprintf(err, errlen, "out of memory reading '%s'", dir);

@@ -132,6 +132,18 @@ static void stream_unlink(struct tk_stream *s)
 	pthread_mutex_unlock(&streams_lock);
 }
 
+/* Write the thread's name, as it is now, into its buffer's header: the
+ * recorder, which reads names from /proc, takes this one once the thread
+ * is gone (cli/record-watch.c, header_name), so a thread renamed just
+ * before it ends is known by its last name. */
+static void stream_name_final(struct tk_stream *s)
+{
+	char name[sizeof(s->hdr->comm)] = "";
+
+	if (prctl(PR_GET_NAME, name, 0, 0, 0) == 0 && name[0])
+		memcpy(s->hdr->comm, name, sizeof(name));
+}
+
 /* Close the thread's buffer for good: last packet, closed flag, unmap. */
 static void stream_finish(struct tk__thread *t, uint64_t tsc)
 {
@@ -141,6 +153,7 @@ static void stream_finish(struct tk__thread *t, uint64_t tsc)
 		return;
 	if (t->packet)
 		packet_close(s, t, tsc);
+	stream_name_final(s);
 	__atomic_store_n(&s->hdr->closed, 1, __ATOMIC_RELEASE);
 	stream_unlink(s);
 	t->stream = NULL;
@@ -308,6 +321,16 @@ static void thread_exit(void *arg)
 	 * dropped: the buffer is gone. */
 	t->busy = 1;
 	stream_finish(t, tk__clock());
+}
+
+/* The thread that calls exit() runs no thread_exit: its buffer stays open
+ * (the recorder flushes it), but its last name is written all the same. */
+__attribute__((destructor)) static void streams_at_exit(void)
+{
+	struct tk_stream *s = tk__thread.stream;
+
+	if (s)
+		stream_name_final(s);
 }
 
 static void fork_prepare(void)
