@@ -253,7 +253,7 @@ def test_chrome_user_events():
         assert e["args"] == {k: (v if k == "msg" else int(v))
                              for k, v in tklib.fields(r["text"]).items()}, (e, r)
         # the report prints seconds.microseconds of the same clock
-        assert "%d.%06d" % (ns(e["ts"]) // 10**9, ns(e["ts"]) % 10**9 // 1000) == r["ts"], (e, r)
+        assert tklib.secs_text(ns(e["ts"])) == r["ts"], (e, r)
         assert e["tid"] == r["tid"]
 
 

@@ -130,10 +130,9 @@ def test_trace_cmd_report_same_user_events():
     for e in ours:
         e["name"] = e["event"].split(":", 1)[1]
         e["ts"] = "%.6f" % e["ts"]
-    for e in theirs:  # tracekit prints us, rounded to the nearest as trace-cmd
+    for e in theirs:
         secs, frac = e["ts"].split(".")
-        us = (int(secs) * 10**9 + int(frac) + 500) // 1000
-        e["us"] = "%d.%06d" % divmod(us, 10**6)
+        e["us"] = tklib.secs_text(int(secs) * 10**9 + int(frac))
     key = lambda e: (e["tid"], e["cpu"], e["name"], e["text"])  # noqa: E731
     same_order(ours, theirs, key)
     for a, b in zip(sorted(ours, key=key), sorted(theirs, key=key)):
