@@ -455,7 +455,7 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 	l.keymap.keysize = (l.keymap.keysize + 7) & ~(size_t)7;
 	l.slow_cap = o->slowest;
 	l.slow = calloc(o->slowest + 1, sizeof(*l.slow));
-	if (hist_filters_compile(o->filter, from, filters) < 0)
+	if (hist_filters_compile(c, o->filter, from, filters) < 0)
 		goto out;
 	rec = calloc(1, l.map.keysize + 8);
 	krec = calloc(1, l.keymap.keysize + 8);

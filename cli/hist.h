@@ -100,7 +100,18 @@ size_t hist_key_format(const struct hist_key *k, const unsigned char *rec,
  * user symbols saved with the trace. */
 #define TK_KERNEL_ADDR_MIN 0xffff800000000000ull
 
-/* Free the user symbols .sym loaded (at the end of the command). */
+/* The function holding @addr, as report names it, and the offset into
+ * it in *off: a kernel address from the kernel's symbols, a user one from
+ * the symbols saved with the trace for process @pid (0: any process).
+ * NULL when unknown. */
+const char *hist_function_name(struct tk_cursor *c, uint32_t pid, uint64_t addr,
+			       uint64_t *off);
+
+/* tk_filter_namer (common/filter.h) of -f, whose context is the cursor:
+ * the function at @addr in the process of the event being read. */
+const char *hist_filter_namer(void *cursor, uint64_t addr);
+
+/* Free the user symbols loaded (at the end of the command). */
 void hist_symbols_free(void);
 
 /* @v in decimal (format/number.h), NUL-terminated in @buf; returns where
@@ -159,11 +170,12 @@ struct hist_table_opts {
 };
 
 /* -f FILTER compiled for each kind of @e into out[HIST_MAX_KINDS] (all
- * NULL when @filter is); prints the error and returns -1 when it does
- * not compile.  Free each with tk_filter_free. */
+ * NULL when @filter is), FIELD.function naming addresses as the events
+ * of @c are read; prints the error and returns -1 when it does not
+ * compile.  Free each with tk_filter_free. */
 struct tk_filter;
-int hist_filters_compile(const char *filter, const struct hist_event *e,
-			 struct tk_filter **out);
+int hist_filters_compile(struct tk_cursor *c, const char *filter,
+			 const struct hist_event *e, struct tk_filter **out);
 
 int hist_table_run(struct tk_cursor *c, const struct hist_event *e,
 		   const struct hist_table_opts *o, const char *dir);

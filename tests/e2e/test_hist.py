@@ -207,6 +207,44 @@ def test_user_function_names():
     assert re.search(r"^count 200  ", out, re.M), out
 
 
+def test_filter_by_function_name():
+    """-f names a user function as the kernel's FIELD.function does (or
+    a pointer compared with a quoted string): a latency's starts, and
+    the events of a histogram; a name no function has matches nothing;
+    an order on a name is one error line."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    tklib.record(d, [tklib.prog("functree"), "tree"], "-p", "function_graph")
+    lat = ("--from", "ftrace:funcgraph_entry", "--to", "ftrace:funcgraph_exit",
+           "--match", "tid,func", "--unit", "ns", "--slowest", "1000")
+    by_addr = hist(d, *lat, "-f", "func == 0x%x" % leaf_address(d)).stdout
+    stats, _, slow, _ = parse_latency(by_addr)
+    assert stats["count"] == 200 and len(slow) == 200, stats
+    assert {s["key"].split()[1] for s in slow} == {"func=leaf"}, slow[:3]
+    for f in ('func == "leaf"', "func.function == leaf", "func.function ~ 'lea*'",
+              "func.function == leaf && depth < 1000"):
+        assert hist(d, *lat, "-f", f).stdout == by_addr, f
+    # every entry but leaf's: the 200 leaf() starts are the ones left out
+    out = hist(d, *lat, "-f", 'func.function != "leaf"').stdout
+    m = re.search(r"^not selected: (\d+) starts ", out, re.M)
+    assert m and int(m.group(1)) == 200, out
+    out = hist(d, "-e", "ftrace:funcgraph_entry", "--key", "func.sym",
+               "-f", 'func.function ~ "deep*" || func == "recurse"').stdout
+    rows = re.findall(r"^\{ func: (\S+) +\} hitcount: +(\d+)$", out, re.M)
+    assert sorted(rows) == [("deep1", "1"), ("deep2", "1"), ("deep3", "1"),
+                            ("recurse", "5")], out
+    out = hist(d, "-e", "ftrace:funcgraph_entry", "--key", "func.sym",
+               "-f", "func.function == no_such_function").stdout
+    assert re.search(r"^    Hits: 0$", out, re.M), out
+    p = hist(d, *lat, "-f", "func.function < leaf", check=False)
+    assert p.returncode == 1 and p.stdout == "" and p.stderr == (
+        "tracekit: bad filter 'func.function < leaf' at column 15: operator '<' "
+        "does not compare a function's name: use '==', '!=' or '~'\n"), p.stderr
+    p = hist(d, *lat, "-f", "depth.function == leaf", check=False)
+    assert p.returncode == 1 and p.stderr.startswith(
+        "tracekit: bad filter 'depth.function == leaf' at column 6: "
+        "postfix '.function' needs an address, 'depth' is"), p.stderr
+
+
 def leaf_address(d):
     """leaf's address in the recorded process, from the table of func.hex."""
     hexes = hist(d, "-e", "ftrace:funcgraph_entry", "--key", "func.hex").stdout
