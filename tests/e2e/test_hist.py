@@ -253,6 +253,27 @@ def leaf_address(d):
     return int(m.group(1), 16)
 
 
+def test_marker_sites_of_one_name():
+    """Two tk_mark call sites of one name, one without an argument (it
+    fires first) and one with two: every hit of both is counted, in the
+    table and as latency starts, with no warning."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    tklib.record(d, [tklib.prog("marks"), "40"])
+    tid = {e["tid"] for e in tklib.report_lines(d)}.pop()
+    p = hist(d, "-e", "app:tick", "--key", "tid")
+    assert p.stderr == "", p.stderr
+    assert re.findall(r"^\{ tid: +(\d+) \} hitcount: +(\d+)$", p.stdout, re.M) == \
+        [(str(tid), "80")], p.stdout
+    assert re.search(r"^    Hits: 80$", p.stdout, re.M), p.stdout
+    # the one without an argument has none of the other's fields
+    p = hist(d, "-e", "app:tick", "--key", "a0", check=False)
+    assert p.returncode == 1 and p.stderr.startswith(
+        "tracekit: event 'app:tick' has no field 'a0'"), p.stderr
+    # each tick starts an interval that the next ends: 79 of them
+    p = hist(d, "--from", "app:tick", "--to", "app:tick", "--match", "tid")
+    assert p.stderr == "" and re.search(r"^count 79  ", p.stdout, re.M), p.stdout
+
+
 def test_table_exact():
     d, gaps, sums = record_latency()
     p = hist(d, "-e", "lat:done", "--key", "kind", "--val", "gap", "--sort", "kind")
