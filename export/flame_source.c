@@ -184,8 +184,11 @@ static int walked_stack(struct tk_flame_source *fs, uint32_t pid, const uint64_t
 
 	n = tk_ustack_trusted(fs->check, pid, addr, n, first_is_pc);
 	for (; k < n; k++) {
-		/* names may share the calls' number buffer: keep copies */
-		copies[k] = strdup(tk_calls_caller(fs->calls, pid, addr[k]));
+		/* names may share the calls' number buffer: keep copies; a
+		 * pc is where the thread is (a probe on a function's first
+		 * byte), a return address is after its call */
+		copies[k] = strdup(k == 0 && first_is_pc ? tk_calls_name(fs->calls, pid, addr[k])
+						       : tk_calls_caller(fs->calls, pid, addr[k]));
 		if (!copies[k])
 			break;
 	}

@@ -505,3 +505,22 @@ def test_ustack_user_events_no_frame_pointer():
     assert ev == [("stk:hit", ["inner (%s)" % real, "nofp_mid (%s)" % real])] * n, ev[:2]
     folded = tklib.tracekit("convert", "--to", "folded", "--stacks", d, "-o", "-").stdout
     assert folded == "nofp_mid;inner %d\n" % n, folded
+
+
+def test_ustack_probe_at_function_entry_named():
+    """--ustack with a uprobe on chain_c's first byte: the kernel's stack
+    starts at that pc, which folded stacks name chain_c, as report does
+    (chain_c+0x0), not by the byte before it (another function, or a
+    bare address)."""
+    n = 7
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        tklib.record(d, [USTACK, str(n)], "-q", "-F", "--ustack",
+                     "-e", "uprobe:%s:chain_c" % USTACK)
+    stacks = [e["stack"] for e in kernlib.report(d) if e["event"] == "ftrace:user_stack"]
+    assert len(stacks) == n and all(s[0].startswith("chain_c+0x0 ") for s in stacks), stacks
+    for args in (("report", d, "--stacks"), ("convert", "--to", "folded", "--stacks", d,
+                                              "-o", "-")):
+        out = tklib.tracekit(*args).stdout
+        assert len(out.splitlines()) == 1 and out.endswith("chain_c %d\n" % n) and \
+            out.split()[0].split(";")[-1] == "chain_c", (args, out)
