@@ -432,7 +432,10 @@ int record_kernel_start(struct record_kernel *rk, const struct rec_options *o,
 	if (!ret)
 		ret = tk_kcapture_start(&rk->inst, dir, !o->overwrite, &rk->cap, err,
 					sizeof(err));
-	if (!ret && (ret = tk_kinstance_tracing_on(&rk->inst, true)) < 0)
+	/* -F: from the command's exec on, not the recorder's code before */
+	if (!ret && o->only_command && child > 0)
+		ret = tk_kinstance_on_exec(&rk->inst, child, err, sizeof(err));
+	else if (!ret && (ret = tk_kinstance_tracing_on(&rk->inst, true)) < 0)
 		snprintf(err, sizeof(err), "cannot turn tracing on in instance '%s': %s",
 			 name, strerror(-ret));
 	if (ret && o->bare_went_kernel && o->argv) {

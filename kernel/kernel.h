@@ -180,6 +180,10 @@ int tk_pid_threads(pid_t pid, pid_t **tids, unsigned *count);
 int tk_kinstance_set_pids(struct tk_kinstance *k, const pid_t *pids,
 			  unsigned count, bool fork, char *err, size_t errlen);
 
+/* Turn tracing on in @k when process @pid execs (and leave it as it is
+ * until then).  0, or -errno with the reason in @err. */
+int tk_kinstance_on_exec(struct tk_kinstance *k, pid_t pid, char *err, size_t errlen);
+
 /* -------------------------------------------------------------- setup */
 
 struct tk_krule {

@@ -159,6 +159,18 @@ def test_uprobe_path_names():
     assert len(of(ev, "uprobe:fire_guarded")) == 5
 
 
+def test_only_command_from_its_exec():
+    """-F records the command from its exec on: before it, the forked
+    child runs the recorder's code (it sets the session's variable with
+    setenv, which mallocs), which must not be recorded; prog-uprobed
+    itself never calls setenv.  Exactly 0 setenv and N f."""
+    need_prog()
+    d = os.path.join(tklib.tmpdir(), "t")
+    ev, _ = record(d, PROG, N, "-e", "uprobe:libc:setenv", "-e", "uprobe:%s:f" % PROG)
+    assert [e["event"] for e in ev] == ["uprobe:f"] * N, [e for e in ev
+                                                          if e["event"] != "uprobe:f"]
+
+
 # ---------------------------------------------------------------- USDT
 
 def test_usdt_typed_arguments():
