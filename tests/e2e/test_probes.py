@@ -536,3 +536,34 @@ def test_ustack_probe_at_function_entry_named():
         out = tklib.tracekit(*args).stdout
         assert len(out.splitlines()) == 1 and out.endswith("chain_c %d\n" % n) and \
             out.split()[0].split(";")[-1] == "chain_c", (args, out)
+
+
+def test_ustack_follows_selected_events():
+    """--events keeps each stack with the event it follows: report
+    --events 'syscalls:*' prints every getppid with its user stack, not
+    the getppid alone, and convert --to folded --events 'syscalls:*'
+    folds those stacks (it printed nothing, with status 0); an event left
+    out takes its stack with it.  A folded output with no stack says
+    why it is empty."""
+    n = 10
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        tklib.record(d, [USTACK, str(n)], "-q", "-F", "--ustack",
+                     "-e", "syscalls:sys_enter_getppid", "-e", "uprobe:%s:chain_c" % USTACK)
+    ev = kernlib.report(d, "--events", "syscalls:*")
+    assert [e["event"] for e in ev] == ["syscalls:sys_enter_getppid", "ftrace:user_stack"] * n, \
+        [e["event"] for e in ev][:6]
+    assert all(e["stack"][0].startswith("chain_c+") for e in ev[1::2]), ev[:2]
+    p = tklib.tracekit("convert", "--to", "folded", "--stacks", "--events", "syscalls:*",
+                       d, "-o", "-")
+    assert p.stdout.endswith(";main;chain_a;chain_b;chain_c %d\n" % n) and \
+        len(p.stdout.splitlines()) == 1 and p.stderr == "", (p.stdout, p.stderr)
+    ev = kernlib.report(d, "--events", "uprobe:*")
+    assert [e["event"] for e in ev] == ["uprobe:chain_c", "ftrace:user_stack"] * n, ev[:4]
+    plain = os.path.join(tklib.tmpdir(), "plain")
+    with kernlib.guard():
+        tklib.record(plain, [USTACK, "1"], "-q", "-F", "-e", "syscalls:sys_enter_getppid")
+    p = tklib.tracekit("convert", "--to", "folded", "--stacks", plain, "-o", "-")
+    assert p.stdout == "" and p.stderr == (
+        "tracekit: warning: nothing to fold: no stack was recorded with the events read "
+        "(record --ustack, --stack or --func-stack)\n"), p.stderr
