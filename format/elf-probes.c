@@ -349,7 +349,9 @@ static void target_objects(const struct tk_probe_target *t, struct pe_candidates
 			for (unsigned i = 0; i < m.count; i++)
 				cand_add(out, m.module[i].path);
 			tk_elf_modules_free(&m);
-		} else {
+		} else if (is_elf(t->program)) {
+			/* a script (a wrapper found first in $PATH) has no code
+			 * to probe: the name is then looked for as a command */
 			cand_add(out, t->program);
 		}
 	}

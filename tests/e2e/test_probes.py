@@ -567,3 +567,27 @@ def test_ustack_follows_selected_events():
     assert p.stdout == "" and p.stderr == (
         "tracekit: warning: nothing to fold: no stack was recorded with the events read "
         "(record --ustack, --stack or --func-stack)\n"), p.stderr
+
+
+def test_path_name_past_a_wrapper_script():
+    """A command found in $PATH as a wrapper script first (a version
+    manager's shim) and as the program in a later directory: the probe's
+    PATH by name is the program (it was the script, refused as 'not an
+    x86-64 program or library'), and the script's exec of it records."""
+    need_prog()
+    base = tklib.tmpdir()
+    shims, bins = os.path.join(base, "shims"), os.path.join(base, "bin")
+    os.mkdir(shims)
+    os.mkdir(bins)
+    real = os.path.join(bins, "tkprog")
+    with open(PROG, "rb") as f, open(real, "wb") as g:
+        g.write(f.read())
+    os.chmod(real, 0o755)
+    with open(os.path.join(shims, "tkprog"), "w") as f:
+        f.write("#!/bin/sh\nexec %s \"$@\"\n" % real)
+    os.chmod(os.path.join(shims, "tkprog"), 0o755)
+    d = os.path.join(base, "t")
+    env = dict(PATH=shims + ":" + bins + ":" + os.environ.get("PATH", ""))
+    with kernlib.guard():
+        tklib.record(d, ["tkprog", "5"], "-q", "-F", "-e", "uprobe:tkprog:f(i)", env=env)
+    assert of(kernlib.report(d), "uprobe:f") == [{"i": str(i)} for i in range(5)]
