@@ -772,10 +772,16 @@ static int need_type(struct uprobe_ctx *c, const char *name, char *err, size_t e
 {
 	char names[256];
 
-	if (c->dwarf_ret == -ENODATA || !c->at_entry || c->dwarf_ret) {
-		snprintf(err, errlen, "'%s': no DWARF for argument '%s'%s%s; give its type (%s:u64)",
-			 c->text, name, c->at_entry ? ": " : " inside the function",
-			 c->at_entry ? c->dwarf_err : "", name);
+	if (!c->at_entry) {
+		/* past the first instruction the registers may hold anything
+		 * else: DWARF's names are not looked at there */
+		snprintf(err, errlen, "'%s': argument names come from DWARF at a function's entry only, and this probe is %s; give '%s' a type to read the register of its position (%s:u64)",
+			 c->text, c->func ? "past it" : "at an address", name, name);
+		return -ENODATA;
+	}
+	if (c->dwarf_ret) {
+		snprintf(err, errlen, "'%s': no DWARF for argument '%s': %s; give its type (%s:u64)",
+			 c->text, name, c->dwarf_err, name);
 		return -ENODATA;
 	}
 	param_names(c, names, sizeof(names));
@@ -827,6 +833,11 @@ static int uprobe_named_fields(struct uprobe_ctx *c, struct tk_probe *p,
 			   a->name[3] < '0' + ABI_REGS && !a->name[4]) {
 			ret = add_field(p, a->name, type_or(a->type, "u64"), TK_LOC_REG,
 					abi_regs[a->name[3] - '0'], 0) ? 0 : -ENOMEM;
+		} else if (!strncmp(a->name, "arg", 3) &&
+			   strspn(a->name + 3, "0123456789") == strlen(a->name + 3)) {
+			snprintf(err, errlen, "'%s': there is no '%s': arg0..arg%d are the argument registers (%%rdi %%rsi %%rdx %%rcx %%r8 %%r9)",
+				 c->text, a->name, ABI_REGS - 1);
+			return -EINVAL;
 		} else if (a->type) {
 			ret = param_field(p, a->name, a->type, k < ABI_REGS ? (int)k : -1,
 					  k < ABI_REGS ? -1 : (int)(k - ABI_REGS));

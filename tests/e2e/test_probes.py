@@ -238,6 +238,24 @@ def test_errors():
         "tracekit: 'uprobe:%s:f(count)': 'f' has no parameter 'count' (its parameters: i, "
         "name); give a type to take the argument in that position" % PROG))
     probe_error("uprobe:%s:f(i:int)" % PROG, contains=("unknown type 'int' for 'i'",))
+    # messages name what the user knows: the registers argN can name,
+    # why a DWARF name is not taken past the entry, the event as -e and
+    # report spell it (not its group in uprobe_events)
+    for args in ("arg9", "arg6:u64"):
+        probe_error("uprobe:%s:f(%s)" % (PROG, args), exact=(
+            "tracekit: 'uprobe:%s:f(%s)': there is no '%s': arg0..arg5 are the argument "
+            "registers (%%rdi %%rsi %%rdx %%rcx %%r8 %%r9)" % (PROG, args, args.split(":")[0])))
+    starts, _ = insn_starts(PROG, "f")
+    probe_error("uprobe:%s:f+%d(i)" % (PROG, starts[1]), exact=(
+        "tracekit: 'uprobe:%s:f+%d(i)': argument names come from DWARF at a function's entry "
+        "only, and this probe is past it; give 'i' a type to read the register of its "
+        "position (i:u64)" % (PROG, starts[1])))
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        p = tk("record", "-o", d, "-e", "uprobe:%s:f" % PROG, "-f", "nosuch == 2", "--",
+               PROG, "1")
+    one_error(p, exact="tracekit: bad filter 'nosuch == 2' for 'uprobe:f' at column 8: "
+                       "Field not found")
     probe_error("uprobe:/no/such/prog:f", exact=(
         "tracekit: 'uprobe:/no/such/prog:f': no file '/no/such/prog'"))
     probe_error("usdt:tkprog:nosuch", exact=(
