@@ -135,12 +135,14 @@ char *tk_kinstance_file_text(struct tk_kinstance *k, const char *file);
 int tk_koptions_read(char **out, char *err, size_t errlen);
 
 /* Names of the instances that start with TK_KINSTANCE_PREFIX, sorted, in
- * a NULL-terminated array (free with tk_kinstance_names_free). */
-char **tk_kinstance_names(void);
+ * a NULL-terminated array *out (free with tk_kinstance_names_free).
+ * Returns 0, or -errno (-EACCES: tracefs's instances/ is not readable). */
+int tk_kinstance_names(char ***out);
 void tk_kinstance_names_free(char **names);
 /* The recorder pid in a name "tracekit-PID", or 0 for other names. */
 pid_t tk_kinstance_owner(const char *name);
-/* Whether @name is a recorder's instance whose recorder is gone. */
+/* Whether @name is a recorder's instance whose recorder is gone: no
+ * process holds its owner's name (see instance.c). */
 bool tk_kinstance_is_stale(const char *name);
 
 /* ------------------------------------------------------------ tracers */

@@ -287,3 +287,59 @@ def test_saved_object_is_a_fifo():
     p = tk("convert", "--to", "folded", "--stacks", d, "-o", "-", timeout=30)
     assert p.returncode == 0, p.stderr
     assert sum(int(l.split()[-1]) for l in p.stdout.splitlines()) == 6, p.stdout
+
+
+# ------------------------------------------------------- reset
+
+def test_reset_spares_a_recorder_of_another_name():
+    """A recorder run as a copy named tkcopy (its comm is not
+    'tracekit'), with a probe and an instance: reset leaves both alone
+    (it took the recorder for dead, and only EBUSY saved them).  Once the
+    recorder is killed with SIGKILL, extract makes a trace of what its
+    instance holds, and reset removes both and says so on standard
+    output, a line each."""
+    need(PROG)
+    base = tklib.tmpdir()
+    tkcopy = os.path.join(base, "tkcopy")
+    copy(tkcopy, tklib.TRACEKIT)
+    d = os.path.join(base, "t")
+    with kernlib.guard() as fs:
+        rec = subprocess.Popen([tkcopy, "record", "-q", "-o", d, "-F",
+                                "-e", "uprobe:%s:f" % PROG, "--", PROG, "100000", "5"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            pid = int(rec.stdout.readline().split()[1])
+            assert rec.stdout.readline() == "done 0\n"
+            p = tk("reset")
+            assert (p.returncode, p.stdout, p.stderr) == (
+                1, "", "tracekit: no instance 'tracekit'\n"), p
+            assert os.path.isdir(os.path.join(fs, "instances", "tracekit-%d" % rec.pid))
+        finally:
+            rec.kill()
+            rec.wait()
+            os.kill(pid, 9)
+            kernlib.wait_gone(pid)
+        # what the killed recorder's instance holds, as docs/probes.md says
+        x = os.path.join(base, "x")
+        tklib.tracekit("extract", "-B", "tracekit-%d" % rec.pid, "-o", x)
+        assert [e["event"] for e in kernlib.report(x)][:1] == ["uprobe:f"]
+        p = tk("reset")
+        assert (p.returncode, p.stderr) == (0, ""), p.stderr
+        assert p.stdout == ("removed instance 'tracekit-%d' (recorder %d is gone)\n"
+                            "removed probes 'tracekit_%d_*' (recorder %d is gone)\n"
+                            % ((rec.pid,) * 4)), p.stdout
+
+
+def test_reset_without_permission():
+    """reset as a user who cannot read tracefs: one line naming the
+    directory and the reason (it said there was no instance)."""
+    if os.getuid() != 0:
+        raise tklib.Skip("needs root to run reset as another user")
+    p = tklib.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                   tklib.TRACEKIT, "reset"], check=False, cwd="/")
+    fs = kernlib._mounted_path() or kernlib.DEFAULT_MOUNT
+    if os.stat(fs).st_mode & 0o005:
+        raise tklib.Skip("tracefs at %s is readable by others here" % fs)
+    if p.stderr.startswith("setpriv") or p.returncode in (126, 127):
+        raise tklib.Skip("nobody cannot run %s: %s" % (tklib.TRACEKIT, p.stderr.strip()))
+    one_error(p, rc=1, exact="tracekit: cannot read '%s/instances': Permission denied" % fs)
