@@ -312,4 +312,11 @@ int tk_kstats_parse(const char *text, size_t len, struct tk_kcpu *cpu);
 void tk_kerror_filter(const char *log, const char *event, const char *filter,
 		      int e, char *err, size_t errlen);
 
+/* The kernel's reason for refusing a write, from error_log's last entry
+ * @after, into @why ("Failed to find the given file"): only when it is
+ * an entry that was not the last one before the write (@before; either
+ * may be NULL): an older entry, another writer's or a recorder's of long
+ * ago, says nothing of this write.  Returns whether @why was set. */
+bool tk_kerror_new(const char *before, const char *after, char *why, size_t len);
+
 #endif /* TK_KERNEL_H */

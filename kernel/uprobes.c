@@ -146,19 +146,15 @@ static char *probe_line(const struct tk_probe *p, const char *group)
 	return text;
 }
 
-/* The kernel's reason, from the last error_log entry if it is about
- * @event ("trace_uprobe: error: Invalid fetch argument"), else strerror. */
-static void refusal(const char *event, int e, char *why, size_t len)
+/* The kernel's reason ("Invalid fetch argument"), from the error_log
+ * entry the write added (@before: the last one before it), else
+ * strerror(@e). */
+static void refusal(const char *before, int e, char *why, size_t len)
 {
-	char *log = tracefs_error_last(NULL), *msg;
+	char *log = tracefs_error_last(NULL);
 
-	if (log && strstr(log, event) && (msg = strstr(log, "error: "))) {
-		msg += 7;
-		msg[strcspn(msg, "\n")] = '\0';
-		snprintf(why, len, "%s", msg);
-	} else {
+	if (!tk_kerror_new(before, log, why, len))
 		snprintf(why, len, "%s", strerror(e));
-	}
 	free(log);
 }
 
@@ -191,7 +187,7 @@ static void remove_event(const char *group, const char *event)
 int tk_uprobe_define(pid_t owner, const struct tk_probe *p, char *name,
 		     size_t namelen, char *err, size_t errlen)
 {
-	char group[64], why[160], *line;
+	char group[64], why[160], *line, *before;
 	int e;
 
 	group_name(group, sizeof(group), owner, p->kind);
@@ -208,7 +204,9 @@ int tk_uprobe_define(pid_t owner, const struct tk_probe *p, char *name,
 		free(line);
 		return -ESTALE;
 	}
+	before = tracefs_error_last(NULL);
 	if (tracefs_instance_file_append(NULL, "uprobe_events", line) >= 0) {
+		free(before);
 		free(line);
 		/* the kernel looked the path up again: the same file? */
 		if (!same_file(p, true, err, errlen)) {
@@ -219,7 +217,8 @@ int tk_uprobe_define(pid_t owner, const struct tk_probe *p, char *name,
 		return 0;
 	}
 	e = errno ? errno : EINVAL;
-	refusal(p->event, e, why, sizeof(why));
+	refusal(before, e, why, sizeof(why));
+	free(before);
 	snprintf(err, errlen, "the kernel refuses probe '%s': %s (%s)", p->spec, why, line);
 	free(line);
 	return -e;

@@ -23,6 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&cpu, 0, sizeof(cpu));
 	tk_kstats_parse(text, size, &cpu); /* ASan/UBSan: no overread, no overflow trap */
 	tk_kerror_filter(text, "sys:event", "a == 1", 22, err, sizeof(err));
+	if (tk_kerror_new(NULL, text, err, sizeof(err)) && !memchr(err, '\0', sizeof(err)))
+		abort();
 	/* whatever the log, the line names the filter and the event */
 	if (!memchr(err, '\0', sizeof(err)) ||
 	    strncmp(err, "bad filter 'a == 1' for 'sys:event'", 35))
