@@ -15,7 +15,9 @@
  * connection is closed: nothing is enabled); a file is read as ELF, its
  * USDT probes (stapsdt notes) listed after its events.
  * -e lists event names, "system:event", the kernel's and the named
- * target's together, sorted.  The kernel side only reads tracefs
+ * target's together, sorted.  Every name read from a file or a process
+ * is printed with control characters escaped (common/visible.h): a
+ * program can carry terminal escape sequences in its notes.  The kernel side only reads tracefs
  * (kernel/), mounting it for the time of the listing if needed.
  */
 #define _GNU_SOURCE
@@ -39,6 +41,7 @@
 #include "common/pattern.h"
 #include "common/protocol.h"
 #include "common/unix-socket.h"
+#include "common/visible.h"
 #include "options.h"
 
 struct event_list {
@@ -107,10 +110,11 @@ static const char *type_name(const struct tk_field_desc *f, char *buf,
 
 static void print_event(const struct tk_event_info *ev, bool names_only)
 {
+	char shown[1024];
 	unsigned offset = 0;
 	bool fixed = true;
 
-	printf("%s\n", ev->full_name);
+	printf("%s\n", tk_visible(shown, sizeof(shown), ev->full_name));
 	if (names_only)
 		return;
 	printf("\tID: %u%s\n", ev->id, ev->flags & TK_DESC_MARKER ? " (marker)" : "");
@@ -123,7 +127,7 @@ static void print_event(const struct tk_event_info *ev, bool names_only)
 		if (f->kind == TK_KIND_CHARS)
 			snprintf(arr, sizeof(arr), "[%u]", f->array_len);
 		printf("\tfield:%s %s%s;\t", type_name(f, tbuf, sizeof(tbuf)),
-		       f->name, arr);
+		       tk_visible(shown, sizeof(shown), f->name), arr);
 		if (fixed)
 			printf("offset:%u;\t", offset);
 		else
@@ -143,10 +147,13 @@ static void print_event(const struct tk_event_info *ev, bool names_only)
 			putchar('\\');
 		if (*p == '\n')
 			fputs("\\n", stdout);
+		else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			printf("\\x%02x", (unsigned char)*p);
 		else
 			putchar(*p);
 	}
-	printf("\"%s%s\n\n", ev->args[0] ? ", " : "", ev->args);
+	printf("\"%s%s\n\n", ev->args[0] ? ", " : "",
+	       tk_visible(shown, sizeof(shown), ev->args));
 }
 
 /* The process at @name is @pid and may talk to us; says why not. */
@@ -274,9 +281,10 @@ static void print_usdt(const char *provider, const char *name, const char *types
 		       void *ctx)
 {
 	struct usdt_print *u = ctx;
+	char p[256], n[256], path[4096];
 	unsigned k = 0;
 
-	printf("usdt:%s:%s", provider, name);
+	printf("usdt:%s:%s", tk_visible(p, sizeof(p), provider), tk_visible(n, sizeof(n), name));
 	if (u->names_only) {
 		putchar('\n');
 		return;
@@ -288,7 +296,7 @@ static void print_usdt(const char *provider, const char *name, const char *types
 		printf("%sarg%u:%.*s", k ? ", " : "", k, (int)n, t);
 		t += n + (t[n] == ' ');
 	}
-	printf(")\n\tfile: %s\n\n", u->path);
+	printf(")\n\tfile: %s\n\n", tk_visible(path, sizeof(path), u->path));
 }
 
 /* The USDT probes (stapsdt notes) of @path and the libraries it loads. */
@@ -333,7 +341,7 @@ static int list_processes(void)
 	}
 	while (fgets(line, sizeof(line), f)) {
 		char *at = strstr(line, " @" TK_SOCKET_PREFIX);
-		char comm[64] = "", path[64];
+		char comm[64] = "", path[64], shown[256];
 		struct stat st;
 		FILE *c;
 		long pid;
@@ -353,7 +361,7 @@ static int list_processes(void)
 		if (fgets(comm, sizeof(comm), c))
 			comm[strcspn(comm, "\n")] = '\0';
 		fclose(c);
-		printf("%ld %s\n", pid, comm);
+		printf("%ld %s\n", pid, tk_visible(shown, sizeof(shown), comm));
 		found++;
 	}
 	fclose(f);
@@ -543,6 +551,7 @@ static int list_event_names(const char *glob, const char *target)
 	struct event_list l = { 0, NULL };
 	struct names names = { NULL, 0 };
 	struct tk_tracefs fs;
+	char shown[1024];
 	int ret = 0;
 
 	if (target && read_target(target, &l, true) < 0)
@@ -568,7 +577,7 @@ static int list_event_names(const char *glob, const char *target)
 		qsort(names.v, names.n, sizeof(*names.v), name_cmp);
 		for (unsigned i = 0; i < names.n; i++)
 			if (!i || strcmp(names.v[i], names.v[i - 1]))
-				printf("%s\n", names.v[i]);
+				printf("%s\n", tk_visible(shown, sizeof(shown), names.v[i]));
 	} else if (!ret) {
 		tk_error("no event matches '%s'", glob ? glob : "*");
 		ret = -1;

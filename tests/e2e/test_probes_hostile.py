@@ -343,3 +343,26 @@ def test_reset_without_permission():
     if p.stderr.startswith("setpriv") or p.returncode in (126, 127):
         raise tklib.Skip("nobody cannot run %s: %s" % (tklib.TRACEKIT, p.stderr.strip()))
     one_error(p, rc=1, exact="tracekit: cannot read '%s/instances': Permission denied" % fs)
+
+
+# ------------------------------------------------------- list
+
+def test_list_escapes_names_from_files():
+    """A program whose USDT note names its provider with terminal escape
+    sequences (ESC [31m ESC): list prints them escaped, so the terminal
+    is left as it was and the listing as many lines as it has."""
+    need(PROG)
+    base = tklib.tmpdir()
+    prog = os.path.join(base, "esc")
+    with open(PROG, "rb") as f:
+        data = f.read()
+    note = b"tkprog\0tick\0"
+    assert data.count(note) == 1, "tkprog:tick is not once in %s" % PROG
+    with open(prog, "wb") as f:
+        f.write(data.replace(note, b"\x1b[31m\x1b\0tick\0"))
+    os.chmod(prog, 0o755)
+    for args, want in ((("list", prog), "usdt:\\x1b[31m\\x1b:tick(arg0:s32, arg1:u64, "
+                                          "arg2:s64)\n\tfile: %s\n\n" % prog),
+                       (("list", "--names", prog), "usdt:\\x1b[31m\\x1b:tick\n")):
+        p = tk(*args)
+        assert p.returncode == 0 and want in p.stdout and "\x1b" not in p.stdout, p.stdout
