@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "find-program.h"
 #include "control-client.h"
 #include "format/elf-events.h"
 #include "options.h"
@@ -406,27 +407,6 @@ fail:
 	return -1;
 }
 
-
-static char *find_program(const char *name)
-{
-	const char *path = getenv("PATH");
-	char *copy, *dir, *save, *full;
-
-	if (strchr(name, '/'))
-		return access(name, X_OK) == 0 ? strdup(name) : NULL;
-	copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		if (asprintf(&full, "%s/%s", *dir ? dir : ".", name) < 0)
-			break;
-		if (access(full, X_OK) == 0) {
-			free(copy);
-			return full;
-		}
-		free(full);
-	}
-	free(copy);
-	return NULL;
-}
 
 /* The events in the tk_meta sections of @m. */
 static void collect_events(const struct tk_elf_modules *m,

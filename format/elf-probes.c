@@ -1559,7 +1559,8 @@ int tk_usdt_list(const char *path, tk_usdt_visit_fn fn, void *ctx, char *err,
 		if (seen)
 			continue;
 		usdt_types(&sites[i], types, sizeof(types));
-		fn(sites[i].provider, sites[i].name, sites[i].bad[0] ? "?" : types, ctx);
+		fn(sites[i].provider, sites[i].name, sites[i].bad[0] ? "?" : types,
+		   sites[i].semaphore != 0, ctx);
 	}
 	free(sites);
 	pe_close(&f);

@@ -127,10 +127,11 @@ int tk_probes_resolve(const char *text, const struct tk_probe_target *t,
 		      char *err, size_t errlen);
 void tk_probe_set_free(struct tk_probe_set *set);
 
-/* A program's USDT probes, for list: "provider:name" and the argument
- * types ("s32 u64"), one call per probe (each name once). */
+/* A program's USDT probes, for list: "provider:name", the argument
+ * types ("s32 u64") and whether a semaphore guards it, one call per
+ * probe (each name once). */
 typedef void (*tk_usdt_visit_fn)(const char *provider, const char *name,
-				 const char *types, void *ctx);
+				 const char *types, bool semaphore, void *ctx);
 int tk_usdt_list(const char *path, tk_usdt_visit_fn fn, void *ctx,
 		 char *err, size_t errlen);
 

@@ -213,6 +213,26 @@ def test_list_usdt():
     assert p.stdout.split() == ["usdt:tkprog:tick", "usdt:tkprog:guarded"] or \
         p.stdout.split() == ["usdt:tkprog:guarded", "usdt:tkprog:tick"], p.stdout
 
+def test_list_usdt_as_record_finds_them():
+    """list names a program as record does (a command in $PATH: it said
+    "cannot open 'prog-uprobed'"), says which probes a semaphore guards,
+    and list -e lists USDT probes with the events (it said no event
+    matches 'usdt:*')."""
+    need_prog()
+    real = os.path.realpath(PROG)
+    env = dict(PATH=os.path.dirname(PROG) + ":" + os.environ.get("PATH", ""))
+    p = tk("list", os.path.basename(PROG), env=env, check=True)
+    assert "usdt:tkprog:guarded(arg0:s32)\n\tfile: %s\n\tsemaphore: yes (raised while it " \
+        "is traced)\n\n" % real in p.stdout, p.stdout
+    assert "usdt:tkprog:tick(arg0:s32, arg1:u64, arg2:s64)\n\tfile: %s\n\n" % real \
+        in p.stdout, p.stdout
+    with kernlib.guard():  # no recording's probes meanwhile
+        p = tk("list", "-e", "usdt:*", os.path.basename(PROG), env=env, check=True)
+        q = tk("list", "-e", PROG, check=True)
+    assert p.stdout == "usdt:tkprog:guarded\nusdt:tkprog:tick\n", p.stdout
+    assert "usdt:tkprog:tick\n" in q.stdout and "sched:sched_switch\n" in q.stdout, q.stdout
+
+
 
 # ---------------------------------------------------------------- bad input
 
