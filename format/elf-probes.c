@@ -572,11 +572,36 @@ static struct tk_probe_field *add_field(struct tk_probe *p, const char *name,
 	return f;
 }
 
+/* Append a sentence to the note for the user ("; " between two). */
+static void __attribute__((format(printf, 3, 4)))
+add_note(char *note, size_t notelen, const char *fmt, ...)
+{
+	size_t n = strlen(note);
+	va_list ap;
+
+	if (n && n + 2 < notelen) {
+		memcpy(note + n, "; ", 3);
+		n += 2;
+	}
+	if (n + 1 >= notelen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(note + n, notelen - n, fmt, ap);
+	va_end(ap);
+}
+
+static const char *const kind_names[] = {
+	[TK_PROBE_UPROBE] = "uprobe",
+	[TK_PROBE_URETPROBE] = "uretprobe",
+	[TK_PROBE_USDT] = "usdt",
+};
+
 /* An event name made of @text: [A-Za-z0-9_], not starting with a digit,
- * and unused in @set for @kind (unless @reuse: another site of the same
- * event, as USDT probes have). */
+ * and unused in @set for @kind: NAME_2, NAME_3... after the first, which
+ * the note (for -e @spec) says, or the user would not know which -e an
+ * event is. */
 static char *event_name(const struct tk_probe_set *set, enum tk_probe_kind kind,
-			const char *text)
+			const char *text, const char *spec, char *note, size_t notelen)
 {
 	char base[EVENT_NAME_MAX + 1], *name;
 	size_t n = 0;
@@ -598,8 +623,12 @@ static char *event_name(const struct tk_probe_set *set, enum tk_probe_kind kind,
 		for (unsigned i = 0; i < set->count && !used; i++)
 			used = set->probe[i].kind == kind && set->probe[i].event &&
 			       !strcmp(set->probe[i].event, name);
-		if (!used)
+		if (!used) {
+			if (k > 1)
+				add_note(note, notelen, "'%s' records as %s:%s (%s:%s is another probe's)",
+					 spec, kind_names[kind], name, kind_names[kind], base);
 			return name;
+		}
 		free(name);
 	}
 }
@@ -647,24 +676,6 @@ static void truncate_set(struct tk_probe_set *set, unsigned from)
 static const char *type_or(const char *given, const char *dflt)
 {
 	return given ? given : dflt;
-}
-
-/* Append a sentence to the note for the user ("; " between two). */
-static void __attribute__((format(printf, 3, 4)))
-add_note(char *note, size_t notelen, const char *fmt, ...)
-{
-	size_t n = strlen(note);
-	va_list ap;
-
-	if (n && n + 2 < notelen) {
-		memcpy(note + n, "; ", 3);
-		n += 2;
-	}
-	if (n + 1 >= notelen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(note + n, notelen - n, fmt, ap);
-	va_end(ap);
 }
 
 /* --------------------------------------------------------- uprobes */
@@ -976,7 +987,7 @@ static int add_uprobe(struct tk_probe_set *set, const char *text,
 	else
 		snprintf(label, sizeof(label), "%.*s_0x%" PRIx64, EVENT_NAME_MAX - 20,
 			 base_name(f->path), addr);
-	p->event = event_name(set, s->kind, label);
+	p->event = event_name(set, s->kind, label, text, note, notelen);
 	if (!p->event)
 		ret = -ENOMEM;
 	else if (s->has_args)
@@ -1386,7 +1397,8 @@ static int usdt_fields(struct tk_probe *p, const struct pe_file *f,
 /* Sites of @f matching the spec; *added counts the probes made. */
 static int resolve_usdt_file(const char *text, const struct tk_probe_spec *s,
 			     const struct pe_file *f, struct tk_probe_set *set,
-			     unsigned *added, char *err, size_t errlen)
+			     unsigned *added, char *note, size_t notelen,
+			     char *err, size_t errlen)
 {
 	struct usdt_site *sites;
 	const char **site_event;
@@ -1426,7 +1438,7 @@ static int resolve_usdt_file(const char *text, const struct tk_probe_spec *s,
 			    !strcmp(sites[k].name, site->name))
 				event = strdup(site_event[k]);
 		if (!event)
-			event = event_name(set, TK_PROBE_USDT, label);
+			event = event_name(set, TK_PROBE_USDT, label, text, note, notelen);
 		p = event ? add_probe(set, TK_PROBE_USDT, f, off, text) : NULL;
 		if (!p) {
 			free(event);
@@ -1473,7 +1485,7 @@ static int resolve_usdt(const char *text, const struct tk_probe_spec *s,
 			}
 			continue;
 		}
-		ret = resolve_usdt_file(text, s, &f, set, &added, err, errlen);
+		ret = resolve_usdt_file(text, s, &f, set, &added, note, notelen, err, errlen);
 		pe_close(&f);
 	}
 	if (!ret && !added) {

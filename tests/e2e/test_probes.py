@@ -213,6 +213,7 @@ def test_list_usdt():
     assert p.stdout.split() == ["usdt:tkprog:tick", "usdt:tkprog:guarded"] or \
         p.stdout.split() == ["usdt:tkprog:guarded", "usdt:tkprog:tick"], p.stdout
 
+
 def test_list_usdt_as_record_finds_them():
     """list names a program as record does (a command in $PATH: it said
     "cannot open 'prog-uprobed'"), says which probes a semaphore guards,
@@ -232,6 +233,17 @@ def test_list_usdt_as_record_finds_them():
     assert p.stdout == "usdt:tkprog:guarded\nusdt:tkprog:tick\n", p.stdout
     assert "usdt:tkprog:tick\n" in q.stdout and "sched:sched_switch\n" in q.stdout, q.stdout
 
+
+def test_duplicate_probe_names_said():
+    """Two -e of one function get f and f_2: record says which -e became
+    f_2 (it did silently)."""
+    need_prog()
+    d = os.path.join(tklib.tmpdir(), "t")
+    spec = "uprobe:%s:f(i)" % PROG
+    ev, p = record(d, PROG, 3, "-e", "uprobe:%s:f" % PROG, "-e", spec)
+    assert "tracekit: '%s' records as uprobe:f_2 (uprobe:f is another probe's)\n" % spec \
+        in p.stderr, p.stderr
+    assert of(ev, "uprobe:f_2") == [{"i": str(i)} for i in range(3)]
 
 
 # ---------------------------------------------------------------- bad input
