@@ -259,6 +259,24 @@ static const struct pe_sym *pe_symbol(const struct pe_file *f, const char *name,
 	return NULL;
 }
 
+/* Append a sentence to the note for the user ("; " between two). */
+static void __attribute__((format(printf, 3, 4)))
+add_note(char *note, size_t notelen, const char *fmt, ...)
+{
+	size_t n = strlen(note);
+	va_list ap;
+
+	if (n && n + 2 < notelen) {
+		memcpy(note + n, "; ", 3);
+		n += 2;
+	}
+	if (n + 1 >= notelen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(note + n, notelen - n, fmt, ap);
+	va_end(ap);
+}
+
 /* ------------------------------------------------------------ paths */
 
 struct pe_candidates {
@@ -468,8 +486,8 @@ static char *find_command(const char *name)
 	return full;
 }
 
-static int find_file(const char *name, const struct tk_probe_target *t,
-		     char **out, char *err, size_t errlen)
+static int find_file(const char *text, const char *name, const struct tk_probe_target *t,
+		     char **out, char *note, size_t notelen, char *err, size_t errlen)
 {
 	struct pe_candidates objs, libs = { 0 };
 	const char *llp = getenv("LD_LIBRARY_PATH");
@@ -498,6 +516,10 @@ static int find_file(const char *name, const struct tk_probe_target *t,
 	if (cmd) {
 		*out = realpath(cmd, NULL);
 		free(cmd);
+		/* a wrapper (pyenv's shim) may well run another program */
+		if (*out && t->program && !strcmp(base_name(t->program), name) && !is_elf(t->program))
+			add_note(note, notelen, "'%s': '%s' is a script: the probe is on '%s', the first program '%s' in $PATH, which may not be the one the script runs (give that one's path)",
+				 text, t->program, *out, name);
 		return *out ? 0 : -ENOMEM;
 	}
 	if (llp && *llp) {
@@ -570,24 +592,6 @@ static struct tk_probe_field *add_field(struct tk_probe *p, const char *name,
 	snprintf(f->reg, sizeof(f->reg), "%s", reg ? reg : "");
 	f->disp = disp;
 	return f;
-}
-
-/* Append a sentence to the note for the user ("; " between two). */
-static void __attribute__((format(printf, 3, 4)))
-add_note(char *note, size_t notelen, const char *fmt, ...)
-{
-	size_t n = strlen(note);
-	va_list ap;
-
-	if (n && n + 2 < notelen) {
-		memcpy(note + n, "; ", 3);
-		n += 2;
-	}
-	if (n + 1 >= notelen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(note + n, notelen - n, fmt, ap);
-	va_end(ap);
 }
 
 static const char *const kind_names[] = {
@@ -1519,7 +1523,8 @@ int tk_probes_resolve(const char *text, const struct tk_probe_target *t,
 	ret = tk_probe_spec_parse(text, &s, err, errlen);
 	if (ret)
 		return ret;
-	if (s.path && (ret = find_file(s.path, t, &path, why, sizeof(why))) < 0) {
+	if (s.path && (ret = find_file(text, s.path, t, &path, note, notelen, why,
+				       sizeof(why))) < 0) {
 		snprintf(err, errlen, "'%s': %s", text, why);
 		goto out;
 	}

@@ -623,7 +623,8 @@ def test_path_name_past_a_wrapper_script():
     """A command found in $PATH as a wrapper script first (a version
     manager's shim) and as the program in a later directory: the probe's
     PATH by name is the program (it was the script, refused as 'not an
-    x86-64 program or library'), and the script's exec of it records."""
+    x86-64 program or library'), and the script's exec of it records; a
+    note says that a script may run another program."""
     need_prog()
     base = tklib.tmpdir()
     shims, bins = os.path.join(base, "shims"), os.path.join(base, "bin")
@@ -639,5 +640,10 @@ def test_path_name_past_a_wrapper_script():
     d = os.path.join(base, "t")
     env = dict(PATH=shims + ":" + bins + ":" + os.environ.get("PATH", ""))
     with kernlib.guard():
-        tklib.record(d, ["tkprog", "5"], "-q", "-F", "-e", "uprobe:tkprog:f(i)", env=env)
+        p = tklib.record(d, ["tkprog", "5"], "-F", "-e", "uprobe:tkprog:f(i)", env=env)
     assert of(kernlib.report(d), "uprobe:f") == [{"i": str(i)} for i in range(5)]
+    # the script could run another program: said
+    assert p.stderr.startswith(
+        "tracekit: 'uprobe:tkprog:f(i)': '%s' is a script: the probe is on '%s', the first "
+        "program 'tkprog' in $PATH, which may not be the one the script runs (give that "
+        "one's path)\n" % (os.path.join(shims, "tkprog"), real)), p.stderr
