@@ -549,7 +549,7 @@ static char *target_of(const char *arg)
 	long pid = strtol(arg, &end, 10);
 
 	if ((*arg && !*end && pid > 0) || strchr(arg, '/') || stat(arg, &st) == 0 ||
-	    !(found = find_program(arg)))
+	    !(found = find_program(arg, true)))
 		return strdup(arg);
 	return found;
 }

@@ -937,7 +937,7 @@ static int prepare(struct record *r)
 	const char *program = r->program;
 
 	if (r->opt.argv) {
-		r->program = find_program(r->opt.argv[0]);
+		r->program = find_program(r->opt.argv[0], false);
 		if (!r->program) {
 			tk_error("cannot run '%s': %s", r->opt.argv[0],
 				 strchr(r->opt.argv[0], '/') ? strerror(errno)

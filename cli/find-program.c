@@ -7,9 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/regular-file.h"
 #include "find-program.h"
 
-char *find_program(const char *name)
+static bool is_elf(const char *path)
+{
+	char magic[4];
+	int fd = tk_open_regular(path);
+	bool elf = fd >= 0 && read(fd, magic, 4) == 4 && !memcmp(magic, "\177ELF", 4);
+
+	if (fd >= 0)
+		close(fd);
+	return elf;
+}
+
+char *find_program(const char *name, bool elf)
 {
 	const char *path = getenv("PATH");
 	char *copy, *dir, *save, *full;
@@ -20,7 +32,7 @@ char *find_program(const char *name)
 	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
 		if (asprintf(&full, "%s/%s", *dir ? dir : ".", name) < 0)
 			break;
-		if (access(full, X_OK) == 0) {
+		if (access(full, X_OK) == 0 && (!elf || is_elf(full))) {
 			free(copy);
 			return full;
 		}
