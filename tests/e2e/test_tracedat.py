@@ -51,11 +51,15 @@ def write_dat(d, *opts):
 
 def tc_lines(tc, dat, *opts):
     """trace-cmd report's event lines: dicts comm, tid, cpu, ts (text as
-    printed), name, text."""
+    printed), name, text; a stack trace's lines ("=> NAME (ADDRESS)") are
+    the previous event's "stack", a list of the names."""
     p = tklib.run([tc, "report"] + list(opts) + ["-i", dat])
     out = []
     for line in p.stdout.splitlines():
         if line.startswith("cpus=") or not line.strip():
+            continue
+        if line.startswith("=> ") and out:
+            out[-1].setdefault("stack", []).append(line[3:].rsplit(" (", 1)[0])
             continue
         m = DROPPED_RE.match(line)
         if m:
@@ -99,6 +103,49 @@ def test_trace_cmd_report_same_kernel_events():
             assert x == y, "CPU %d event %d: tracekit %r, trace-cmd %r" % (cpu, i, x, y)
         assert len(a) == len(b)
     assert len([x for x in theirs if x[2] == "sys_enter_getppid"]) >= 200
+
+
+def section_sizes(tc, dat):
+    """trace-cmd dump --summary: {"Kallsyms": bytes, "Saved command lines":
+    bytes, ...}."""
+    p = tklib.run([tc, "dump", "--summary", "-i", dat])
+    return {m.group(1): int(m.group(2))
+            for m in re.finditer(r"\[([A-Za-z ]+), (\d+) bytes\]", p.stdout)}
+
+
+def test_size_follows_events():
+    """The file holds the kernel symbols and task names that its events
+    name, not the machine's whole kallsyms (5 MB) and saved_cmdlines: its
+    size follows the events. trace-cmd still names every stack frame and
+    every task as tracekit report does."""
+    tc = trace_cmd()
+    with kernlib.guard():
+        d = os.path.join(tklib.tmpdir(), "s")
+        tklib.record(d, [GETPPID, "100", "20"], "-e", "test:phase",
+                     "-e", "syscalls:sys_enter_getppid", "-e", "sched:sched_switch",
+                     "-e", "sched:sched_wakeup", "--stack")
+    dat = write_dat(d)
+    ours = [e for e in kernlib.report(d) if e["lat"] is not None]
+    theirs = [e for e in tc_lines(tc, dat) if e["name"] != "phase"]
+    stacks = [e for e in ours if e["name"] == "kernel_stack"]
+    assert len(stacks) >= 100 and all(e.get("stack") for e in stacks), len(stacks)
+    assert len(theirs) == len(ours), (len(theirs), len(ours))
+    for cpu in sorted({e["cpu"] for e in ours}):
+        a = [e for e in ours if e["cpu"] == cpu]
+        b = [e for e in theirs if e["cpu"] == cpu]
+        for i, (x, y) in enumerate(zip(a, b)):
+            want = [f.split("+")[0] for f in x.get("stack", [])]
+            assert (x["comm"], x["tid"], want) == (y["comm"], y["tid"], y.get("stack", [])), \
+                "CPU %d event %d: tracekit %r, trace-cmd %r" % (cpu, i, x, y)
+    size = os.path.getsize(dat)
+    assert size <= 64 * 1024 + 128 * len(ours), (size, len(ours))
+    saved = os.path.getsize(os.path.join(d, "kernel", "kallsyms"))
+    sections = section_sizes(tc, dat)
+    assert 0 < sections["Kallsyms"] < saved // 100, (sections, saved)
+    tasks = {e["tid"] for e in ours} | {int(p) for e in ours if e["name"] == "sched_switch"
+                                        for p in kernlib.sched_switch(e["text"])[::2]}
+    lines = sections["Saved command lines"]
+    assert lines <= sum(len("%d %s\n" % (t, "x" * 16)) for t in tasks), (lines, len(tasks))
 
 
 def same_order(ours, theirs, key):
