@@ -495,50 +495,53 @@ static void put_system(struct out *o, const struct fmt *f, unsigned n)
 	}
 }
 
-/* The command lines: each user thread's, then the kernel's of the tasks
- * the kernel events name.  A reader keeps the first name it meets for a
- * pid, so a thread with a stream goes by its manifest name (docs/
- * format.md, "Thread names") in every event. */
+static bool has_stream(const struct tk_trace *t, unsigned n, long tid)
+{
+	for (unsigned j = 0; j < n; j++)
+		if (t->streams[j].tid == tid)
+			return true;
+	return false;
+}
+
+/* The command lines: each user thread's, then the kernel's for the other
+ * pids that the kernel events name (tracedat-refs.h).  libtraceevent sorts them without keeping the order of equal pids,
+ * so a pid listed twice would take either name: a thread with a stream
+ * goes by its manifest name (docs/format.md, "Thread names") alone. */
 static char *cmdlines(const struct tracedat *w, size_t *size)
 {
-	char *buf = kernel_file(w, "saved_cmdlines", size);
+	size_t nkernel;
+	char *kernel = kernel_file(w, "saved_cmdlines", &nkernel);
+	const struct tk_trace *t = w->trace;
+	char *buf = NULL;
 	FILE *f;
-	char *add = NULL;
-	size_t nadd = 0;
 
-	if (!buf)
+	if (!kernel)
 		return NULL;
-	td_refs_cmdlines(&w->refs, buf, size);
-	f = open_memstream(&add, &nadd);
+	td_refs_cmdlines(&w->refs, kernel, &nkernel);
+	f = open_memstream(&buf, size);
 	if (!f)
-		return buf;
-	for (unsigned i = 0; i < w->trace->nstreams; i++) {
-		const struct tk_trace_stream *s = &w->trace->streams[i];
-		bool seen = false;
+		return kernel;
+	for (unsigned i = 0; i < t->nstreams; i++) {
+		char tid[TK_NUM_MAX + 1];
 
-		for (unsigned j = 0; j < i && !seen; j++)
-			seen = w->trace->streams[j].tid == s->tid;
-		if (!seen) {
-			char tid[TK_NUM_MAX + 1];
-
-			tid[TK_NUM_MAX] = '\0';
-			fprintf(f, "%s %s\n", tk_num_dec(tid + TK_NUM_MAX, s->tid), s->comm);
-		}
+		if (has_stream(t, i, t->streams[i].tid))
+			continue;
+		tid[TK_NUM_MAX] = '\0';
+		fprintf(f, "%s %s\n", tk_num_dec(tid + TK_NUM_MAX, t->streams[i].tid),
+			t->streams[i].comm);
 	}
-	fclose(f);
-	if (add && nadd) {
-		char *g = realloc(add, nadd + *size + 1);
-
-		if (g) {
-			memcpy(g + nadd, buf, *size);
-			*size += nadd;
-			g[*size] = '\0';
-			free(buf);
-			buf = g;
-			add = NULL;
-		}
+	for (char *line = kernel, *end; line < kernel + nkernel; line = end + 1) {
+		end = memchr(line, '\n', (size_t)(kernel + nkernel - line));
+		if (!end)
+			end = kernel + nkernel;
+		if (!has_stream(t, t->nstreams, strtol(line, NULL, 10)))
+			fwrite(line, 1, (size_t)(end - line), f), fputc('\n', f);
 	}
-	free(add);
+	free(kernel);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
 	return buf;
 }
 
