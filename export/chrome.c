@@ -967,7 +967,7 @@ static int chrome_begin(struct tk_export *x)
 		return tk_export_error(x, "out of memory");
 	x->priv = ch;
 	ch->x = x;
-	ch->calls = tk_calls_new(x, call_closed, ch);
+	ch->calls = tk_calls_new(x->trace, NULL, call_closed, ch);
 	if (!ch->calls)
 		return tk_export_error(x, "out of memory");
 	if (x->kernel) {

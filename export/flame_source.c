@@ -62,15 +62,14 @@ static int graph_closed(void *ctx, const struct tk_trace_stream *s,
 {
 	struct tk_flame_source *fs = ctx;
 	uint32_t node = (uint32_t)(uintptr_t)c->user;
-	/* as the Chrome JSON gives it: the times of both ends, subtracted */
-	uint64_t ns = tk_export_ns(fs->x, end) - tk_export_ns(fs->x, c->ts);
+	uint64_t self;
 
 	(void)s;
 	(void)finished;
 	if (!node)
 		return 0;
-	tk_flame_add(&fs->graph, node, fs->x->opts->weight_calls ? 1
-				       : ns > c->child_ns ? ns - c->child_ns : 0);
+	tk_calls_ns(fs->calls, c, end, &self);
+	tk_flame_add(&fs->graph, node, fs->x->opts->weight_calls ? 1 : self);
 	return 0;
 }
 
@@ -88,7 +87,7 @@ int tk_flame_source_begin(struct tk_export *x)
 		return tk_export_error(x, "out of memory");
 	fs->graph.unit = x->opts->weight_calls ? "calls" : "ns";
 	fs->stacks.unit = "samples";
-	fs->calls = tk_calls_new(x, graph_closed, fs);
+	fs->calls = tk_calls_new(x->trace, NULL, graph_closed, fs);
 	fs->last_func = calloc(x->trace->nstreams + 1, sizeof(*fs->last_func));
 	if (fs->calls)
 		fs->check = tk_ustack_check_new(tk_calls_symbols(fs->calls));

@@ -171,6 +171,26 @@ def test_folded_self_time():
     assert f["main;sleeper"] >= 20000000 and f["main;sleeper"] == max(callees), f
 
 
+def test_folded_self_time_is_profiles():
+    """The self times of folded stacks, added up per function, are report
+    --profile's self times to the nanosecond (one walk of the calls, one
+    rule for a call's time), for every function whose calls all returned;
+    those that never did (longjmp) are counted in the profile, not timed."""
+    d = tree_trace()
+    mine = {}
+    for stack, n in folded(convert(d, "folded")).items():
+        leaf = stack.rsplit(";", 1)[-1]
+        mine[leaf] = mine.get(leaf, 0) + n
+    out = tracekit("report", d, "--profile").stdout.splitlines()[2:]
+    prof = {r.split()[0]: r.split()[1:] for r in out}
+    unfinished = {"deep1", "deep2", "deep3"}
+    assert set(prof) == set(mine), (sorted(prof), sorted(mine))
+    for f in unfinished:
+        assert prof[f] == ["1", "-", "-", "-", "-"] and mine[f] >= 0, (f, prof[f])
+    theirs = {f: int(v[2].replace(".", "")) for f, v in prof.items() if f not in unfinished}
+    assert theirs == {f: n for f, n in mine.items() if f not in unfinished}, (theirs, mine)
+
+
 def test_folded_func_stack():
     """-p function --func-stack: the stacks recorded with each entry
     (no function_graph calls), one per call: main below its untraced libc
