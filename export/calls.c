@@ -116,6 +116,13 @@ const struct tk_call *tk_calls_open(const struct tk_calls *c,
 	return t->call;
 }
 
+struct tk_call *tk_calls_top(struct tk_calls *c, const struct tk_trace_stream *s)
+{
+	struct thread_calls *t = thread_of(c, s);
+
+	return t->n ? &t->call[t->n - 1] : NULL;
+}
+
 void tk_calls_seen(struct tk_calls *c, const struct tk_trace_stream *s,
 		   uint64_t ts)
 {
@@ -187,7 +194,7 @@ struct tk_call *tk_calls_entry(struct tk_calls *c, const struct tk_stream_reader
 		t->call = grown;
 		t->cap = cap;
 	}
-	t->call[t->n] = (struct tk_call){ rd->values[0].u, rd->ts, depth, 0, NULL };
+	t->call[t->n] = (struct tk_call){ .func = rd->values[0].u, .ts = rd->ts, .depth = depth };
 	return &t->call[t->n++];
 }
 

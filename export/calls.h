@@ -42,6 +42,8 @@ struct tk_call {
 	uint64_t ts;       /* entry */
 	uint32_t depth;
 	uint64_t child_ns; /* time in the calls it made */
+	uint64_t off_cpu_ns; /* its thread's time off a CPU while it was the
+			      * innermost call (flame_source.c --on-cpu) */
 	void *user;        /* the format's */
 };
 
@@ -69,6 +71,9 @@ enum tk_ft_kind tk_calls_kind(struct tk_calls *c, const struct tk_event_info *ev
  * tk_calls_exit returns <0 when @closed failed. */
 struct tk_call *tk_calls_entry(struct tk_calls *c, const struct tk_stream_reader *rd);
 int tk_calls_exit(struct tk_calls *c, const struct tk_stream_reader *rd);
+
+/* The innermost open call of stream @s, NULL if none. */
+struct tk_call *tk_calls_top(struct tk_calls *c, const struct tk_trace_stream *s);
 
 /* The open calls of @rd's stream, outermost first. */
 const struct tk_call *tk_calls_open(const struct tk_calls *c,

@@ -191,6 +191,39 @@ def test_folded_self_time_is_profiles():
     assert theirs == {f: n for f, n in mine.items() if f not in unfinished}, (theirs, mine)
 
 
+def test_folded_on_cpu():
+    """The default weight is wall-clock self time: sleeper's 20 ms
+    nanosleep is in it. --on-cpu takes out the time each thread was
+    switched out (sched_switch): sleeper keeps its time on a CPU only, no
+    stack gains, and the switches back in are read even when the
+    selection keeps only the function tracer's events. Without
+    sched_switch in the trace, and with --calls or a format that weighs
+    nothing, it is refused."""
+    with kernlib.guard():
+        d = os.path.join(tmpdir(), "t")
+        p = record(d, [FUNCTREE, "tree"], "-p", "function_graph", "--no-libcall",
+                   "-e", "sched:sched_switch", "-F")
+    assert "tree ok" in p.stdout, p.stdout
+    wall = folded(convert(d, "folded"))
+    on = folded(convert(d, "folded", "--on-cpu", out=d + ".on"))
+    assert set(on) <= set(wall) and all(on[k] <= wall[k] for k in on), (on, wall)
+    assert wall["main;sleeper"] >= 20000000, wall
+    assert on.get("main;sleeper", 0) < 5000000, on
+    assert on["main;loop_leaf;leaf"] > 0, on
+    sel = folded(convert(d, "folded", "--on-cpu", "--events", "ftrace:*", out=d + ".sel"))
+    assert sel == on, (sel, on)
+    svg = open(convert(d, "svg", "--on-cpu")).read()
+    assert re.search(r'id="info"[^>]*>[0-9.]+ [mun]?s by self time on a CPU<', svg), svg[:2000]
+    t = tree_trace()
+    one_error(tracekit("convert", "--to", "folded", "--on-cpu", t, "-o", "-", check=False),
+              rc=1, exact="tracekit: --on-cpu: trace '%s' has no sched:sched_switch events "
+              "(record them with -e sched:sched_switch)" % t)
+    one_error(tracekit("convert", "--to", "svg", "--on-cpu", "--calls", d, check=False),
+              rc=2, exact="tracekit: --on-cpu weighs function_graph calls by time: not with --calls")
+    one_error(tracekit("convert", "--to", "chrome", "--on-cpu", d, check=False),
+              rc=2, exact="tracekit: --on-cpu: only --to folded and --to svg weigh stacks")
+
+
 def test_folded_func_stack():
     """-p function --func-stack: the stacks recorded with each entry
     (no function_graph calls), one per call: main below its untraced libc
