@@ -224,15 +224,27 @@ def graph_calls(lines):
 
 
 def test_trace_cmd_draws_function_graph():
+    """The same call graph; trace-cmd report -R (raw records, no leaves
+    folded) has as many entries and exits as report --count counts
+    (docs/viewing.md says to count with it)."""
     tc = trace_cmd()
     d = os.path.join(tklib.tmpdir(), "g")
     tklib.record(d, [tklib.prog("functree"), "tree"], "-p", "function_graph")
-    theirs = tc_lines(tc, write_dat(d))
+    dat = write_dat(d)
+    theirs = tc_lines(tc, dat)
     ours = tk_lines(d)
     ours_calls, ours_exits = graph_calls(ours)
     assert len(ours_calls) == 3 and sum(len(c) for c in ours_calls.values()) > 100
     assert graph_calls(theirs) == (ours_calls, ours_exits)
     assert any(c == (0, "main") for c in ours_calls[min(ours_calls)])
+    counts = dict(reversed(line.split()) for line in
+                  tklib.tracekit("report", d, "--count").stdout.splitlines())
+    raw = {}
+    for e in tc_lines(tc, dat, "-R"):
+        raw[e["name"]] = raw.get(e["name"], 0) + 1
+    for name in ("funcgraph_entry", "funcgraph_exit"):
+        assert raw[name] == int(counts["ftrace:" + name]), (name, raw, counts)
+    assert raw["funcgraph_exit"] > len([e for e in theirs if e["name"] == "funcgraph_exit"])
 
 
 def lost_before_last_events(d):
