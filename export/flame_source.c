@@ -12,7 +12,8 @@
  *            out: a thread's sched_switch away from its CPU and the one
  *            back (an event of the task it replaces, so read before the
  *            selection: kernel_any) bound a time off CPU, which belongs to
- *            the call innermost then (calls.h: off_cpu_ns)
+ *            the call innermost then (calls.h: off_cpu_ns); when the
+ *            switch back in is missing, the thread's next event ends it
  *   stacks   stacks recorded with events, 1 each: the function tracer's
  *            ftrace:user_stack (--func-stack: the callers of the function
  *            just entered, innermost first) and the kernel's
@@ -56,6 +57,7 @@ struct tk_flame_source {
 	unsigned nby_tid;
 	uint64_t *off_since; /* per stream: switched out at, 0 when on a CPU */
 	uint64_t switches;   /* of threads with streams */
+	uint64_t unseen_in;  /* switches back in missing from the trace */
 };
 
 struct tid_stream {
@@ -146,6 +148,18 @@ static unsigned streams_of(const struct tk_flame_source *fs, int32_t tid)
 	return lo;
 }
 
+/* Stream @s's thread is back on a CPU at @ts: its time off CPU goes to
+ * its innermost call. */
+static void back_on_cpu(struct tk_flame_source *fs, unsigned s, uint64_t ts)
+{
+	struct tk_export *x = fs->x;
+	struct tk_call *top = tk_calls_top(fs->calls, &x->trace->streams[s]);
+
+	if (top && fs->off_since[s] && ts > fs->off_since[s])
+		top->off_cpu_ns += tk_export_ns(x, ts) - tk_export_ns(x, fs->off_since[s]);
+	fs->off_since[s] = 0;
+}
+
 int tk_flame_source_kernel_any(struct tk_export *x, struct tk_kernel_cpu *c)
 {
 	struct tk_flame_source *fs = x->priv;
@@ -163,12 +177,7 @@ int tk_flame_source_kernel_any(struct tk_export *x, struct tk_kernel_cpu *c)
 		fs->switches++;
 	}
 	for (unsigned i = streams_of(fs, next); i < fs->nby_tid && fs->by_tid[i].tid == next; i++) {
-		unsigned s = fs->by_tid[i].stream;
-		struct tk_call *top = tk_calls_top(fs->calls, &x->trace->streams[s]);
-
-		if (top && fs->off_since[s] && c->ts > fs->off_since[s])
-			top->off_cpu_ns += tk_export_ns(x, c->ts) - tk_export_ns(x, fs->off_since[s]);
-		fs->off_since[s] = 0;
+		back_on_cpu(fs, fs->by_tid[i].stream, c->ts);
 		fs->switches++;
 	}
 	return 0;
@@ -313,10 +322,18 @@ int tk_flame_source_user(struct tk_export *x, struct tk_stream_reader *rd)
 {
 	struct tk_flame_source *fs = x->priv;
 	enum tk_ft_kind k = tk_calls_kind(fs->calls, rd->event);
+	unsigned si = (unsigned)(rd->stream - x->trace->streams);
 	const struct tk_call *open;
 	struct tk_call *c;
 	unsigned n;
 	char buf[512];
+
+	/* an event of a thread switched out: its switch back in was not
+	 * recorded (this kernel sometimes leaves one out); it ran by now */
+	if (fs->off_since && fs->off_since[si]) {
+		back_on_cpu(fs, si, rd->ts);
+		fs->unseen_in++;
+	}
 
 	switch (k) {
 	case TK_FT_ENTRY:
@@ -413,6 +430,10 @@ struct tk_flame *tk_flame_source_end(struct tk_export *x)
 	if (x->opts->on_cpu && f == &fs->graph && !fs->switches)
 		tk_export_warn(x, "--on-cpu: no sched_switch of a traced thread was read: "
 			       "the weights are wall-clock times");
+	if (x->opts->on_cpu && f == &fs->graph && fs->unseen_in)
+		tk_export_warn(x, "--on-cpu: %" PRIu64 " switches of a thread back onto a CPU "
+			       "are not in the trace: those times off CPU end at the "
+			       "thread's next event", fs->unseen_in);
 	if (tk_flame_sort(f) < 0) {
 		tk_export_error(x, "out of memory");
 		return NULL;
