@@ -138,6 +138,21 @@ def node():
     return path
 
 
+def devtools(path):
+    """What Chrome DevTools' trace engine (npm chrome-devtools-frontend,
+    tests/e2e/browser/devtools-trace.mjs) made of Chrome JSON file PATH:
+    {"threads": [{pid, tid, name, calls: {name: n}}], "flows": [[[name,
+    pid, tid, ts], ...]]}."""
+    exe = shutil.which("node")
+    if not exe:
+        raise Skip("node is not installed (scripts/install-deps installs it)")
+    for mod in ("chrome-devtools-frontend", "esbuild"):
+        if not os.path.isdir(os.path.join(BROWSER, "node_modules", mod)):
+            raise Skip("%s is not installed in tests/e2e/browser (scripts/install-deps)" % mod)
+    p = tklib.run([exe, os.path.join(BROWSER, "devtools-trace.mjs"), path], timeout=180)
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
 def browser(*args):
     p = tklib.run([node(), os.path.join(BROWSER, "browser.mjs")] + list(args), timeout=180)
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -467,6 +482,55 @@ def test_speedscope_opens_chrome_json():
                for t in got["toolbar"]), got["toolbar"]
     for name in ("main", "sleeper", "loop_leaf", "recurse", "jumper"):
         assert name in got["frames"], (name, got["frames"])
+
+
+def test_devtools_reads_chrome_json():
+    """Chrome DevTools' own trace importer (its Performance panel's, run
+    in Node) reads the JSON of the known tree recorded with its
+    scheduling: each thread by its name, with every call of the tree as a
+    slice of its name; each scheduling track named; and every wakeup
+    arrow bound at both ends (DevTools binds a flow's ends only to events
+    of the same ts, thread and category), from the waker's scheduling
+    track to the woken thread's running slice, among them the worker
+    waking main from pthread_join."""
+    with kernlib.guard():
+        d = os.path.join(tmpdir(), "t")
+        p = record(d, [FUNCTREE, "tree"], "-p", "function_graph", "--no-libcall",
+                   "-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-F")
+    assert "tree ok" in p.stdout, p.stdout
+    path = convert(d, "chrome")
+    events = json.load(open(path))["traceEvents"]
+    got = devtools(path)
+    threads = {(t["pid"], t["tid"]): t for t in got["threads"]}
+    named = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    comm = {r["tid"]: r["comm"] for r in kernlib.report(d)}
+    calls = {}
+    users = [k for k in threads if k[1] < 1 << 29]
+    assert len(users) == 3, threads
+    for key in users:
+        assert threads[key]["name"] == named[key] == comm[key[1]], (threads[key], named)
+        sched = threads.get((key[0], key[1] | 1 << 30))
+        assert sched and sched["name"] == "%s %d sched" % (comm[key[1]], key[1]), sched
+        assert sched["calls"].get("running", 0) >= 1, sched
+        for name, n in threads[key]["calls"].items():
+            calls[name] = calls.get(name, 0) + n
+    want = {}
+    for stack, n in TREE_CALLS.items():
+        want[stack.split(";")[-1]] = want.get(stack.split(";")[-1], 0) + n
+    assert calls == want, (calls, want)
+    starts = [e for e in events if e["ph"] == "s"]
+    assert starts and len(got["flows"]) == len(starts), (len(got["flows"]), len(starts))
+    main = [k for k in users if threads[k]["calls"].get("main")][0]
+    joined = False
+    for flow in got["flows"]:
+        assert len(flow) == 2, flow
+        (_, p0, t0, _), (name1, p1, t1, ts1) = flow
+        assert t0 >= 1 << 30 and t1 >= 1 << 30 and name1 == "running", flow
+        assert any(e["ph"] == "X" and e["name"] == "running" and (e["pid"], e["tid"]) == (p1, t1)
+                   and ns(e["ts"]) == ns(ts1) for e in events), flow
+        joined |= t0 != main[1] | 1 << 30 and t1 == main[1] | 1 << 30
+    assert joined, got["flows"]
 
 
 def test_svg_in_chromium():
