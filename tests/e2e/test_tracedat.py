@@ -178,7 +178,8 @@ def test_trace_cmd_report_same_user_events():
         e["name"] = e["event"].split(":", 1)[1]
         e["ts"] = "%.6f" % e["ts"]
     for e in theirs:
-        e["us"] = e["ts"][:-3]  # tracekit prints us, truncated
+        secs, frac = e["ts"].split(".")
+        e["us"] = tklib.secs_text(int(secs) * 10**9 + int(frac))
     key = lambda e: (e["tid"], e["cpu"], e["name"], e["text"])  # noqa: E731
     same_order(ours, theirs, key)
     for a, b in zip(sorted(ours, key=key), sorted(theirs, key=key)):
@@ -201,6 +202,27 @@ def test_raw_timestamps():
     ours = kernlib.report(d)
     assert [(e["tid"], int(e["ts"]), e["text"]) for e in theirs] == \
         [(e["tid"], e["ts"], e["text"]) for e in ours]
+
+
+def test_times_as_trace_cmd():
+    """Times print as trace-cmd report prints them (microseconds rounded
+    to the nearest, as libtraceevent rounds to its precision): report's
+    line and trace-cmd's line of each event carry the same time text."""
+    tc = trace_cmd()
+    d = os.path.join(tklib.tmpdir(), "u")
+    tklib.record(d, [BASIC, "-n", "200"])
+    dat = write_dat(d)
+    theirs = tc_lines(tc, dat)
+    ns = tc_lines(tc, dat, "-t")
+    out = tklib.tracekit("report", d, "--no-header").stdout.splitlines()
+    line = re.compile(r"^\s*.*-(?P<tid>\d+) \[\d+\] (?P<ts>\d+\.\d+): [^: ]+:[^: ]+: (?P<text>.*)$")
+    ours = [m for m in map(line.match, out) if m]
+    assert len(ours) == len(theirs) == len(ns) > 200, (len(ours), len(theirs), len(ns))
+    assert sorted((e["tid"], e["ts"], e["text"]) for e in theirs) == \
+        sorted((int(m.group("tid")), m.group("ts"), m.group("text").rstrip()) for m in ours)
+    # a time whose nanoseconds round up is printed rounded up (not truncated)
+    ups = [(a["ts"], b["ts"]) for a, b in zip(ns, theirs) if int(a["ts"][-3:]) >= 500]
+    assert ups and all(b != a[:-3] for a, b in ups), ups[:3]
 
 
 def graph_calls(lines):
