@@ -99,6 +99,7 @@ static const struct opt_row {
 	{ 'o', "output", ARG, V_CONVERT },
 	{ 'q', "quiet", NO, V_CONVERT },
 	{ OPT_CALLS, "calls", NO, V_CONVERT },
+	{ OPT_ON_CPU, "on-cpu", NO, V_CONVERT },
 	{ OPT_STACKS, "stacks", NO, V_CONVERT | V_REPORT },
 	{ OPT_TITLE, "title", ARG, V_CONVERT },
 	{ OPT_UNTIL, "until", ARG, V_CONVERT },
