@@ -529,7 +529,7 @@ static int sort_rules(struct record *r, const struct tk_event_info *events,
 
 		if (tk_probe_spec_is(rule->pattern)) {
 			if (record_kernel_add_probe(&r->kernel, rule, r->program,
-						    o->attach_pid, o->quiet) < 0)
+						    o->attach_pid, o->user_stack, o->quiet) < 0)
 				ret = -EINVAL;
 			continue;
 		}

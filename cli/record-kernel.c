@@ -144,9 +144,9 @@ int record_kernel_add_rule(struct record_kernel *rk, const struct rec_rule *rule
 }
 
 int record_kernel_add_probe(struct record_kernel *rk, const struct rec_rule *rule,
-			    const char *program, pid_t pid, bool quiet)
+			    const char *program, pid_t pid, bool ustack, bool quiet)
 {
-	const struct tk_probe_target t = { program, pid };
+	const struct tk_probe_target t = { program, pid, ustack };
 	unsigned before = rk->probes.count;
 	struct tk_krule *rules;
 	const char **filters;

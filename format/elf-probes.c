@@ -28,12 +28,24 @@
  * probe; where no symbol holds the address (a stripped file), from the
  * start of its section.
  *
+ * With record --ustack, a probe where the function has not built its
+ * frame yet (its first instruction, a USDT site before the prologue)
+ * also reads the return address from the stack, as field __caller: the
+ * kernel's frame-pointer walk starts from rbp, which is still the
+ * caller's, and would give the caller's caller next; readers put
+ * __caller back between the two (format/ustack-check.h).  Where that
+ * holds is read from the file's unwind tables (CFI): the return address
+ * is at CFA - 8 with CFA = rsp + N, and rbp is the caller's ("same
+ * value").
+ *
  * The x86-64 register names and calling convention are here, in tables:
  * the only architecture these probes are built for.
  */
 #define _GNU_SOURCE
 #include <capstone/capstone.h>
 #include <ctype.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -85,6 +97,9 @@ struct pe_file {
 	struct pe_sym *sym;
 	unsigned nsym;
 	bool have_syms;
+	Dwarf_CFI *cfi;   /* its .eh_frame, once asked for */
+	bool cfi_tried;
+	bool want_caller; /* probes read their return address (--ustack) */
 };
 
 static void pe_close(struct pe_file *f)
@@ -93,6 +108,8 @@ static void pe_close(struct pe_file *f)
 		free(f->sym[i].name);
 	free(f->sym);
 	free(f->load);
+	if (f->cfi)
+		dwarf_cfi_end(f->cfi);
 	if (f->elf)
 		elf_end(f->elf);
 	if (f->fd >= 0)
@@ -676,6 +693,52 @@ static void truncate_set(struct tk_probe_set *set, unsigned from)
 	}
 }
 
+#define DWARF_RBP 6
+#define DWARF_RSP 7
+
+/* The offset from rsp of the return address at link-time address @addr
+ * of @f, where the function has built no frame (CFA = rsp + N) and left
+ * rbp as its caller had it; or -1. */
+static int64_t caller_slot(struct pe_file *f, uint64_t addr)
+{
+	Dwarf_Op *ops, mem[3];
+	Dwarf_Frame *frame;
+	size_t nops;
+	int64_t off = -1, slot = -1;
+
+	if (!f->cfi_tried) {
+		f->cfi_tried = true;
+		f->cfi = dwarf_getcfi_elf(f->elf);
+	}
+	if (!f->cfi || dwarf_cfi_addrframe(f->cfi, addr, &frame) != 0)
+		return -1;
+	if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1) {
+		if (ops[0].atom == DW_OP_bregx && ops[0].number == DWARF_RSP)
+			off = (int64_t)ops[0].number2;
+		else if (ops[0].atom == DW_OP_breg0 + DWARF_RSP)
+			off = (int64_t)ops[0].number;
+	}
+	/* 0 and no operation: "same value", this frame left rbp alone */
+	if (off >= 8 && dwarf_frame_register(frame, DWARF_RBP, mem, &ops, &nops) == 0 &&
+	    nops == 0)
+		slot = off - 8;
+	free(frame);
+	return slot;
+}
+
+/* With --ustack, field __caller at @addr where caller_slot() finds one;
+ * with @always, 0 elsewhere (the sites of one USDT event must all have
+ * the same fields). */
+static int add_caller(struct tk_probe *p, struct pe_file *f, uint64_t addr, bool always)
+{
+	int64_t slot = f->want_caller ? caller_slot(f, addr) : -1;
+
+	if (slot < 0 && (!always || !f->want_caller))
+		return 0;
+	return add_field(p, TK_PROBE_CALLER_FIELD, "x64", slot < 0 ? TK_LOC_IMM : TK_LOC_MEM,
+			 slot < 0 ? NULL : "sp", slot < 0 ? 0 : slot) ? 0 : -ENOMEM;
+}
+
 /* A field of type "string" is the string its value points to. */
 static const char *type_or(const char *given, const char *dflt)
 {
@@ -998,6 +1061,8 @@ static int add_uprobe(struct tk_probe_set *set, const char *text,
 		ret = uprobe_named_fields(&c, p, err, errlen);
 	else
 		ret = uprobe_default_fields(&c, p);
+	if (!ret && s->kind == TK_PROBE_UPROBE)
+		ret = add_caller(p, (struct pe_file *)f, addr + s->offset, false);
 	tk_dwarf_func_free(&c.dwarf);
 	return ret;
 }
@@ -1453,6 +1518,8 @@ static int resolve_usdt_file(const char *text, const struct tk_probe_spec *s,
 		site_event[i] = event;
 		p->ref_ctr = ref;
 		ret = usdt_fields(p, f, site, s, text, err, errlen);
+		if (!ret)
+			ret = add_caller(p, (struct pe_file *)f, site->pc, true);
 		(*added)++;
 	}
 	free(site_event);
@@ -1489,6 +1556,7 @@ static int resolve_usdt(const char *text, const struct tk_probe_spec *s,
 			}
 			continue;
 		}
+		f.want_caller = t->ustack;
 		ret = resolve_usdt_file(text, s, &f, set, &added, note, notelen, err, errlen);
 		pe_close(&f);
 	}
@@ -1541,6 +1609,7 @@ int tk_probes_resolve(const char *text, const struct tk_probe_target *t,
 		snprintf(err, errlen, "'%s': %s", text, why);
 		goto out;
 	}
+	f.want_caller = t->ustack;
 	ret = resolve_uprobe(text, &s, &f, set, note, notelen, err, errlen);
 	pe_close(&f);
 out:

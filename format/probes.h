@@ -107,7 +107,14 @@ struct tk_probe_set {
 struct tk_probe_target {
 	const char *program; /* the command, resolved; or NULL */
 	pid_t pid;           /* record -P; or 0 */
+	bool ustack;         /* record --ustack: see TK_PROBE_CALLER_FIELD */
 };
+
+/* With --ustack, a probe where the function has built no frame (its
+ * first instruction) reads the return address from the stack into this
+ * field (x64; 0 where a USDT event's other sites have none): the
+ * kernel's user stack misses that frame (elf-probes.c). */
+#define TK_PROBE_CALLER_FIELD "__caller"
 
 /* At most this many probes from one -e (a glob, a USDT name). */
 #define TK_PROBES_MAX_MATCH 512

@@ -162,3 +162,24 @@ unsigned tk_ustack_trusted(struct tk_ustack_check *c, uint32_t pid, const uint64
 		k++;
 	return k + 1;
 }
+
+unsigned tk_ustack_with_caller(struct tk_ustack_check *c, uint32_t pid,
+			       const uint64_t *addr, unsigned n, uint64_t caller,
+			       uint64_t *out, unsigned max)
+{
+	unsigned m = 0;
+
+	if (!n || !max)
+		return 0;
+	out[m++] = addr[0];
+	if (caller && m < max)
+		out[m++] = caller;
+	for (unsigned i = 1; i < n && m < max; i++)
+		out[m++] = addr[i];
+	if (!c)
+		return m;
+	/* the caller comes from where the unwind tables put it: sure; what
+	 * follows is the walk from the caller's rbp, checked as usual */
+	return caller && m > 1 ? 1 + tk_ustack_trusted(c, pid, out + 1, m - 1, false)
+			       : tk_ustack_trusted(c, pid, out, m, true);
+}

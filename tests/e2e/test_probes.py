@@ -573,19 +573,45 @@ def test_ustack_probe_at_function_entry_named():
     """--ustack with a uprobe on chain_c's first byte: the kernel's stack
     starts at that pc, which folded stacks name chain_c, as report does
     (chain_c+0x0), not by the byte before it (another function, or a
-    bare address)."""
+    bare address); and rbp is still chain_b's there, so the kernel's walk
+    skips chain_b: the probe reads the return address from the stack
+    (__caller) and the readers put it back, main -> chain_a -> chain_b ->
+    chain_c exactly (the stack was chain_c alone)."""
     n = 7
     d = os.path.join(tklib.tmpdir(), "t")
     with kernlib.guard():
         tklib.record(d, [USTACK, str(n)], "-q", "-F", "--ustack",
                      "-e", "uprobe:%s:chain_c" % USTACK)
-    stacks = [e["stack"] for e in kernlib.report(d) if e["event"] == "ftrace:user_stack"]
-    assert len(stacks) == n and all(s[0].startswith("chain_c+0x0 ") for s in stacks), stacks
+    real = os.path.realpath(USTACK)
+    ev = kernlib.report(d)
+    assert [e["event"] for e in ev] == ["uprobe:chain_c", "ftrace:user_stack"] * n, ev[:2]
+    assert "__caller=0x" in ev[0]["text"], ev[0]
+    for e in ev[1::2]:
+        frames = [re.sub(r"\+0x[0-9a-f]+ ", " ", f) for f in e["stack"][:4]]
+        assert e["stack"][0].startswith("chain_c+0x0 ") and frames == [
+            "%s (%s)" % (f, real) for f in ("chain_c", "chain_b", "chain_a", "main")], e["stack"]
     for args in (("report", d, "--stacks"), ("convert", "--to", "folded", "--stacks", d,
                                               "-o", "-")):
         out = tklib.tracekit(*args).stdout
-        assert len(out.splitlines()) == 1 and out.endswith("chain_c %d\n" % n) and \
-            out.split()[0].split(";")[-1] == "chain_c", (args, out)
+        assert len(out.splitlines()) == 1 and \
+            out.endswith(";main;chain_a;chain_b;chain_c %d\n" % n), (args, out)
+    # without --ustack, no such field
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        tklib.record(d, [USTACK, "1"], "-q", "-F", "-e", "uprobe:%s:chain_c" % USTACK)
+    assert "__caller" not in kernlib.report(d)[0]["text"]
+
+
+def test_ustack_usdt_sites_alike():
+    """--ustack with USDT probes: every site of an event has the same
+    fields, __caller among them (the kernel refuses sites that differ),
+    and each event its stack."""
+    need_prog()
+    d = os.path.join(tklib.tmpdir(), "t")
+    ev, _ = record(d, PROG, 5, "--ustack", "-e", "usdt:%s:tkprog:*" % PROG)
+    ticks = [e for e in ev if e["event"] == "usdt:tkprog_tick"]
+    assert len(ticks) == 5 and all("__caller=" in e["text"] for e in ticks), ticks[:1]
+    assert len([e for e in ev if e["event"] == "ftrace:user_stack"]) == 10, len(ev)
 
 
 def test_ustack_follows_selected_events():
