@@ -10,8 +10,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,22 +93,108 @@ uint64_t tk_export_ns(const struct tk_export *x, uint64_t ts)
 	return c->mono_start - tk_export_ns_delta(x, c->tsc_start - ts);
 }
 
-/* The output file: a temporary name in its directory, or stdout. */
+/* The output file: a temporary name beside the file it replaces, or
+ * stdout, or (a device, a FIFO, a socket) the file itself. */
 struct output {
-	const char *path;
+	char *path;            /* where the output goes (a symlink followed) */
 	char *tmp;
+	bool direct;           /* written in place, not renamed over */
+	struct sigaction old[3];
 };
+
+/* The temporary file of a conversion that a signal ends is removed. */
+static char *volatile cleanup_tmp;
+static const int cleanup_signals[3] = { SIGINT, SIGTERM, SIGHUP };
+
+static void cleanup_on_signal(int sig)
+{
+	char *tmp = cleanup_tmp;
+
+	if (tmp)
+		unlink(tmp);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void cleanup_arm(struct output *o)
+{
+	struct sigaction sa = { .sa_handler = cleanup_on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	cleanup_tmp = o->tmp;
+	for (unsigned i = 0; i < 3; i++)
+		sigaction(cleanup_signals[i], &sa, &o->old[i]);
+}
+
+static void cleanup_disarm(struct output *o)
+{
+	for (unsigned i = 0; i < 3; i++)
+		sigaction(cleanup_signals[i], &o->old[i], NULL);
+	cleanup_tmp = NULL;
+}
+
+/* Whether @path's directory is the trace @dir or inside it: converting
+ * into the trace would overwrite what is being read. */
+static bool inside_trace(const char *path, const char *dir)
+{
+	char *copy = strdup(path), *slash, real_out[PATH_MAX], real_dir[PATH_MAX];
+	bool inside = false;
+
+	if (!copy)
+		return false;
+	slash = strrchr(copy, '/');
+	if (slash)
+		slash[slash == copy] = '\0';
+	if (realpath(slash ? copy : ".", real_out) && realpath(dir, real_dir)) {
+		size_t n = strlen(real_dir);
+
+		inside = !strncmp(real_out, real_dir, n) &&
+			 (real_out[n] == '\0' || real_out[n] == '/');
+	}
+	free(copy);
+	return inside;
+}
+
+/* A file that exists and is not a regular one (a device, a FIFO: /dev/null,
+ * a pipe read by a viewer) is written in place, as a shell's '>' would. */
+static int output_open_direct(struct tk_export *x, struct output *o)
+{
+	int fd = open(o->path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0) {
+		int e = errno;
+
+		tk_export_error(x, "cannot open '%s': %s", o->path, strerror(e));
+		return -e;
+	}
+	o->direct = true;
+	x->out.fd = fd;
+	return 0;
+}
 
 static int output_open(struct tk_export *x, struct output *o)
 {
-	const char *slash;
+	const char *out = x->opts->output, *slash;
+	struct stat st;
 	int fd;
 
-	o->path = x->opts->output;
-	if (!strcmp(o->path, "-")) {
+	if (!strcmp(out, "-")) {
 		x->out.fd = STDOUT_FILENO;
 		return 0;
 	}
+	if (!*out)
+		return tk_export_error(x, "empty output file name");
+	if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+		return tk_export_error(x, "cannot write '%s': it is a directory", out);
+	if (x->opts->dir && inside_trace(out, x->opts->dir))
+		return tk_export_error(x, "cannot write '%s': it is inside the trace "
+				       "being read", out);
+	/* a symlink: the file it names is replaced, not the link */
+	o->path = realpath(out, NULL);
+	if (!o->path && !(o->path = strdup(out)))
+		return tk_export_error(x, "out of memory");
+	if (stat(o->path, &st) == 0 && !S_ISREG(st.st_mode))
+		return output_open_direct(x, o);
 	slash = strrchr(o->path, '/');
 	if (asprintf(&o->tmp, "%.*s.%s.tmp-XXXXXX",
 		     slash ? (int)(slash - o->path + 1) : 0, o->path,
@@ -114,13 +202,15 @@ static int output_open(struct tk_export *x, struct output *o)
 		o->tmp = NULL;
 		return tk_export_error(x, "out of memory");
 	}
+	cleanup_arm(o); /* the name is filled in place by mkostemp */
 	fd = mkostemp(o->tmp, O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
 
+		cleanup_disarm(o);
 		free(o->tmp);
 		o->tmp = NULL;
-		tk_export_error(x, "cannot create '%s': %s", o->path, strerror(e));
+		tk_export_error(x, "cannot create '%s': %s", out, strerror(e));
 		return -e;
 	}
 	{
@@ -138,8 +228,20 @@ static int output_close(struct tk_export *x, struct output *o, bool ok)
 {
 	int ret = 0;
 
-	if (!o->tmp)
+	if (o->direct) {
+		if (close(x->out.fd) < 0 && ok) {
+			ret = -errno;
+			tk_export_error(x, "cannot write '%s': %s", o->path, strerror(errno));
+		}
+		free(o->path);
+		o->path = NULL;
+		return ret;
+	}
+	if (!o->tmp) {
+		free(o->path);
+		o->path = NULL;
 		return 0;
+	}
 	if (ok && close(x->out.fd) < 0) {
 		ret = -errno;
 		tk_export_error(x, "cannot write '%s': %s", o->path, strerror(errno));
@@ -149,14 +251,16 @@ static int output_close(struct tk_export *x, struct output *o, bool ok)
 	}
 	if (ok && rename(o->tmp, o->path) < 0) {
 		ret = -errno;
-		tk_export_error(x, "cannot rename '%s' to '%s': %s", o->tmp, o->path,
-				strerror(errno));
+		tk_export_error(x, "cannot write '%s': %s", o->path, strerror(errno));
 		ok = false;
 	}
 	if (!ok)
 		unlink(o->tmp);
+	cleanup_disarm(o);
 	free(o->tmp);
 	o->tmp = NULL;
+	free(o->path);
+	o->path = NULL;
 	return ret;
 }
 
@@ -428,6 +532,7 @@ int tk_export_run(const struct tk_export_ops *ops,
 	}
 	ret = output_open(&x, &out);
 	if (ret < 0) {
+		free(out.path);
 		*err = x.error;
 		goto out_kernel;
 	}

@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import time
@@ -661,3 +662,63 @@ def test_convert_output_names():
     assert p.stdout == a and p.stderr == ""
     tracekit("convert", "--to", "chrome", d + "/")
     assert json.load(open(d + ".json"))["traceEvents"]
+
+
+def test_output_kinds_of_file():
+    """-o names a device, a FIFO, a symlink, a directory, a file in the
+    trace: a device or FIFO is written in place (never replaced by a
+    regular file), a symlink's target is replaced (the link stays), a
+    directory or the trace itself is refused at once; a conversion ended
+    by SIGTERM leaves no temporary file."""
+    d = os.path.join(tmpdir(), "t")
+    record(d, [BASIC])
+    base = tmpdir()
+    whole = open(convert(d, "chrome", out=os.path.join(base, "whole.json")), "rb").read()
+
+    full = os.path.join(base, "full")
+    os.mknod(full, 0o600 | stat.S_IFCHR, os.makedev(1, 7))  # as /dev/full
+    p = tracekit("convert", "--to", "chrome", d, "-o", full, check=False)
+    assert p.returncode == 1 and p.stderr == \
+        "tracekit: cannot write '%s': No space left on device\n" % full, p.stderr
+    assert stat.S_ISCHR(os.stat(full).st_mode)
+
+    fifo = os.path.join(base, "fifo")
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE)
+    p = tracekit("convert", "--to", "chrome", d, "-o", fifo, check=False)
+    assert p.returncode == 0, p.stderr
+    assert reader.communicate(timeout=60)[0] == whole
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+    target = os.path.join(base, "target")
+    with open(target, "w") as f:
+        f.write("old")
+    link = os.path.join(base, "link")
+    os.symlink(target, link)
+    assert tracekit("convert", "--to", "chrome", d, "-o", link).returncode == 0
+    assert os.path.islink(link) and open(target, "rb").read() == whole
+
+    for out, why in ((base, "it is a directory"),
+                     (os.path.join(d, "x.json"), "it is inside the trace being read")):
+        p = tracekit("convert", "--to", "chrome", d, "-o", out, check=False)
+        assert p.returncode == 1 and p.stderr == \
+            "tracekit: cannot write '%s': %s\n" % (out, why), p.stderr
+    p = tracekit("convert", "--to", "chrome", d, "-o", "", check=False)
+    assert p.returncode == 1 and p.stderr == "tracekit: empty output file name\n", p.stderr
+
+    # a conversion that writes until it is killed: a FIFO nobody reads
+    # would block, so a large function_graph trace and SIGTERM once its
+    # temporary file exists
+    big = os.path.join(tmpdir(), "big")
+    record(big, [prog("funcburst")], "-p", "function_graph")
+    out = os.path.join(base, "big.json")
+    conv = subprocess.Popen([tklib.TRACEKIT, "convert", "-q", "--to", "chrome", big, "-o", out])
+    tmp = lambda: [n for n in os.listdir(base) if n.startswith(".big.json.tmp-")]
+    deadline = time.time() + 60
+    while not tmp() and conv.poll() is None and time.time() < deadline:
+        time.sleep(0.001)
+    if conv.poll() is not None:
+        raise Skip("the conversion ended before it could be signalled")
+    conv.send_signal(signal.SIGTERM)
+    assert conv.wait(timeout=60) == -signal.SIGTERM
+    assert tmp() == [] and not os.path.exists(out), os.listdir(base)
