@@ -38,17 +38,15 @@
 #include "record-kernel.h"
 #include "session.h"
 
-/* The recorder looks for full sub-buffers every IDLE_POLL_US, and every
- * BUSY_POLL_US while the last look found some: writers never wake it (no
- * system call on their side), so it keeps up by looking more often. */
-#define IDLE_POLL_US 2000
+/* The recorder sleeps until a writer closes a packet (it wakes us), a
+ * process talks, a signal comes, or IDLE_WAIT_US passes. */
+#define IDLE_WAIT_US 1000000
 /* With no instrumented process connected there is nothing to look at:
  * a connection, a signal or the command's end (SIGCHLD) wakes the loop;
  * -P with kernel events only checks the process is alive this often. */
 #define NO_USER_POLL_US 1000000
 #define ATTACH_POLL_US 100000
 #define RECORDER_NICE -5
-#define BUSY_POLL_US 50
 #define DEFAULT_BUFFER_KB 2048
 /* Without --subbufs, a buffer is cut into SUBBUF_KB sub-buffers, at least
  * MIN_SUBBUFS of them: the recorder frees space a sub-buffer at a time, so
@@ -713,11 +711,13 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 
 	for (;;) {
 		struct signalfd_siginfo si;
-		int timeout = s->drained ? BUSY_POLL_US : IDLE_POLL_US;
+		int timeout = IDLE_WAIT_US;
 		int ret;
 
 		if (!s->nprocs && !stop_at)
 			timeout = child > 0 ? NO_USER_POLL_US : ATTACH_POLL_US;
+		if (stop_at)
+			timeout = STOP_GRACE_MS * 1000 / 10;
 		ret = session_poll(s, timeout, sigfd);
 
 		if (ret < 0)
@@ -830,7 +830,7 @@ static void print_summary(struct record *r, const struct rec_session *s)
 int cmd_record(int argc, char **argv)
 {
 	struct record r;
-	struct rec_session s = { .listen_fd = -1 };
+	struct rec_session s = { .listen_fd = -1, .wake_fd = -1 };
 	sigset_t mask, oldmask;
 	pid_t child = 0;
 	int sigfd, ret;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -71,6 +72,13 @@ int session_init(struct rec_session *s, const struct rec_options *opt)
 	memset(s, 0, sizeof(*s));
 	s->opt = opt;
 	s->listen_fd = -1;
+	drain_init(&s->drain);
+	s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->wake_fd < 0) {
+		snprintf(s->error, sizeof(s->error), "cannot create an eventfd: %s",
+			 strerror(errno));
+		return -errno;
+	}
 	s->next_class = 1;
 	s->next_instance = 1;
 	gethostname(s->host, sizeof(s->host) - 1);
@@ -166,6 +174,7 @@ static int send_config(struct rec_session *s, struct rec_process *p)
 	char buf[TK_MSG_MAX];
 	struct tk_msg_config *m = (struct tk_msg_config *)buf;
 	size_t len = sizeof(*m);
+	int ret;
 
 	memset(m, 0, sizeof(*m));
 	m->m.type = TK_MSG_CONFIG;
@@ -193,8 +202,10 @@ static int send_config(struct rec_session *s, struct rec_process *p)
 		return -E2BIG;
 	len = (size_t)flen;
 	m->m.len = (uint32_t)len;
-	if (send(p->fd, buf, len, MSG_NOSIGNAL) < 0)
-		return -errno;
+	/* with the eventfd that wakes us (lib/control.c tk_wake_fd) */
+	ret = tk_send_fds(p->fd, buf, len, &s->wake_fd, 1, 0);
+	if (ret < 0)
+		return ret;
 	p->configured = true;
 	return 0;
 }
@@ -295,35 +306,15 @@ static int check_rules(struct rec_session *s, struct rec_process *p,
 
 static int recv_message(int fd, char *buf, size_t size, int *passed_fd)
 {
-	struct iovec iov = { buf, size };
-	union {
-		char b[CMSG_SPACE(sizeof(int) * 4)];
-		struct cmsghdr align;
-	} ctl;
-	struct msghdr mh = { 0 };
-	ssize_t n;
+	unsigned nfds;
+	ssize_t n = tk_recv_fds(fd, buf, size, passed_fd, 1, &nfds, MSG_DONTWAIT);
 
-	*passed_fd = -1;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = ctl.b;
-	mh.msg_controllen = sizeof(ctl.b);
-	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (!nfds)
+		*passed_fd = -1;
+	else if (n <= 0)
+		close(*passed_fd);
 	if (n < 0)
-		return errno == EAGAIN ? 0 : -errno;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-			int f;
-
-			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (*passed_fd < 0)
-				*passed_fd = f;
-			else
-				close(f);
-		}
-	}
+		return n == -EAGAIN ? 0 : (int)n;
 	if (n == 0)
 		return -EPIPE;
 	return (int)n;
@@ -429,23 +420,33 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 {
 	struct timespec ts = { timeout_us / 1000000, timeout_us % 1000000 * 1000 };
 	struct pollfd *pfd;
-	unsigned n = 0;
+	unsigned n = 0, drained;
 	int extra_ready = 0;
+	bool asleep = false;
 
-	/* polled every 50 us while busy: grown, never allocated per call */
-	if (s->npollfd < s->nprocs + 2) {
-		pfd = realloc(s->pollfd, (s->nprocs + 2) * sizeof(*pfd));
+	/* grown, never allocated per call */
+	if (s->npollfd < s->nprocs + 4) {
+		pfd = realloc(s->pollfd, (s->nprocs + 4) * sizeof(*pfd));
 		if (!pfd)
 			return -ENOMEM;
 		s->pollfd = pfd;
-		s->npollfd = s->nprocs + 2;
+		s->npollfd = s->nprocs + 4;
 	}
 	pfd = s->pollfd;
 	pfd[n++] = (struct pollfd){ s->listen_fd, POLLIN, 0 };
 	pfd[n++] = (struct pollfd){ extra_fd, POLLIN, 0 };
+	pfd[n++] = (struct pollfd){ s->wake_fd, POLLIN, 0 };
+	pfd[n++] = (struct pollfd){ drain_poll_fd(&s->drain), POLLIN, 0 };
 	for (unsigned i = 0; i < s->nprocs; i++)
 		pfd[n++] = (struct pollfd){ s->procs[i]->fd, POLLIN, 0 };
 
+	drained = consumer_drain(s);
+	if (drained || !timeout_us)
+		ts = (struct timespec){ 0, 0 };
+	else
+		asleep = consumer_sleep_begin(s);
+	if (!asleep)
+		ts = (struct timespec){ 0, 0 };
 	if (ppoll(pfd, n, &ts, NULL) > 0) {
 		if (pfd[1].revents)
 			extra_ready = 1;
@@ -453,7 +454,7 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 			struct rec_process *p = s->procs[i];
 			int ret;
 
-			if (p->fd < 0 || !pfd[2 + i].revents)
+			if (p->fd < 0 || !pfd[4 + i].revents)
 				continue;
 			/* Drain everything queued: STREAM messages come in
 			 * bursts when threads start together. */
@@ -467,7 +468,9 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 		if (pfd[0].revents & POLLIN)
 			accept_process(s);
 	}
-	s->drained = consumer_drain(s);
+	if (asleep)
+		consumer_sleep_end(s);
+	s->drained = drained + consumer_drain(s);
 	if (s->failed)
 		return -EINVAL;
 	return extra_ready;
@@ -597,6 +600,19 @@ void session_print_streams(const struct rec_session *s, FILE *f)
 	fprintf(f, "%-24s %8s %12llu %12llu %12llu\n", "total", "",
 		(unsigned long long)events, (unsigned long long)lost,
 		(unsigned long long)bytes);
+	if (s->nstreams) {
+		char how[256];
+
+		drain_describe(&s->drain, how, sizeof(how));
+		fprintf(f, "tracekit: buffers written with %s\n", how);
+	}
+	for (unsigned i = 0; i < s->nstreams; i++) {
+		const struct rec_stream *st = s->streams[i];
+
+		if (st->corrupt)
+			fprintf(f, "tracekit: %s-%u: stream %u not read to its end: %s (the program wrote over its buffer)\n",
+				st->proc->comm, st->proc->pid, st->tid, st->corrupt);
+	}
 	for (unsigned i = 0; i < s->nprocs; i++) {
 		const struct rec_process *p = s->procs[i];
 
@@ -627,6 +643,8 @@ void session_free(struct rec_session *s)
 		if (st->out_fd >= 0)
 			close(st->out_fd);
 		free(st->file);
+		free(st->writes);
+		free(st->written);
 		free(st);
 	}
 	for (unsigned i = 0; i < s->nprocs; i++) {
@@ -642,6 +660,9 @@ void session_free(struct rec_session *s)
 	}
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
+	if (s->wake_fd >= 0)
+		close(s->wake_fd);
+	drain_free(&s->drain);
 	free(s->pollfd);
 	free(s->streams);
 	free(s->procs);

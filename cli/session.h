@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "drain.h"
 #include "event-info.h"
 #include "trace.h"
 #include "../lib/ringbuf-layout.h"
@@ -60,7 +61,19 @@ struct rec_options {
 
 struct rec_process;
 
+/* Packets being written, in one write: in place from the shared buffer
+ * (recording: packets seq .. seq + count - 1) or a copy (at the end). */
+struct rec_write {
+	struct drain_req req;
+	struct rec_stream *st;
+	uint64_t seq;
+	unsigned count;
+	uint64_t events;
+	char *copy; /* freed when written, or NULL */
+};
+
 struct rec_stream {
+	struct rec_session *session;
 	struct rec_process *proc;
 	uint32_t tid;
 	char comm[17];
@@ -68,11 +81,19 @@ struct rec_stream {
 	size_t map_size;
 	char *base;
 	uint32_t nsub, subbuf_size, mode; /* checked once, at hand-over */
-	uint64_t consumed;
+	uint64_t submitted; /* packets read from the buffer and being written */
+	uint64_t consumed;  /* ... and written: given back to the writer */
+	struct rec_write *writes; /* per slot: the write starting there */
+	uint8_t *written;         /* per slot: its write completed */
 	int out_fd;
+	bool direct;        /* out_fd is O_DIRECT: packets padded to blocks */
+	uint64_t off;       /* where the next packet goes in the file */
+	uint64_t alloc;     /* bytes of the file allocated ahead (O_DIRECT) */
 	char *file;
 	uint64_t instance;
 	uint64_t events, bytes, packets;
+	uint64_t lost_write; /* events in packets that could not be written */
+	const char *corrupt; /* why we stopped reading it, or NULL */
 	bool done; /* final packet written */
 };
 
@@ -95,6 +116,7 @@ struct rec_session {
 	const struct rec_options *opt;
 	char *dir;
 	int listen_fd;
+	int wake_fd; /* eventfd writers signal while we sleep */
 	char sock_name[64];
 	struct rec_process **procs;
 	unsigned nprocs;
@@ -105,6 +127,7 @@ struct rec_session {
 	uint64_t next_instance;
 	char host[65];
 	unsigned drained; /* packets written by the last session_poll */
+	struct drain drain;
 	struct pollfd *pollfd; /* session_poll's, grown with the processes */
 	unsigned npollfd;
 	struct tk_trace_kernel *kernel; /* the kernel part, or NULL */
@@ -116,9 +139,11 @@ struct rec_session {
 int session_init(struct rec_session *s, const struct rec_options *opt);
 /* Connect to process @pid's control socket (record -P). */
 int session_attach(struct rec_session *s, pid_t pid);
-/* Wait up to @timeout_us for control traffic and handle it; also drains
- * the buffers (s->drained: packets written).  @extra_fd (or -1) is polled too; returns 1 if it is
- * readable, 0 otherwise, < 0 on a fatal error (s->error set). */
+/* Drain the buffers (s->drained: packets written) and handle control
+ * traffic; when there was nothing to drain, sleep until a writer wakes us
+ * (a packet closed), control traffic, @extra_fd (or -1) is readable, or
+ * @timeout_us passed.  Returns 1 if @extra_fd is readable, 0 otherwise,
+ * < 0 on a fatal error (s->error set). */
 int session_poll(struct rec_session *s, int timeout_us, int extra_fd);
 /* Whether any process said HELLO. */
 bool session_heard_from(const struct rec_session *s);
@@ -142,6 +167,12 @@ int consumer_add_stream(struct rec_session *s, struct rec_process *p, int fd,
 /* Write every packet the writers have closed (discard mode); returns how
  * many. */
 unsigned consumer_drain(struct rec_session *s);
+/* Before sleeping: tell the writers (sleeping = 1 in every buffer drained
+ * while recording), then look once more.  Returns false, and tells them
+ * no more, if there is something to drain after all. */
+bool consumer_sleep_begin(struct rec_session *s);
+/* After sleeping: no more wake-ups wanted. */
+void consumer_sleep_end(struct rec_session *s);
 /* Write what is left, open packets included (at stop or process death). */
 void consumer_flush_all(struct rec_session *s);
 void consumer_stream_stats(const struct rec_stream *st,

@@ -38,6 +38,11 @@ static int session_fd = -1; /* under the registry lock */
 static int retired_fd = -1; /* shut down, closed when the next one opens */
 static char session_name[108];
 static bool child_pending;
+/* The recorder's wake-up eventfd, on one descriptor number for the
+ * process's life: a writer may have loaded the number just before a
+ * session changes, so a new session's eventfd is put on the same number
+ * (dup3) and none is ever closed (stream.c, packet_close). */
+int tk_wake_fd = -1;
 
 /* Control messages may wait this long for room in the socket (a recorder
  * that is alive drains it at once); events never wait. */
@@ -45,35 +50,17 @@ static bool child_pending;
 
 int tk_send_to(int sock, const void *msg, size_t len, int fd)
 {
-	struct iovec iov = { (void *)msg, len };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct msghdr mh = { 0 };
+	int err;
 
 	if (sock < 0)
 		return -ENOTCONN;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = sizeof(ctl.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	while (sendmsg(sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+	while ((err = tk_send_fds(sock, msg, len, &fd, fd >= 0, MSG_DONTWAIT))) {
 		struct pollfd pfd = { sock, POLLOUT, 0 };
 
-		if (errno == EINTR)
+		if (err == -EINTR)
 			continue;
-		if (errno != EAGAIN || poll(&pfd, 1, SEND_WAIT_MS) <= 0)
-			return -errno;
+		if (err != -EAGAIN || poll(&pfd, 1, SEND_WAIT_MS) <= 0)
+			return err == -EAGAIN ? -ETIMEDOUT : err;
 	}
 	return 0;
 }
@@ -170,13 +157,30 @@ static void session_close(void)
 	tk_functrace_session(NULL, 0);
 }
 
-static int apply_config(const void *msg, size_t len)
+/* Adopt the recorder's eventfd @fd (see tk_wake_fd). */
+static void set_wake_fd(int fd)
+{
+	if (fd < 0)
+		return;
+	if (__atomic_load_n(&tk_wake_fd, __ATOMIC_RELAXED) < 0) {
+		__atomic_store_n(&tk_wake_fd, fd, __ATOMIC_RELEASE);
+		return;
+	}
+	dup3(fd, tk_wake_fd, O_CLOEXEC);
+	close(fd);
+}
+
+static int apply_config(const void *msg, size_t len, int wake_fd)
 {
 	struct tk_config_msg c;
 	int err = tk_config_msg_parse(msg, len, &c);
 
-	if (err)
+	if (err) {
+		if (wake_fd >= 0)
+			close(wake_fd);
 		return err;
+	}
+	set_wake_fd(wake_fd);
 	tk_registry_lock();
 	free_rules();
 	tk_config.rules = c.rules;
@@ -200,21 +204,23 @@ static int apply_config(const void *msg, size_t len)
 static int session_receive(int fd)
 {
 	static char buf[TK_MSG_MAX];
-	ssize_t n = recv(fd, buf, sizeof(buf), 0);
 	const struct tk_msg *m = (const struct tk_msg *)buf;
+	unsigned nfds;
+	int passed = -1;
+	ssize_t n = tk_recv_fds(fd, buf, sizeof(buf), &passed, 1, &nfds, 0);
 
+	if (!nfds)
+		passed = -1;
+	if (n > 0 && (size_t)n >= sizeof(*m) && m->len == (uint32_t)n &&
+	    m->type == TK_MSG_CONFIG)
+		return apply_config(buf, (size_t)n, passed);
+	if (passed >= 0)
+		close(passed);
 	if (n <= 0)
 		return -EPIPE;
 	if ((size_t)n < sizeof(*m) || m->len != (uint32_t)n)
 		return -EPROTO;
-	switch (m->type) {
-	case TK_MSG_CONFIG:
-		return apply_config(buf, (size_t)n);
-	case TK_MSG_STOP:
-		return -ECANCELED;
-	default:
-		return -EPROTO;
-	}
+	return m->type == TK_MSG_STOP ? -ECANCELED : -EPROTO;
 }
 
 static int listen_socket(void)

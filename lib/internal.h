@@ -91,6 +91,8 @@ int tk_session_reconnect_child(void);
 bool tk_session_child_pending(void);
 /* In a forked child (locks held by the fork handlers released). */
 void tk_session_after_fork_child(void);
+/* The recorder's wake-up eventfd, -1 before the first session. */
+extern int tk_wake_fd;
 
 /* static-key.c */
 void tk_keys_init(void); /* find out once whether code can be patched */

@@ -40,7 +40,7 @@
 #include <stdint.h>
 
 #define TK_RB_MAGIC 0x42524b54u /* "TKRB" */
-#define TK_RB_VERSION 1
+#define TK_RB_VERSION 2
 #define TK_RB_MAX_SUBBUF 128
 #define TK_CTF_MAGIC 0xc1fc1fc1u
 
@@ -80,6 +80,9 @@ struct tk_rb_header {
 
 	/* written by the reader */
 	uint64_t consumed __attribute__((aligned(64)));
+	/* 1 while the recorder sleeps; the writer that closes a packet then
+	 * clears it and wakes the recorder (docs/design-notes.md) */
+	uint32_t sleeping;
 
 	struct tk_rb_slot slot[] __attribute__((aligned(64)));
 };

@@ -59,6 +59,25 @@ static uint64_t lost_so_far(struct tk_stream *s)
 	return s->lost + __atomic_load_n(&s->hdr->lost_nested, __ATOMIC_RELAXED);
 }
 
+/* A packet was just closed: if the recorder sleeps, wake it, once.  The
+ * fence pairs with the one in consumer.c consumer_sleep_begin, between its
+ * store of sleeping and its loads of produced: either it sees our packet or
+ * we see it sleeping (docs/design-notes.md). */
+static void wake_recorder(struct tk_rb_header *h)
+{
+	static const uint64_t one = 1;
+	int fd;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&h->sleeping, __ATOMIC_RELAXED) ||
+	    !__atomic_exchange_n(&h->sleeping, 0, __ATOMIC_RELAXED))
+		return;
+	fd = __atomic_load_n(&tk_wake_fd, __ATOMIC_ACQUIRE);
+	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
+		/* a full eventfd wakes the recorder anyway */
+	}
+}
+
 static void packet_close(struct tk_stream *s, struct tk__thread *t,
 			 uint64_t tsc)
 {
@@ -74,7 +93,9 @@ static void packet_close(struct tk_stream *s, struct tk__thread *t,
 	s->hdr->events += t->events;
 	__atomic_store_n(&sl->commit, bytes, __ATOMIC_RELEASE);
 	s->seq++;
+	/* pairs with the acquire load of produced in consumer.c drain_stream */
 	__atomic_store_n(&s->hdr->produced, s->seq, __ATOMIC_RELEASE);
+	wake_recorder(s->hdr);
 	t->packet = NULL;
 	t->pos = NULL;
 	__atomic_store_n(&t->end, NULL, __ATOMIC_RELAXED);
