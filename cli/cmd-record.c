@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "config.h"
 #include "elf-events.h"
 #include "filter.h"
 #include "pattern.h"
@@ -47,15 +48,23 @@
 #define NO_USER_POLL_US 1000000
 #define ATTACH_POLL_US 100000
 #define RECORDER_NICE -5
-#define DEFAULT_BUFFER_KB 2048
-/* Without --subbufs, a buffer is cut into SUBBUF_KB sub-buffers, at least
- * MIN_SUBBUFS of them: the recorder frees space a sub-buffer at a time, so
- * a big buffer in big sub-buffers is drained in steps too coarse to keep
- * up with the function tracer's ~1 GB/s (measured: 16 MiB in 8 sub-buffers
- * lost events that 64 did not). */
-#define SUBBUF_KB 256
-#define MIN_SUBBUFS 8
 #define STOP_GRACE_MS 1000
+
+/* Buffers (docs/design-notes.md): a thread writes sub-buffers taken from
+ * its process's pool and holds at most -b of them while the recorder
+ * catches up (overwrite mode: keeps that much).  The process makes
+ * POOL_INIT_KB of the pool when it starts (a forked child less: it grows
+ * as its parent's did), so that a burst at the start needs nothing from
+ * the recorder; the recorder makes up to -b more right after, then more
+ * as bursts need it, up to --pool per process.  A thread at rest holds a
+ * page. */
+#define DEFAULT_BUFFER_KB 16384
+#define DEFAULT_SUBBUF_KB 64
+#define DEFAULT_POOL_KB (256u << 10)
+#define POOL_INIT_KB 16384
+#define MAX_POOL_KB (64u << 20) /* lib/config.h TK_CONFIG_MAX_POOL */
+#define STREAMS_MAX 4096        /* threads recording at once, per process */
+#define DEFAULT_BLOCK_MS 1000
 
 struct record {
 	struct rec_options opt;
@@ -82,10 +91,17 @@ static void usage(FILE *f)
 		"  -f FILTER      filter for the preceding -e, in ftrace's syntax\n"
 		"                 (e.g. 'len > 100 && path ~ \"/etc/*\"'); for kernel\n"
 		"                 events the kernel's own filter\n"
-		"  -b KB          buffer size per thread in KiB (default %d), and per\n"
-		"                 CPU for kernel events (default: the kernel's)\n"
-		"  --subbufs N    sub-buffers per thread buffer (default: one per\n"
-		"                 %d KiB, at least %d, at most 128)\n"
+		"  -b KB          buffer per thread in KiB: the most one thread holds\n"
+		"                 while the recorder catches up (with --overwrite: the\n"
+		"                 newest it keeps); default %u; also per CPU for\n"
+		"                 kernel events (default: the kernel's)\n"
+		"  --subbufs N    sub-buffers per thread buffer, 2 to %u (default:\n"
+		"                 sub-buffers of %u KiB); a thread at rest holds one\n"
+		"  --pool KB      buffer memory per process in KiB, made as threads\n"
+		"                 need it (default %u, at most %u; %u made at start)\n"
+		"  --block[=MS]   a writer that finds no room waits up to MS ms for the\n"
+		"                 recorder (default %u, at most %u) instead of losing\n"
+		"                 the event; default: writers never wait\n"
 		"  --overwrite    flight recorder: keep the newest events\n"
 		"  -P PID         attach to a running instrumented process; kernel\n"
 		"                 events of PID only (any process, with kernel -e only)\n"
@@ -105,16 +121,60 @@ static void usage(FILE *f)
 		"  -q             no summary\n\n"
 		"Kernel events are recorded in a private tracefs instance\n"
 		"(tracekit-PID), on the user events' clock; it is removed at the end,\n"
-		"or by 'tracekit reset' if the recorder was killed.\n",
-		DEFAULT_BUFFER_KB, SUBBUF_KB, MIN_SUBBUFS);
+		"or by 'tracekit reset' if the recorder was killed.\n"
+		"Limits: %u threads recording at once per process (more lose their\n"
+		"events, counted); sub-buffers of 4 KiB to %u KiB.\n",
+		DEFAULT_BUFFER_KB, TK_RB_MAX_SLOTS, DEFAULT_SUBBUF_KB,
+		DEFAULT_POOL_KB, MAX_POOL_KB, POOL_INIT_KB, DEFAULT_BLOCK_MS,
+		TK_CONFIG_MAX_BLOCK_MS, STREAMS_MAX, TK_CHUNK_MAX / 1024);
 }
 
-static uint32_t default_subbufs(uint32_t buffer_kb)
+/* Sub-buffer size, sub-buffers per thread and the pool from -b,
+ * --subbufs (@nsub, 0: not given) and --pool (@pool_kb, 0: not given). */
+static int buffer_geometry(struct rec_options *o, uint32_t nsub,
+			   uint32_t pool_kb)
 {
-	uint32_t n = buffer_kb / SUBBUF_KB;
+	uint64_t sub = DEFAULT_SUBBUF_KB, b = o->buffer_kb;
 
-	return n < MIN_SUBBUFS ? MIN_SUBBUFS
-	       : n > TK_RB_MAX_SUBBUF ? TK_RB_MAX_SUBBUF : n;
+	if (nsub) {
+		sub = b / nsub / 4 * 4;
+		if (sub < 4) {
+			tk_error("-b %u --subbufs %u: sub-buffers of at least 4 KiB need -b %u",
+				 o->buffer_kb, nsub, nsub * 4);
+			return -1;
+		}
+	} else {
+		if (b < 2 * sub)
+			sub = b / 2 / 4 * 4;
+		if (b / sub > TK_RB_MAX_SLOTS)
+			sub = (b + TK_RB_MAX_SLOTS - 1) / TK_RB_MAX_SLOTS;
+		sub = (sub + 3) / 4 * 4;
+	}
+	if (sub * 1024 > TK_CHUNK_MAX) {
+		tk_error("-b %u: sub-buffers would be over %u KiB (give --subbufs, at most %u)",
+			 o->buffer_kb, TK_CHUNK_MAX / 1024, TK_RB_MAX_SLOTS);
+		return -1;
+	}
+	o->subbuf_kb = (uint32_t)sub;
+	o->slots = nsub ? nsub : (uint32_t)(b / sub);
+	if (!pool_kb)
+		pool_kb = b > DEFAULT_POOL_KB ? (uint32_t)b : DEFAULT_POOL_KB;
+	if (pool_kb < b) {
+		tk_error("--pool %u: less than one thread's buffer (-b %u)", pool_kb,
+			 o->buffer_kb);
+		return -1;
+	}
+	o->pool_max = (uint32_t)(pool_kb / sub);
+	o->pool_init = (uint32_t)(POOL_INIT_KB / sub);
+	if (o->pool_init < 2)
+		o->pool_init = 2;
+	if (o->pool_init > o->pool_max)
+		o->pool_init = o->pool_max;
+	o->pool_start = (uint32_t)((b > POOL_INIT_KB ? b : POOL_INIT_KB) / sub);
+	if (o->pool_start > o->pool_max)
+		o->pool_start = o->pool_max;
+	o->streams_max = STREAMS_MAX;
+	return 0;
 }
 
 static int add_rule(struct rec_options *o, const char *pattern)
@@ -193,12 +253,15 @@ static int parse_options(struct record *r, int argc, char **argv)
 		{ "no-follow", no_argument, NULL, 'N' },
 		{ "force", no_argument, NULL, 'R' },
 		{ "subbufs", required_argument, NULL, 'S' },
+		{ "pool", required_argument, NULL, 'M' },
+		{ "block", optional_argument, NULL, 'B' },
 		{ "max-graph-depth", required_argument, NULL, 'D' },
 		{ "func-stack", no_argument, NULL, 'K' },
 		{ "stack", no_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_options *o = &r->opt;
+	uint32_t nsub = 0, pool_kb = 0;
 	unsigned long v;
 	int c;
 
@@ -227,21 +290,40 @@ static int parse_options(struct record *r, int argc, char **argv)
 			o->rules[o->nrules - 1].filter = strdup(optarg);
 			break;
 		case 'b':
-			if (!parse_uint(optarg, 4u << 20, &v) || v < 8) {
-				tk_error("-b '%s': buffer size must be a number of KiB, at least 8",
-					 optarg);
+			if (!parse_uint(optarg, MAX_POOL_KB, &v) || v < 8) {
+				tk_error("-b '%s': buffer size must be a number of KiB, from 8 to %u",
+					 optarg, MAX_POOL_KB);
 				return -1;
 			}
 			o->buffer_kb = (uint32_t)v;
 			o->kernel_buffer_kb = (uint32_t)v;
 			break;
 		case 'S':
-			if (!parse_uint(optarg, TK_RB_MAX_SUBBUF, &v) || v < 2) {
+			if (!parse_uint(optarg, TK_RB_MAX_SLOTS, &v) || v < 2) {
 				tk_error("--subbufs '%s': must be from 2 to %d", optarg,
-					 TK_RB_MAX_SUBBUF);
+					 TK_RB_MAX_SLOTS);
 				return -1;
 			}
-			o->nsub = (uint32_t)v;
+			nsub = (uint32_t)v;
+			break;
+		case 'M':
+			if (!parse_uint(optarg, MAX_POOL_KB, &v) || v < 8) {
+				tk_error("--pool '%s': must be a number of KiB, from 8 to %u",
+					 optarg, MAX_POOL_KB);
+				return -1;
+			}
+			pool_kb = (uint32_t)v;
+			break;
+		case 'B':
+			if (!optarg) {
+				o->block_ms = DEFAULT_BLOCK_MS;
+			} else if (!parse_uint(optarg, TK_CONFIG_MAX_BLOCK_MS, &v) || !v) {
+				tk_error("--block='%s': must be a number of ms, from 1 to %u",
+					 optarg, TK_CONFIG_MAX_BLOCK_MS);
+				return -1;
+			} else {
+				o->block_ms = (uint32_t)v;
+			}
 			break;
 		case 'P':
 			if (!parse_uint(optarg, 1u << 30, &v) || v == 0) {
@@ -309,13 +391,10 @@ static int parse_options(struct record *r, int argc, char **argv)
 		tk_error("give either a command or -P PID, not both");
 		return -1;
 	}
-	if (!o->nsub)
-		o->nsub = default_subbufs(o->buffer_kb);
-	while ((uint64_t)o->buffer_kb * 1024 / o->nsub < 4096)
-		o->nsub /= 2;
-	if (o->nsub < 2) {
-		tk_error("-b %u: buffer too small for 2 sub-buffers of 4 KiB",
-			 o->buffer_kb);
+	if (buffer_geometry(o, nsub, pool_kb) < 0)
+		return -1;
+	if (o->block_ms && o->overwrite) {
+		tk_error("--block is for discard mode: with --overwrite a writer never lacks room");
 		return -1;
 	}
 	if (o->nrules == 0)

@@ -1,112 +1,443 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * consumer.c - drain thread buffers into the trace directory.
+ * consumer.c - drain the processes' buffers into the trace directory.
+ *
+ * Each process hands over its arena (lib/ringbuf-layout.h): a control
+ * memfd and pool segments.  The recorder offers stream descriptors and
+ * gives chunks back through the free rings, finds each thread's stream
+ * by its descriptor's state, and:
  *
  * Discard mode: every packet a writer has closed (slot < produced) is
- * written straight from the shared buffer (drain.c: io_uring, O_DIRECT):
- * its packet header is completed in place (stream id, instance, sizes),
- * the padding up to the next block zeroed, the write submitted; the slot
- * goes back to the writer (`consumed` advances) when the write has
- * completed, in order.  At the end (stop, or the process gone) the open
+ * written straight from its chunk (drain.c: io_uring, O_DIRECT): its
+ * packet header completed in place (stream id, instance, sizes), the
+ * padding up to the next block zeroed, consecutive packets of a stream in
+ * one write.  The slot goes back to the writer as soon as it is read
+ * (consumed), the chunk when its write has completed.  A stream whose
+ * thread has left is recycled once written: file closed, descriptor
+ * offered again.  At the end (stop, or the process gone) each open
  * packet is copied, cut after its last whole event, and written.
- * Overwrite mode: nothing is drained while recording; at the end the
- * newest packets still in the ring are copied, each checked against its
- * slot's sequence number so that a packet overwritten while being copied
- * is dropped (lib/ringbuf-layout.h).
+ * Overwrite mode: nothing is drained while recording; at the end (or when
+ * its thread leaves) the newest packets still in a stream's ring are
+ * copied, each checked against its slot's sequence number so that a
+ * packet overwritten while being copied is dropped.
  *
- * The buffer is shared with a program we do not trust to be sane (it may
- * have crashed mid-write, or scribble on it): every size and counter read
- * from it is bounded, a counter that cannot be right stops the reading of
- * that stream (said in the summary), and no loop runs longer than the
- * buffer's geometry allows.
+ * The arena is shared with a program we do not trust to be sane (it may
+ * have crashed mid-write, or scribble on it): the geometry is checked
+ * once, when the memfds come (sealed, of the sizes it says), and every
+ * size, counter and chunk number read later is bounded; a counter that
+ * cannot be right stops the reading of that stream (said in the
+ * summary), and no loop runs longer than the geometry allows.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "session.h"
 #include "tracekit/runtime.h"
 
-#define MAX_BUFFER_BYTES (4ull << 30)
+/* Descriptors made ready ahead, and kept ready, in the free ring. */
+#define OFFER_BATCH 32 /* descriptors touched ahead */
+/* A counter larger than this was not counted by a writer. */
+#define COUNT_MAX (1ull << 48)
 
-static bool header_sane(const struct tk_rb_header *h, size_t size)
+static size_t page_up(size_t n)
 {
-	uint64_t need;
-
-	if (h->magic != TK_RB_MAGIC || h->version != TK_RB_VERSION ||
-	    h->nsub < 2 || h->nsub > TK_RB_MAX_SUBBUF ||
-	    h->subbuf_size < 4096 || h->subbuf_size % 4096 ||
-	    h->header_size % 4096 || h->mode > TK_RB_OVERWRITE)
-		return false;
-	if (h->header_size < sizeof(*h) + h->nsub * sizeof(struct tk_rb_slot))
-		return false;
-	need = h->header_size + (uint64_t)h->nsub * h->subbuf_size;
-	return need <= size;
+	return (n + 4095) & ~(size_t)4095;
 }
 
-int consumer_add_stream(struct rec_session *s, struct rec_process *p, int fd,
-			uint32_t tid, const char *comm)
+/* ---------------------------------------------------------------- arenas */
+
+/* Whether @fd is a memfd of @size bytes that can neither shrink nor grow:
+ * one that could shrink under our mapping would be a SIGBUS. */
+static bool sealed_memfd(int fd, size_t size)
 {
-	struct rec_stream *st, **streams;
+	struct statfs sfs;
 	struct stat sb;
-	void *map;
+	int seals = fcntl(fd, F_GET_SEALS);
 
-	if (fstat(fd, &sb) < 0 || sb.st_size < 4096 ||
-	    (uint64_t)sb.st_size > MAX_BUFFER_BYTES) {
-		close(fd);
-		return -EINVAL;
-	}
-	map = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return -errno;
-	if (!header_sane(map, (size_t)sb.st_size)) {
-		munmap(map, (size_t)sb.st_size);
-		return -EINVAL;
-	}
-	st = calloc(1, sizeof(*st));
-	streams = realloc(s->streams, (s->nstreams + 1) * sizeof(*streams));
-	if (st) {
-		uint32_t nsub = ((struct tk_rb_header *)map)->nsub;
+	return seals >= 0 && (seals & F_SEAL_SHRINK) && (seals & F_SEAL_GROW) &&
+	       fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC &&
+	       fstat(fd, &sb) == 0 && (uint64_t)sb.st_size == size;
+}
 
-		st->writes = calloc(nsub, sizeof(*st->writes));
-		st->written = calloc(nsub, 1);
+static void *map_fd(int fd, size_t size)
+{
+	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return m == MAP_FAILED ? NULL : m;
+}
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+/* The geometry in @h against what we asked (@o) and the sizes the
+ * process made (lib/arena.c lays it out so). */
+static const char *check_geometry(const struct tk_arena *h, size_t size,
+				  uint32_t pid)
+{
+	uint64_t off, want;
+
+	if (h->magic != TK_ARENA_MAGIC || h->version != TK_ARENA_VERSION)
+		return "not a tracekit arena of this version";
+	if (h->pid != pid)
+		return "made by another process";
+	if (h->mode > TK_RB_OVERWRITE || h->chunk_size < TK_CHUNK_MIN ||
+	    h->chunk_size > TK_CHUNK_MAX || h->chunk_size % 4096 ||
+	    h->slots < TK_RB_MIN_SLOTS || h->slots > TK_RB_MAX_SLOTS ||
+	    !h->streams_max || h->streams_max > TK_ARENA_MAX_STREAMS ||
+	    !h->chunks_max || (uint64_t)h->chunks_max * h->chunk_size > (64ull << 30) ||
+	    h->stream_size != tk_rb_stream_size(h->slots) ||
+	    h->ring_size != pow2_at_least(h->chunks_max > h->streams_max ?
+					  h->chunks_max : h->streams_max))
+		return "geometry out of range";
+	off = page_up(sizeof(*h));
+	want = off + 2 * page_up((size_t)h->ring_size * 4) +
+	       page_up((size_t)h->streams_max * 8) +
+	       (uint64_t)h->streams_max * h->stream_size;
+	if (h->chunk_ring != off || h->stream_ring != off + page_up((size_t)h->ring_size * 4) ||
+	    h->produced != off + 2 * page_up((size_t)h->ring_size * 4) ||
+	    h->streams != h->produced + page_up((size_t)h->streams_max * 8) ||
+	    h->control_size != size || page_up(want) != size)
+		return "layout out of range";
+	return NULL;
+}
+
+/* -------------------------------------------------------------- the maker
+ *
+ * A thread of the recorder makes pool chunks (faults their pages in, in
+ * our mapping of the process's pool memfd) ahead of the writers: the
+ * drain loop asks for more when a pool runs low (ask_growth), finds what
+ * was made in rec_arena.made and offers it.  Faulting in costs ~2 us per
+ * page on the machines this was measured on: never in the drain loop,
+ * never in a writer. */
+#define MAKE_STEP (1u << 20) /* bytes made between two looks */
+
+struct rec_maker {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* work, or an arena no longer made */
+	struct rec_session *s;
+	struct rec_arena *work; /* arenas asked for chunks */
+	bool stop;
+};
+
+/* An arena with chunks to make, under m->lock (done ones leave the list). */
+static struct rec_arena *maker_pick(struct rec_maker *m)
+{
+	for (struct rec_arena **pp = &m->work; *pp;) {
+		struct rec_arena *a = *pp;
+
+		if (__atomic_load_n(&a->made, __ATOMIC_RELAXED) < a->target)
+			return a;
+		*pp = a->make_next;
+		a->in_make_list = false;
 	}
-	if (!st || !streams || !st->writes || !st->written) {
-		if (st) {
-			free(st->writes);
-			free(st->written);
+	return NULL;
+}
+
+static void *maker_main(void *arg)
+{
+	struct rec_maker *m = arg;
+	static const uint64_t one = 1;
+
+	pthread_mutex_lock(&m->lock);
+	for (;;) {
+		struct rec_arena *a;
+		uint32_t from, to, step;
+
+		while (!m->stop && !(a = maker_pick(m)))
+			pthread_cond_wait(&m->cond, &m->lock);
+		if (m->stop)
+			break;
+		from = a->made;
+		step = MAKE_STEP / a->chunk_size ? MAKE_STEP / a->chunk_size : 1;
+		to = a->target - from < step ? a->target : from + step;
+		a->making = true;
+		pthread_mutex_unlock(&m->lock);
+		madvise(a->pool + (size_t)from * a->chunk_size,
+			(size_t)(to - from) * a->chunk_size, MADV_POPULATE_WRITE);
+		pthread_mutex_lock(&m->lock);
+		a->making = false;
+		__atomic_store_n(&a->made, to, __ATOMIC_RELEASE);
+		pthread_cond_broadcast(&m->cond);
+		/* the drain loop offers them */
+		if (write(m->s->wake_fd, &one, sizeof(one)) < 0) {
+			/* it looks anyway at its next pass */
 		}
-		free(st);
-		if (streams)
-			s->streams = streams;
-		munmap(map, (size_t)sb.st_size);
-		return -ENOMEM;
 	}
-	s->streams = streams;
-	st->session = s;
-	st->proc = p;
-	st->tid = tid;
-	snprintf(st->comm, sizeof(st->comm), "%s", comm);
-	st->hdr = map;
-	st->map_size = (size_t)sb.st_size;
-	/* The program may scribble over its header later: keep the geometry
-	 * that was checked, never read it again. */
-	st->nsub = st->hdr->nsub;
-	st->subbuf_size = st->hdr->subbuf_size;
-	st->mode = st->hdr->mode;
-	st->base = (char *)map + st->hdr->header_size;
-	st->out_fd = -1;
-	st->instance = s->next_instance++;
-	s->streams[s->nstreams++] = st;
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+int consumer_init(struct rec_session *s)
+{
+	struct rec_maker *m = calloc(1, sizeof(*m));
+	sigset_t all, old;
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	m->s = s;
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->cond, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&m->thread, NULL, maker_main, m);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		free(m);
+		errno = err;
+		return -err;
+	}
+	s->maker = m;
 	return 0;
 }
+
+void consumer_free(struct rec_session *s)
+{
+	struct rec_maker *m = s->maker;
+
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->stop = true;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+	pthread_join(m->thread, NULL);
+	pthread_mutex_destroy(&m->lock);
+	pthread_cond_destroy(&m->cond);
+	free(m);
+	s->maker = NULL;
+}
+
+/* Ask the maker for chunks up to @target of @a. */
+static void maker_ask(struct rec_session *s, struct rec_arena *a, uint32_t target)
+{
+	struct rec_maker *m = s->maker;
+
+	if (!m || target <= a->target)
+		return;
+	pthread_mutex_lock(&m->lock);
+	a->target = target;
+	if (!a->in_make_list) {
+		a->make_next = m->work;
+		m->work = a;
+		a->in_make_list = true;
+	}
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* @a is about to go: the maker must not be inside it. */
+static void maker_forget(struct rec_session *s, struct rec_arena *a)
+{
+	struct rec_maker *m = s->maker;
+
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	a->target = 0;
+	while (a->making)
+		pthread_cond_wait(&m->cond, &m->lock);
+	for (struct rec_arena **pp = &m->work; *pp; pp = &(*pp)->make_next)
+		if (*pp == a) {
+			*pp = a->make_next;
+			break;
+		}
+	a->in_make_list = false;
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void arena_unmap(struct rec_session *s, struct rec_arena *a)
+{
+	maker_forget(s, a);
+	munmap(a->hdr, a->control_size);
+	munmap(a->pool, a->pool_size);
+	free(a->cur);
+	free(a);
+}
+
+int consumer_add_arena(struct rec_session *s, struct rec_process *p,
+		       const int fds[2], uint32_t made)
+{
+	struct rec_arena *a = NULL;
+	struct tk_arena *h = NULL;
+	const char *why = NULL;
+	struct stat sb;
+	size_t size = 0, pool_size = 0;
+	if (p->arena)
+		why = "a second arena";
+	else if (fstat(fds[0], &sb) < 0 || sb.st_size < 4096 ||
+		 (uint64_t)sb.st_size > (4ull << 30))
+		why = "its control part has no sane size";
+	else if (!sealed_memfd(fds[0], size = (size_t)sb.st_size))
+		why = "its control part is not a sealed memfd";
+	else if (!(h = map_fd(fds[0], size)))
+		why = strerror(errno);
+	else if ((why = check_geometry(h, size, p->pid)))
+		;
+	else if (!made || made > h->chunks_max)
+		why = "its pool has no sane size";
+	else if (!sealed_memfd(fds[1], pool_size = (size_t)h->chunks_max * h->chunk_size))
+		why = "its pool is not a sealed memfd of its size";
+	else if (!(a = calloc(1, sizeof(*a))) ||
+		 !(a->cur = calloc(h->streams_max, sizeof(*a->cur))))
+		why = "out of memory";
+	else if (!(a->pool = map_fd(fds[1], pool_size)))
+		why = strerror(errno);
+	if (why) {
+		if (h)
+			munmap(h, size);
+		if (a)
+			free(a->cur);
+		free(a);
+		close(fds[0]);
+		close(fds[1]);
+		fprintf(stderr, "tracekit: process %u: buffers refused: %s\n", p->pid,
+			why);
+		return -EINVAL;
+	}
+	close(fds[0]);
+	close(fds[1]);
+	a->hdr = h;
+	a->control_size = size;
+	/* copied once: the program may scribble over the header later */
+	a->mode = h->mode;
+	a->chunk_size = h->chunk_size;
+	a->slots = h->slots;
+	a->streams_max = h->streams_max;
+	a->ring_size = h->ring_size;
+	a->stream_size = h->stream_size;
+	a->chunks_max = h->chunks_max;
+	a->chunk_ring = (uint32_t *)((char *)h + h->chunk_ring);
+	a->stream_ring = (uint32_t *)((char *)h + h->stream_ring);
+	a->produced = (uint64_t *)((char *)h + h->produced);
+	a->streams = (char *)h + h->streams;
+	a->pool_size = pool_size;
+	a->chunks = a->made = a->target = made;
+	/* the process filled the rings: the chunks it made, every
+	 * descriptor; we produce from there on */
+	a->chunk_tail = made;
+	a->stream_tail = a->streams_max;
+	p->arena = a;
+	/* more, at once, in the background (a forked child: as it needs) */
+	if (!p->forked)
+		maker_ask(s, a, s->opt->pool_start < a->chunks_max ?
+					s->opt->pool_start : a->chunks_max);
+	return 0;
+}
+
+/* Put @v in a free ring (we are its only producer).  Pairs with the
+ * acquire load of tail and the CAS of head in lib/arena.h tk_ring_take. */
+static bool ring_put(struct rec_arena *a, struct tk_ring_ends *e,
+		     uint32_t *ring, uint64_t *tail, uint32_t v)
+{
+	uint64_t head = __atomic_load_n(&e->head, __ATOMIC_ACQUIRE);
+
+	if (head > *tail || *tail - head >= a->ring_size)
+		return false; /* full, or scribbled on: the value is dropped */
+	__atomic_store_n(&ring[*tail & (a->ring_size - 1)], v, __ATOMIC_RELAXED);
+	(*tail)++;
+	__atomic_store_n(&e->tail, *tail, __ATOMIC_RELEASE);
+	a->gave_back = true;
+	return true;
+}
+
+static struct tk_rb_stream *desc_at(const struct rec_arena *a, uint32_t i)
+{
+	return (struct tk_rb_stream *)(a->streams + (size_t)i * a->stream_size);
+}
+
+/* Chunk @id is the writers' again (stream @index's inline page when it is
+ * TK_CHUNK_INLINE).  The release store of inline_busy pairs with the
+ * acquire load in lib/stream.c take_inline. */
+static void chunk_give_back(struct rec_arena *a, uint32_t index, uint32_t id)
+{
+	if (id == TK_CHUNK_INLINE)
+		__atomic_store_n(&desc_at(a, index)->inline_busy, 0,
+				 __ATOMIC_RELEASE);
+	else
+		ring_put(a, &a->hdr->free_chunks, a->chunk_ring, &a->chunk_tail,
+			 id);
+}
+
+/* Free chunks in the ring as far as we can tell (bounded). */
+static uint64_t chunks_free(const struct rec_arena *a)
+{
+	uint64_t head = __atomic_load_n(&a->hdr->free_chunks.head, __ATOMIC_ACQUIRE);
+
+	return head > a->chunk_tail ? 0 : a->chunk_tail - head;
+}
+
+/* Offer what the maker has made since the last look. */
+static void offer_made(struct rec_arena *a)
+{
+	uint32_t made = __atomic_load_n(&a->made, __ATOMIC_ACQUIRE);
+
+	while (a->chunks < made && a->chunks < a->chunks_max)
+		if (!ring_put(a, &a->hdr->free_chunks, a->chunk_ring,
+			      &a->chunk_tail, a->chunks++))
+			break;
+}
+
+/* Where chunk @id of stream @index is, and its size in *size. */
+static char *chunk_addr(const struct rec_arena *a, uint32_t index, uint32_t id,
+			uint32_t *size)
+{
+	if (id == TK_CHUNK_INLINE) {
+		*size = TK_INLINE_SIZE;
+		return (char *)desc_at(a, index) + a->stream_size - TK_INLINE_SIZE;
+	}
+	if (id >= a->chunks)
+		return NULL;
+	*size = a->chunk_size;
+	return a->pool + (size_t)id * a->chunk_size;
+}
+
+/* Descriptors taken from the free ring so far can be up to hi; fault in
+ * the pages of the next few (without changing a byte: a thread may be
+ * taking one just now), so that the next threads' first events find
+ * them made. */
+static uint64_t update_hi(struct rec_arena *a)
+{
+	uint64_t head = __atomic_load_n(&a->hdr->free_streams.head, __ATOMIC_ACQUIRE);
+
+	if (head > a->hi)
+		a->hi = head < a->streams_max ? (uint32_t)head : a->streams_max;
+	return head;
+}
+
+static void touch_ahead(struct rec_arena *a)
+{
+	uint64_t want = update_hi(a) + OFFER_BATCH;
+
+	if (want > a->streams_max)
+		want = a->streams_max;
+	if (a->touched >= want)
+		return;
+	madvise(desc_at(a, a->touched), (size_t)(want - a->touched) * a->stream_size,
+		MADV_POPULATE_WRITE);
+	a->touched = (uint32_t)want;
+}
+
+/* ---------------------------------------------------------------- streams */
 
 static int open_output(struct rec_session *s, struct rec_stream *st)
 {
@@ -137,12 +468,69 @@ static int open_output(struct rec_session *s, struct rec_stream *st)
 	return -errno;
 }
 
-static uint64_t stream_lost(const struct rec_stream *st)
+static uint64_t bounded(uint64_t v)
 {
-	const struct tk_rb_header *h = st->hdr;
+	return v < COUNT_MAX ? v : 0;
+}
 
-	return h->lost_full + __atomic_load_n(&h->lost_nested, __ATOMIC_RELAXED) +
-	       h->lost_big + h->lost_overwritten;
+/* The writer's loss counts, as far as they can be believed. */
+static void read_lost(struct rec_stream *st)
+{
+	const struct tk_rb_stream *d = st->desc;
+
+	if (!d)
+		return;
+	st->lost_full = bounded(d->lost_full);
+	st->lost_nested = bounded(__atomic_load_n(&d->lost_nested, __ATOMIC_RELAXED));
+	st->lost_big = bounded(d->lost_big);
+	st->lost_overwritten = bounded(d->lost_overwritten);
+	if (d->lost_full >= COUNT_MAX || d->lost_nested >= COUNT_MAX ||
+	    d->lost_big >= COUNT_MAX || d->lost_overwritten >= COUNT_MAX)
+		st->corrupt = st->corrupt ? st->corrupt
+					  : "a loss counter no writer could reach";
+}
+
+static uint64_t stream_lost(struct rec_stream *st)
+{
+	read_lost(st);
+	return st->lost_full + st->lost_nested + st->lost_big + st->lost_overwritten;
+}
+
+static struct rec_stream *stream_new(struct rec_session *s, struct rec_process *p,
+				     struct rec_arena *a, uint32_t i)
+{
+	struct tk_rb_stream *d = desc_at(a, i);
+	struct rec_stream *st = calloc(1, sizeof(*st));
+	struct rec_stream **grown = realloc(s->streams,
+					    (s->nstreams + 1) * sizeof(*grown));
+
+	if (grown)
+		s->streams = grown;
+	if (!st || !grown) {
+		free(st);
+		return NULL;
+	}
+	st->session = s;
+	st->proc = p;
+	st->arena = a;
+	st->index = i;
+	st->desc = d;
+	st->tid = d->tid;
+	memcpy(st->comm, d->comm, 16);
+	st->comm[16] = '\0';
+	st->out_fd = -1;
+	st->instance = s->next_instance++;
+	a->cur[i] = st;
+	s->streams[s->nstreams++] = st;
+	return st;
+}
+
+/* Stop reading @st: the program has made its counters impossible. */
+static void stream_corrupt(struct rec_stream *st, const char *why)
+{
+	if (!st->corrupt)
+		st->corrupt = why;
+	st->done = true;
 }
 
 static void fix_header(const struct rec_stream *st, struct tk_packet_header *ph,
@@ -153,14 +541,6 @@ static void fix_header(const struct rec_stream *st, struct tk_packet_header *ph,
 	ph->stream_instance_id = st->instance;
 	ph->content_size = content * 8;
 	ph->packet_size = size * 8;
-}
-
-/* Stop reading @st: the program has made its counters impossible. */
-static void stream_corrupt(struct rec_stream *st, const char *why)
-{
-	if (!st->corrupt)
-		st->corrupt = why;
-	st->done = true;
 }
 
 /* Events a packet of @commit bytes can hold at most: a program may say
@@ -189,8 +569,6 @@ static size_t padded(const struct rec_stream *st, size_t content)
 			  : content;
 }
 
-static void packet_written(struct drain_req *r, int res);
-
 /* O_DIRECT writes past the end of a file change its size, which ext4
  * does under an exclusive lock with a journal update, one write at a
  * time: measured here, 200-500 MB/s and 0.4-1.5 ms of CPU per MB.  Into
@@ -215,21 +593,42 @@ static void prealloc(struct rec_stream *st, size_t len)
 		st->alloc = UINT64_MAX; /* writes extend the file as they go */
 }
 
+static struct rec_write *write_get(struct rec_session *s)
+{
+	struct rec_write *w = s->free_writes;
+
+	if (w)
+		s->free_writes = w->next;
+	else
+		w = malloc(sizeof(*w));
+	if (w)
+		memset(w, 0, sizeof(*w));
+	return w;
+}
+
+static void write_put(struct rec_session *s, struct rec_write *w)
+{
+	w->next = s->free_writes;
+	s->free_writes = w;
+}
+
 /* Add the packet at @pkt, @content bytes of it, with @events events, to
  * the write @w: its header completed in place, the padding after it
- * zeroed.  @pkt has room for the padding (a whole sub-buffer, or a copy
- * as large). */
+ * zeroed.  @pkt has room for the padding (a whole chunk, or a copy as
+ * large). */
 static void add_packet(struct rec_stream *st, struct rec_write *w, char *pkt,
-		       size_t content, uint64_t events)
+		       size_t content, uint64_t events, uint32_t chunk)
 {
 	size_t len = padded(st, content);
 
 	fix_header(st, (struct tk_packet_header *)pkt, content, len);
 	memset(pkt + content, 0, len - content);
 	w->req.iov[w->req.niov++] = (struct iovec){ pkt, len };
-	w->count++;
+	w->chunk[w->count++] = chunk;
 	w->events += events;
 }
+
+static void packet_written(struct drain_req *r, int res);
 
 /* Start the write @w of st's next packets. */
 static void start_write(struct rec_session *s, struct rec_stream *st,
@@ -245,59 +644,106 @@ static void start_write(struct rec_session *s, struct rec_stream *st,
 	w->req.fd = st->out_fd;
 	w->req.off = st->off;
 	st->off += len;
+	st->inflight++;
+	if (st->arena && !w->copy)
+		st->arena->inflight++;
 	drain_write(&s->drain, &w->req);
-}
-
-/* Slots whose write completed go back to the writer, in order. */
-static void give_back(struct rec_stream *st)
-{
-	uint64_t c = st->consumed;
-
-	while (c < st->submitted && st->written[c % st->nsub]) {
-		st->written[c % st->nsub] = 0;
-		c++;
-	}
-	if (c != st->consumed) {
-		st->consumed = c;
-		/* pairs with the acquire load of consumed in lib/stream.c
-		 * packet_open: the packet's bytes are no longer ours */
-		__atomic_store_n(&st->hdr->consumed, c, __ATOMIC_RELEASE);
-	}
 }
 
 static void packet_written(struct drain_req *r, int res)
 {
 	struct rec_write *w = (struct rec_write *)r;
 	struct rec_stream *st = w->st;
+	struct rec_session *s = st->session;
 
 	if (res < 0) {
-		write_failed(st->session, st, -res);
+		write_failed(s, st, -res);
 		st->lost_write += w->events;
 	} else {
 		st->bytes += r->len;
 		st->packets += w->count;
 		st->events += w->events;
 	}
+	st->inflight--;
 	if (w->copy) {
 		free(w->copy);
-		free(w);
-		return;
+	} else if (st->arena) {
+		/* the chunks are the writers' again */
+		for (unsigned i = 0; i < w->count; i++)
+			chunk_give_back(st->arena, st->index, w->chunk[i]);
+		st->arena->inflight--;
 	}
-	for (unsigned i = 0; i < w->count; i++)
-		st->written[(w->seq + i) % st->nsub] = 1;
-	give_back(st);
+	write_put(s, w);
+}
+
+/* Submit the writes of the packets closed since the last look, those
+ * that follow each other in one write: at most one ring's worth, whatever
+ * the counters say. */
+static unsigned drain_stream(struct rec_session *s, struct rec_stream *st)
+{
+	struct rec_arena *a = st->arena;
+	struct tk_rb_stream *d = st->desc;
+	struct rec_write *w = NULL;
+	uint64_t produced;
+	unsigned n = 0;
+
+	if (st->done || !a || a->mode != TK_RB_DISCARD)
+		return 0;
+	/* pairs with the release store of produced in lib/stream.c
+	 * packet_close: the slots below it are complete */
+	produced = __atomic_load_n(&a->produced[st->index], __ATOMIC_ACQUIRE);
+	if (produced < st->submitted || produced - st->submitted > a->slots) {
+		stream_corrupt(st, "its produced counter is out of range");
+		return 0;
+	}
+	if (st->submitted < produced && st->out_fd < 0 && open_output(s, st) < 0)
+		return 0;
+	while (st->submitted < produced && !s->failed &&
+	       (w || drain_room(&s->drain))) {
+		struct tk_rb_slot *sl = &d->slot[st->submitted % a->slots];
+		uint64_t commit = __atomic_load_n(&sl->commit, __ATOMIC_ACQUIRE);
+		uint32_t chunk = sl->chunk, size = 0;
+		uint64_t events = sl->events;
+		char *pkt = chunk_addr(a, st->index, chunk, &size);
+
+		if (commit < sizeof(struct tk_packet_header) || commit > size ||
+		    !pkt) {
+			stream_corrupt(st, "a packet's size or place is out of range");
+			break;
+		}
+		st->submitted++;
+		/* pairs with the acquire load of consumed in lib/stream.c
+		 * packet_open: we have read the slot */
+		__atomic_store_n(&d->consumed, st->submitted, __ATOMIC_RELEASE);
+		a->gave_back = true;
+		events = events_bound(events, commit);
+		if (!events) { /* nothing to write: the chunk back at once */
+			chunk_give_back(a, st->index, chunk);
+			continue;
+		}
+		if (!w && !(w = write_get(s)))
+			break;
+		add_packet(st, w, pkt, (size_t)commit, events, chunk);
+		n++;
+		if (w->req.niov == DRAIN_IOV_MAX) {
+			start_write(s, st, w);
+			w = NULL;
+		}
+	}
+	if (w)
+		start_write(s, st, w);
+	return n;
 }
 
 /* The whole events of an open packet: walk them with the process's
  * descriptors, stop at the first that does not decode.  Returns the bytes
  * they cover and counts them. */
-static uint64_t whole_events(const struct rec_stream *st, const char *pkt,
-			     uint64_t commit, uint64_t *count)
+static uint64_t whole_events_of(const struct rec_stream *st, const char *pkt,
+				uint64_t commit, uint64_t *count)
 {
 	const struct rec_process *p = st->proc;
 	struct tk_value vals[256];
 	uint64_t off = sizeof(struct tk_packet_header);
-
 	uint64_t last = ((const struct tk_packet_header *)pkt)->timestamp_begin;
 
 	*count = 0;
@@ -330,79 +776,249 @@ static uint64_t whole_events(const struct rec_stream *st, const char *pkt,
 	return off;
 }
 
-/* Submit the writes of the packets closed since the last look, those
- * that follow each other in one write: at most one ring's worth, whatever
- * the counters say. */
-static unsigned drain_stream(struct rec_session *s, struct rec_stream *st)
+/* Copy packet @seq out of @st's ring and write it, if it is still there
+ * (overwrite mode, or an open packet).  With @give, its chunk goes back to
+ * the pool afterwards (the thread has left). */
+static void write_copy(struct rec_session *s, struct rec_stream *st,
+		       uint64_t seq, bool open, bool give)
 {
-	struct tk_rb_header *h = st->hdr;
-	struct rec_write *w = NULL;
-	uint64_t produced;
+	struct rec_arena *a = st->arena;
+	struct tk_rb_slot *sl = &st->desc->slot[seq % a->slots];
+	uint64_t commit, count, end;
+	struct tk_packet_header *ph;
+	struct rec_write *w;
+	uint32_t chunk, size = 0;
+	char *copy, *pkt;
+
+	/* pairs with the store of seq and the release fence in lib/stream.c
+	 * packet_open / reuse_oldest (seqlock) */
+	if (__atomic_load_n(&sl->seq, __ATOMIC_ACQUIRE) != seq + 1)
+		return;
+	commit = __atomic_load_n(&sl->commit, __ATOMIC_ACQUIRE);
+	chunk = __atomic_load_n(&sl->chunk, __ATOMIC_RELAXED);
+	pkt = chunk_addr(a, st->index, chunk, &size);
+	if (commit < sizeof(*ph) || commit > size || !pkt)
+		return;
+	if (posix_memalign((void **)&copy, DRAIN_ALIGN, a->chunk_size))
+		return;
+	memcpy(copy, pkt, commit);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&sl->seq, __ATOMIC_RELAXED) != seq + 1) {
+		free(copy); /* overwritten while we copied */
+		return;
+	}
+	if (give)
+		chunk_give_back(a, st->index, chunk);
+	ph = (struct tk_packet_header *)copy;
+	if (open) {
+		end = whole_events_of(st, copy, commit, &count);
+		ph->timestamp_end = tk__clock();
+		ph->events_discarded = stream_lost(st);
+	} else {
+		end = commit;
+		count = events_bound(sl->events, commit);
+	}
+	if (!count || (st->out_fd < 0 && open_output(s, st) < 0) ||
+	    !(w = write_get(s))) {
+		free(copy);
+		return;
+	}
+	w->copy = copy;
+	add_packet(st, w, copy, (size_t)end, count, 0);
+	start_write(s, st, w);
+}
+
+/* Write what @st holds that was not written yet: closed packets, then the
+ * open one (or, in overwrite mode, the newest packets of the ring).  With
+ * @give (its thread has left) the chunks go back to the pool. */
+static void flush_stream(struct rec_session *s, struct rec_stream *st,
+			 bool give)
+{
+	struct rec_arena *a = st->arena;
+	uint64_t produced, first;
+
+	if (st->done || !a)
+		return;
+	/* closed packets first (a few rings' worth at most: the program was
+	 * told to stop, or is gone) */
+	for (unsigned k = 0; k < 4 && !st->done && !s->failed; k++) {
+		if (!drain_room(&s->drain))
+			drain_wait_all(&s->drain);
+		if (!drain_stream(s, st))
+			break;
+		drain_submit(&s->drain);
+	}
+	if (st->done)
+		return;
+	produced = __atomic_load_n(&a->produced[st->index], __ATOMIC_ACQUIRE);
+	/* The ring holds packets produced - slots .. produced: the oldest
+	 * is gone if the writer has opened `produced` (write_copy checks). */
+	first = st->submitted;
+	if (a->mode == TK_RB_OVERWRITE)
+		first = produced > a->slots ? produced - a->slots : 0;
+	if (produced < first || produced - first > a->slots) {
+		stream_corrupt(st, "its produced counter is out of range");
+		return;
+	}
+	for (uint64_t seq = first; seq <= produced && !s->failed; seq++) {
+		if (!drain_room(&s->drain))
+			drain_wait_all(&s->drain);
+		write_copy(s, st, seq, seq == produced, give);
+	}
+	drain_submit(&s->drain);
+	st->submitted = produced + 1;
+	st->done = true;
+}
+
+/* The file of a stream that is done: cut to its contents and closed
+ * (its writes have completed). */
+static void close_output(struct rec_session *s, struct rec_stream *st)
+{
+	if (st->out_fd < 0)
+		return;
+	if (st->alloc > st->off && ftruncate(st->out_fd, (off_t)st->off) < 0)
+		write_failed(s, st, errno);
+	close(st->out_fd);
+	st->out_fd = -1;
+}
+
+/* @st's thread has left and everything of it is written: keep its counts,
+ * close its file, offer its descriptor to the next thread. */
+static void stream_recycle(struct rec_session *s, struct rec_stream *st)
+{
+	struct rec_arena *a = st->arena;
+	struct tk_rb_stream *d = st->desc;
+
+	read_lost(st);
+	close_output(s, st);
+	a->cur[st->index] = NULL;
+	st->arena = NULL;
+	st->desc = NULL;
+	st->done = true;
+	memset(d, 0, a->stream_size);
+	__atomic_store_n(&a->produced[st->index], 0, __ATOMIC_RELAXED);
+	ring_put(a, &a->hdr->free_streams, a->stream_ring, &a->stream_tail,
+		 st->index);
+}
+
+/* The pool runs low: ask the maker for more.  A quarter of what it may
+ * still grow by, at least as much as it has: a burst that took half the
+ * pool will take more, faster than a doubling at a time can follow. */
+static void ask_growth(struct rec_session *s, struct rec_arena *a)
+{
+	uint32_t want;
+
+	if (a->target > a->chunks || a->chunks >= a->chunks_max ||
+	    chunks_free(a) > a->chunks / 2)
+		return;
+	want = (a->chunks_max - a->chunks) / 4;
+	if (want < a->chunks)
+		want = a->chunks;
+	if (want > a->chunks_max - a->chunks)
+		want = a->chunks_max - a->chunks;
+	maker_ask(s, a, a->chunks + want);
+}
+
+/* Writers waiting for space (--block): wake them if we gave some back.
+ * Pairs with the FUTEX_WAIT in lib/stream.c wait_space. */
+static void wake_blocked(struct rec_arena *a)
+{
+	if (!a->gave_back)
+		return;
+	a->gave_back = false;
+	if (!__atomic_load_n(&a->hdr->waiters, __ATOMIC_SEQ_CST))
+		return;
+	__atomic_fetch_add(&a->hdr->space, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &a->hdr->space, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* One look at every stream of @p's arena: new streams, closed packets,
+ * threads that left. */
+static unsigned drain_process(struct rec_session *s, struct rec_process *p)
+{
+	struct rec_arena *a = p->arena;
 	unsigned n = 0;
 
-	if (st->mode != TK_RB_DISCARD || st->done)
+	if (!a || a->corrupt)
 		return 0;
-	/* pairs with the release store of produced in lib/stream.c
-	 * packet_close: the slots below it are complete */
-	produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
-	if (produced < st->submitted || produced - st->consumed > st->nsub) {
-		stream_corrupt(st, "its produced counter is out of range");
-		return 0;
-	}
-	if (st->submitted < produced && st->out_fd < 0 && open_output(s, st) < 0)
-		return 0;
-	while (st->submitted < produced && !s->failed &&
-	       (w || drain_room(&s->drain))) {
-		uint32_t slot = (uint32_t)(st->submitted % st->nsub);
-		char *pkt = st->base + (size_t)slot * st->subbuf_size;
-		uint64_t commit = __atomic_load_n(&h->slot[slot].commit,
-						  __ATOMIC_ACQUIRE);
-		uint64_t events;
+	touch_ahead(a);
+	offer_made(a);
+	for (uint32_t i = 0; i < a->hi && !s->failed; i++) {
+		struct rec_stream *st = a->cur[i];
+		/* pairs with the release stores of the state in lib/stream.c
+		 * stream_open and stream_finish */
+		uint32_t state = __atomic_load_n(&desc_at(a, i)->state,
+						 __ATOMIC_ACQUIRE);
 
-		if (commit < sizeof(struct tk_packet_header) ||
-		    commit > st->subbuf_size) {
-			stream_corrupt(st, "a packet's commit count is out of range");
-			break;
-		}
-		events = events_bound(h->slot[slot].events, commit);
-		if (!events) { /* nothing to write: given back at once */
-			if (w)
-				start_write(s, st, w);
-			w = NULL;
-			st->written[slot] = 1;
-			st->submitted++;
-			give_back(st);
+		if (state == TK_RB_FREE && !st)
 			continue;
-		}
-		if (!w) {
-			w = &st->writes[slot];
-			memset(w, 0, sizeof(*w));
-			w->seq = st->submitted;
-		}
-		add_packet(st, w, pkt, (size_t)commit, events);
-		st->submitted++;
-		n++;
-		if (w->req.niov == DRAIN_IOV_MAX || slot + 1 == st->nsub) {
-			start_write(s, st, w);
-			w = NULL;
-		}
+		if (!st && !(st = stream_new(s, p, a, i)))
+			continue;
+		n += drain_stream(s, st);
+		if (state != TK_RB_CLOSED || st->inflight)
+			continue;
+		if (a->mode == TK_RB_OVERWRITE && !st->done)
+			flush_stream(s, st, true);
+		else if (a->mode == TK_RB_DISCARD && !st->done &&
+			 st->submitted != __atomic_load_n(&a->produced[i],
+							  __ATOMIC_ACQUIRE))
+			continue;
+		if (!st->inflight)
+			stream_recycle(s, st);
 	}
-	if (w)
-		start_write(s, st, w);
+	ask_growth(s, a);
+	wake_blocked(a);
 	return n;
 }
 
-static bool drains_live(const struct rec_stream *st)
+unsigned consumer_drain(struct rec_session *s)
 {
-	return st->mode == TK_RB_DISCARD && !st->done;
+	unsigned n = drain_reap(&s->drain);
+
+	for (unsigned i = 0; i < s->nprocs; i++)
+		n += drain_process(s, s->procs[i]);
+	drain_submit(&s->drain);
+	return n;
 }
 
 static void set_sleeping(struct rec_session *s, uint32_t v)
 {
-	for (unsigned i = 0; i < s->nstreams; i++)
-		if (drains_live(s->streams[i]))
-			__atomic_store_n(&s->streams[i]->hdr->sleeping, v,
-					 __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < s->nprocs; i++) {
+		struct rec_arena *a = s->procs[i]->arena;
+
+		if (a)
+			__atomic_store_n(&a->hdr->sleeping, v, __ATOMIC_RELAXED);
+	}
+}
+
+/* Whether @a has something for us: a new stream, a closed packet not
+ * taken (discard mode), a thread that left, a pool to grow. */
+static bool arena_has_work(struct rec_arena *a)
+{
+	update_hi(a);
+	if (__atomic_load_n(&a->made, __ATOMIC_ACQUIRE) > a->chunks ||
+	    (a->target <= a->chunks && a->chunks < a->chunks_max &&
+	     chunks_free(a) <= a->chunks / 2))
+		return true;
+	for (uint32_t i = 0; i < a->hi; i++) {
+		const struct rec_stream *st = a->cur[i];
+		uint32_t state = __atomic_load_n(&desc_at(a, i)->state,
+						 __ATOMIC_ACQUIRE);
+
+		if (!st) {
+			if (state != TK_RB_FREE)
+				return true;
+			continue;
+		}
+		if (st->done)
+			continue;
+		if (a->mode == TK_RB_DISCARD &&
+		    __atomic_load_n(&a->produced[i], __ATOMIC_ACQUIRE) != st->submitted)
+			return true;
+		if (state == TK_RB_CLOSED && !st->inflight)
+			return true;
+	}
+	return false;
 }
 
 bool consumer_sleep_begin(struct rec_session *s)
@@ -411,12 +1027,10 @@ bool consumer_sleep_begin(struct rec_session *s)
 	/* pairs with the fence in lib/stream.c wake_recorder: either we see
 	 * the packet it closed, or it sees sleeping and wakes us */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (unsigned i = 0; i < s->nstreams; i++) {
-		struct rec_stream *st = s->streams[i];
+	for (unsigned i = 0; i < s->nprocs; i++) {
+		struct rec_arena *a = s->procs[i]->arena;
 
-		if (drains_live(st) &&
-		    __atomic_load_n(&st->hdr->produced, __ATOMIC_ACQUIRE) !=
-			    st->submitted) {
+		if (a && arena_has_work(a)) {
 			set_sleeping(s, 0);
 			return false;
 		}
@@ -434,124 +1048,96 @@ void consumer_sleep_end(struct rec_session *s)
 	}
 }
 
-unsigned consumer_drain(struct rec_session *s)
+/* Write out every stream of @p, wait for the writes, let the memory go. */
+static void process_flush(struct rec_session *s, struct rec_process *p)
 {
-	unsigned n = drain_reap(&s->drain);
+	struct rec_arena *a = p->arena;
 
-	for (unsigned i = 0; i < s->nstreams; i++)
-		n += drain_stream(s, s->streams[i]);
-	drain_submit(&s->drain);
-	return n;
-}
-
-/* Copy packet @seq out of the ring and write it, if it is still there
- * (overwrite mode, or the open packet). */
-static void write_copy(struct rec_session *s, struct rec_stream *st,
-		       uint64_t seq, bool open)
-{
-	struct tk_rb_header *h = st->hdr;
-	uint32_t slot = (uint32_t)(seq % st->nsub);
-	struct tk_rb_slot *sl = &h->slot[slot];
-	uint64_t commit, count, end;
-	struct tk_packet_header *ph;
-	struct rec_write *w;
-	char *copy;
-
-	if (__atomic_load_n(&sl->seq, __ATOMIC_ACQUIRE) != seq)
+	if (!a)
 		return;
-	commit = __atomic_load_n(&sl->commit, __ATOMIC_ACQUIRE);
-	if (commit < sizeof(*ph) || commit > st->subbuf_size)
-		return;
-	if (posix_memalign((void **)&copy, DRAIN_ALIGN, st->subbuf_size))
-		return;
-	memcpy(copy, st->base + (size_t)slot * st->subbuf_size, commit);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&sl->seq, __ATOMIC_RELAXED) != seq) {
-		free(copy); /* overwritten while we copied */
-		return;
-	}
-	ph = (struct tk_packet_header *)copy;
-	if (open) {
-		end = whole_events(st, copy, commit, &count);
-		ph->timestamp_end = tk__clock();
-		ph->events_discarded = stream_lost(st);
-	} else {
-		end = commit;
-		count = events_bound(sl->events, commit);
-	}
-	w = calloc(1, sizeof(*w));
-	if (!count || !w || (st->out_fd < 0 && open_output(s, st) < 0)) {
-		free(w);
-		free(copy);
-		return;
-	}
-	w->copy = copy;
-	add_packet(st, w, copy, (size_t)end, count);
-	start_write(s, st, w);
-}
-
-static void flush_stream(struct rec_session *s, struct rec_stream *st)
-{
-	struct tk_rb_header *h = st->hdr;
-	uint64_t produced, first;
-
-	if (st->done)
-		return;
-	/* closed packets first: the ring may be full of them (a few rings'
-	 * worth at most: the program was told to stop) */
-	for (unsigned k = 0; k < 4 && drain_stream(s, st) && !st->done &&
-			    !s->failed; k++) {
-		drain_submit(&s->drain);
-		if (!drain_room(&s->drain))
-			drain_wait_all(&s->drain);
+	drain_process(s, p); /* streams opened since the last look */
+	for (uint32_t i = 0; i < a->hi; i++)
+		if (a->cur[i])
+			flush_stream(s, a->cur[i], false);
+	while (a->inflight) {
+		drain_wait_all(&s->drain);
 		drain_reap(&s->drain);
 	}
-	if (st->done)
+	for (uint32_t i = 0; i < a->hi; i++) {
+		struct rec_stream *st = a->cur[i];
+
+		if (!st)
+			continue;
+		read_lost(st);
+		close_output(s, st);
+		st->arena = NULL;
+		st->desc = NULL;
+	}
+	p->lost_nobuf += bounded(__atomic_load_n(&a->hdr->lost_nobuf,
+						  __ATOMIC_RELAXED));
+	p->arena = NULL;
+	arena_unmap(s, a);
+}
+
+void consumer_process_gone(struct rec_session *s, struct rec_process *p)
+{
+	process_flush(s, p);
+}
+
+void consumer_process_free(struct rec_session *s, struct rec_process *p)
+{
+	if (!p->arena)
 		return;
-	produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
-	/* The ring holds packets produced - nsub .. produced: the oldest is
-	 * gone if the writer has opened `produced` (write_copy checks). */
-	first = st->submitted;
-	if (st->mode == TK_RB_OVERWRITE) {
-		first = produced > st->nsub ? produced - st->nsub : 0;
-		if (first < st->submitted)
-			first = st->submitted;
-	}
-	if (produced < first || produced - first > st->nsub) {
-		stream_corrupt(st, "its produced counter is out of range");
-		return;
-	}
-	for (uint64_t seq = first; seq <= produced && !s->failed; seq++) {
-		if (!drain_room(&s->drain))
-			drain_wait_all(&s->drain);
-		write_copy(s, st, seq, seq == produced);
-	}
-	drain_submit(&s->drain);
-	st->done = true;
+	for (uint32_t i = 0; i < p->arena->hi; i++)
+		if (p->arena->cur[i]) {
+			p->arena->cur[i]->arena = NULL;
+			p->arena->cur[i]->desc = NULL;
+		}
+	arena_unmap(s, p->arena);
+	p->arena = NULL;
+}
+
+uint64_t consumer_lost_nobuf(const struct rec_process *p)
+{
+	uint64_t n = p->lost_nobuf + bounded(p->nobuf_msg_lost);
+
+	if (p->arena)
+		n += bounded(__atomic_load_n(&p->arena->hdr->lost_nobuf,
+					     __ATOMIC_RELAXED));
+	return n;
 }
 
 void consumer_flush_all(struct rec_session *s)
 {
-	for (unsigned i = 0; i < s->nstreams; i++)
-		flush_stream(s, s->streams[i]);
+	for (unsigned i = 0; i < s->nprocs; i++)
+		process_flush(s, s->procs[i]);
 	drain_wait_all(&s->drain);
+	drain_reap(&s->drain);
 	for (unsigned i = 0; i < s->nstreams; i++) {
 		struct rec_stream *st = s->streams[i];
 
-		if (st->out_fd < 0)
-			continue;
-		if (st->alloc > st->off && ftruncate(st->out_fd, (off_t)st->off) < 0)
-			write_failed(s, st, errno);
-		if (fsync(st->out_fd) < 0)
-			write_failed(s, st, errno);
+		close_output(s, st);
+	}
+	/* the data went with O_DIRECT; the sizes and extents need the
+	 * journal: one sync of the file system for every file */
+	if (s->nstreams) {
+		int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (dfd < 0 || syncfs(dfd) < 0) {
+			if (!s->failed)
+				snprintf(s->error, sizeof(s->error),
+					 "cannot sync '%s': %s", s->dir,
+					 strerror(errno));
+			s->failed = true;
+		}
+		if (dfd >= 0)
+			close(dfd);
 	}
 }
 
 void consumer_stream_stats(const struct rec_stream *st,
 			   struct tk_trace_stream *out)
 {
-	const struct tk_rb_header *h = st->hdr;
-
 	memset(out, 0, sizeof(*out));
 	out->file = st->file;
 	out->pid = st->proc->pid;
@@ -562,8 +1148,8 @@ void consumer_stream_stats(const struct rec_stream *st,
 	out->events = st->events;
 	out->bytes = st->bytes;
 	out->packets = st->packets;
-	out->lost_full = h->lost_full + st->lost_write;
-	out->lost_nested = __atomic_load_n(&h->lost_nested, __ATOMIC_RELAXED);
-	out->lost_big = h->lost_big;
-	out->lost_overwritten = h->lost_overwritten;
+	out->lost_full = st->lost_full + st->lost_write;
+	out->lost_nested = st->lost_nested;
+	out->lost_big = st->lost_big;
+	out->lost_overwritten = st->lost_overwritten;
 }

@@ -33,7 +33,6 @@
 #include "unix-socket.h"
 #include "tracekit/runtime.h"
 
-#define MAX_PROCS 4096
 #define MIN_CLOCK_SPAN_NS 200000000ull
 
 static uint64_t ns_of(clockid_t id)
@@ -73,6 +72,11 @@ int session_init(struct rec_session *s, const struct rec_options *opt)
 	s->opt = opt;
 	s->listen_fd = -1;
 	drain_init(&s->drain);
+	if (consumer_init(s) < 0) {
+		snprintf(s->error, sizeof(s->error), "cannot start a thread: %s",
+			 strerror(errno));
+		return -errno;
+	}
 	s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (s->wake_fd < 0) {
 		snprintf(s->error, sizeof(s->error), "cannot create an eventfd: %s",
@@ -108,8 +112,6 @@ static struct rec_process *process_new(struct rec_session *s, int fd)
 {
 	struct rec_process *p, **procs;
 
-	if (s->nprocs >= MAX_PROCS)
-		return NULL;
 	p = calloc(1, sizeof(*p));
 	procs = realloc(s->procs, (s->nprocs + 1) * sizeof(*procs));
 	if (!p || !procs) {
@@ -179,9 +181,12 @@ static int send_config(struct rec_session *s, struct rec_process *p)
 	memset(m, 0, sizeof(*m));
 	m->m.type = TK_MSG_CONFIG;
 	m->mode = o->overwrite ? TK_RB_OVERWRITE : TK_RB_DISCARD;
-	m->nsub = o->nsub;
-	m->subbuf_size = (uint32_t)((uint64_t)o->buffer_kb * 1024 / o->nsub) &
-			 ~4095u;
+	m->chunk_size = o->subbuf_kb * 1024;
+	m->slots = o->slots;
+	m->streams_max = o->streams_max;
+	m->pool_init = o->pool_init;
+	m->pool_max = o->pool_max;
+	m->block_ms = o->block_ms;
 	m->flags = o->follow_fork ? TK_CONFIG_FOLLOW_FORK : 0;
 	m->nrules = o->nrules;
 	for (unsigned i = 0; i < o->nrules; i++) {
@@ -220,40 +225,80 @@ static void on_hello(struct rec_process *p, const struct tk_msg_hello *h)
 	free(p->exe);
 	p->exe = strndup(h->exe, sizeof(h->exe));
 	p->keys = h->keys != 0;
+	/* a forked child records with its parent's CONFIG already */
+	p->forked = h->forked != 0;
+	if (p->forked)
+		p->configured = true;
 	p->nsites = h->nsites;
 	memcpy(p->keys_why, h->keys_why, sizeof(h->keys_why));
 	p->keys_why[sizeof(p->keys_why) - 1] = '\0';
 }
 
-static int on_event(struct rec_process *p, const struct tk_msg_event *m,
-		    size_t len)
+/* Event @id of @p, its descriptor at @desc (@size bytes at most). */
+static int add_event(struct rec_process *p, uint32_t id, const void *desc,
+		     size_t size)
 {
-	size_t size = len - sizeof(*m), used, padded;
+	size_t used, padded;
 	struct tk_event_info *evs;
 	char why[160], *blob;
 	int ret;
 
+	for (unsigned i = 0; i < p->nevents; i++)
+		if (p->events[i].id == id)
+			return 0; /* a forked child's, known from its parent */
 	evs = realloc(p->events, (p->nevents + 1) * sizeof(*evs));
 	if (!evs)
 		return -ENOMEM;
 	p->events = evs;
-	ret = tk_event_info_parse(m + 1, size, &evs[p->nevents], &used, why,
+	ret = tk_event_info_parse(desc, size, &evs[p->nevents], &used, why,
 				  sizeof(why));
 	if (ret)
 		return ret;
-	evs[p->nevents].id = m->id;
+	evs[p->nevents].id = id;
 	p->nevents++;
 	padded = (used + 7) & ~(size_t)7;
 	blob = realloc(p->desc_blob, p->desc_size + 8 + padded);
 	if (!blob)
 		return -ENOMEM;
 	p->desc_blob = blob;
-	memcpy(blob + p->desc_size, &m->id, 4);
+	memcpy(blob + p->desc_size, &id, 4);
 	memcpy(blob + p->desc_size + 4, &(uint32_t){ (uint32_t)used }, 4);
-	memcpy(blob + p->desc_size + 8, m + 1, used);
+	memcpy(blob + p->desc_size + 8, desc, used);
 	memset(blob + p->desc_size + 8 + used, 0, padded - used);
 	p->desc_size += 8 + padded;
 	return 0;
+}
+
+static int on_event(struct rec_process *p, const struct tk_msg_event *m,
+		    size_t len)
+{
+	return add_event(p, m->id, m + 1, len - sizeof(*m));
+}
+
+/* A forked child has its parent's events, with the same ids, until it
+ * says more: take them from the parent (the latest process of that pid),
+ * so that what the child writes before it has announced anything (or if
+ * it never does) can be read. */
+static void inherit_events(struct rec_session *s, struct rec_process *p)
+{
+	const struct rec_process *parent = NULL;
+
+	for (unsigned i = 0; i < s->nprocs; i++)
+		if (s->procs[i] != p && s->procs[i]->hello &&
+		    s->procs[i]->pid == p->ppid)
+			parent = s->procs[i];
+	if (!parent)
+		return;
+	for (size_t off = 0; off + 8 <= parent->desc_size;) {
+		uint32_t id, size;
+
+		memcpy(&id, parent->desc_blob + off, 4);
+		memcpy(&size, parent->desc_blob + off + 4, 4);
+		if (size > parent->desc_size - off - 8 ||
+		    add_event(p, id, parent->desc_blob + off + 8, size) < 0)
+			break;
+		off += 8 + ((size + 7) & ~(size_t)7);
+	}
 }
 
 /* Check the rules against the process's events: each pattern must name
@@ -304,15 +349,19 @@ static int check_rules(struct rec_session *s, struct rec_process *p,
 	return 0;
 }
 
-static int recv_message(int fd, char *buf, size_t size, int *passed_fd)
+/* One message, and up to two descriptors passed with it (-1 for none). */
+static int recv_message(int fd, char *buf, size_t size, int fds[2])
 {
 	unsigned nfds;
-	ssize_t n = tk_recv_fds(fd, buf, size, passed_fd, 1, &nfds, MSG_DONTWAIT);
+	ssize_t n = tk_recv_fds(fd, buf, size, fds, 2, &nfds, MSG_DONTWAIT);
 
-	if (!nfds)
-		*passed_fd = -1;
-	else if (n <= 0)
-		close(*passed_fd);
+	for (unsigned i = nfds; i < 2; i++)
+		fds[i] = -1;
+	if (n <= 0)
+		for (unsigned i = 0; i < nfds; i++) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
 	if (n < 0)
 		return n == -EAGAIN ? 0 : (int)n;
 	if (n == 0)
@@ -326,7 +375,7 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 {
 	static char buf[TK_MSG_MAX];
 	const struct tk_msg *m = (const struct tk_msg *)buf;
-	int fd, n = recv_message(p->fd, buf, sizeof(buf), &fd);
+	int fds[2], n = recv_message(p->fd, buf, sizeof(buf), fds);
 	int ret = 0;
 
 	if (n <= 0)
@@ -341,6 +390,8 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 			ret = -EPROTO;
 		else
 			on_hello(p, (const struct tk_msg_hello *)buf);
+		if (!ret && p->forked && !p->nevents)
+			inherit_events(s, p);
 		break;
 	case TK_MSG_EVENT:
 		if ((size_t)n < sizeof(struct tk_msg_event) || !p->hello)
@@ -364,21 +415,34 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 			ret = send_config(s, p);
 		}
 		break;
-	case TK_MSG_STREAM: {
-		const struct tk_msg_stream *st = (const void *)buf;
-		char comm[17];
+	case TK_MSG_ARENA: {
+		const struct tk_msg_arena *ar = (const void *)buf;
 
-		if ((size_t)n < sizeof(*st) || fd < 0 || !p->configured) {
+		if ((size_t)n < sizeof(*ar) || fds[0] < 0 || fds[1] < 0 ||
+		    !p->configured) {
 			ret = -EPROTO;
 			break;
 		}
-		memcpy(comm, st->comm, 16);
-		comm[16] = '\0';
-		ret = consumer_add_stream(s, p, fd, st->tid, comm);
-		fd = -1;
-		if (ret == -ENOMEM)
+		if (ar->lost_nobuf > p->nobuf_msg_lost)
+			p->nobuf_msg_lost = ar->lost_nobuf;
+		/* buffers we cannot read: the process is dropped, its
+		 * session ends (it stops recording), and it is said */
+		ret = consumer_add_arena(s, p, fds, ar->made);
+		fds[0] = fds[1] = -1;
+		break;
+	}
+	case TK_MSG_NOBUF: {
+		const struct tk_msg_nobuf *nb = (const void *)buf;
+
+		if ((size_t)n < sizeof(*nb) || !p->hello) {
+			ret = -EPROTO;
 			break;
-		ret = 0; /* a bad buffer is dropped, not the process */
+		}
+		if (nb->lost > p->nobuf_msg_lost)
+			p->nobuf_msg_lost = nb->lost;
+		p->nobuf_err = nb->err;
+		memcpy(p->nobuf_what, nb->what, sizeof(nb->what));
+		p->nobuf_what[sizeof(nb->what)] = '\0';
 		break;
 	}
 	case TK_MSG_MODULE:
@@ -401,8 +465,9 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 		ret = -EPROTO;
 	}
 out:
-	if (fd >= 0)
-		close(fd);
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 	return ret < 0 ? ret : n;
 }
 
@@ -460,8 +525,11 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 			 * bursts when threads start together. */
 			while ((ret = process_message(s, p)) > 0 && p->fd >= 0)
 				;
-			if (ret < 0)
+			if (ret < 0) {
+				/* gone (or dropped): write out what it left */
 				process_close(p);
+				consumer_process_gone(s, p);
+			}
 			if (s->failed)
 				break;
 		}
@@ -559,6 +627,13 @@ int session_finish(struct rec_session *s)
 		tp->ppid = p->ppid;
 		tp->class_id = p->class_id;
 		memcpy(tp->comm, p->comm, sizeof(tp->comm));
+		/* the name its main thread had when it first recorded: a
+		 * forked child said HELLO before it could rename itself */
+		for (unsigned j = 0; j < s->nstreams; j++)
+			if (s->streams[j]->proc == p && s->streams[j]->tid == p->pid) {
+				memcpy(tp->comm, s->streams[j]->comm, sizeof(tp->comm));
+				break;
+			}
 		tp->exe = p->exe;
 		tp->events = p->events;
 		tp->nevents = p->nevents;
@@ -597,6 +672,19 @@ void session_print_streams(const struct rec_session *s, FILE *f)
 		lost += tk_stream_lost(&ts);
 		bytes += ts.bytes;
 	}
+	/* events of threads that had no stream to count them in */
+	for (unsigned i = 0; i < s->nprocs; i++) {
+		const struct rec_process *p = s->procs[i];
+		uint64_t n = consumer_lost_nobuf(p);
+		char name[40];
+
+		if (!n)
+			continue;
+		snprintf(name, sizeof(name), "%s-%u", p->comm, p->pid);
+		fprintf(f, "%-24s %8s %12d %12llu %12d\n", name, "-", 0,
+			(unsigned long long)n, 0);
+		lost += n;
+	}
 	fprintf(f, "%-24s %8s %12llu %12llu %12llu\n", "total", "",
 		(unsigned long long)events, (unsigned long long)lost,
 		(unsigned long long)bytes);
@@ -612,6 +700,20 @@ void session_print_streams(const struct rec_session *s, FILE *f)
 		if (st->corrupt)
 			fprintf(f, "tracekit: %s-%u: stream %u not read to its end: %s (the program wrote over its buffer)\n",
 				st->proc->comm, st->proc->pid, st->tid, st->corrupt);
+	}
+	for (unsigned i = 0; i < s->nprocs; i++) {
+		const struct rec_process *p = s->procs[i];
+		uint64_t n = consumer_lost_nobuf(p);
+
+		if (!n)
+			continue;
+		if (p->nobuf_err)
+			fprintf(f, "tracekit: %s-%u: %llu events lost: its buffers could not be made (%s: %s)\n",
+				p->comm, p->pid, (unsigned long long)n, p->nobuf_what,
+				strerror(p->nobuf_err));
+		else
+			fprintf(f, "tracekit: %s-%u: %llu events lost by threads that found no free stream (more than %u at once) or no free sub-buffer for their first packet\n",
+				p->comm, p->pid, (unsigned long long)n, s->opt->streams_max);
 	}
 	for (unsigned i = 0; i < s->nprocs; i++) {
 		const struct rec_process *p = s->procs[i];
@@ -635,22 +737,20 @@ void session_describe(const struct rec_session *s, char *out, size_t len)
 
 void session_free(struct rec_session *s)
 {
+	consumer_free(s); /* the maker thread first: it uses the arenas */
 	for (unsigned i = 0; i < s->nstreams; i++) {
 		struct rec_stream *st = s->streams[i];
 
-		if (st->hdr)
-			munmap(st->hdr, st->map_size);
 		if (st->out_fd >= 0)
 			close(st->out_fd);
 		free(st->file);
-		free(st->writes);
-		free(st->written);
 		free(st);
 	}
 	for (unsigned i = 0; i < s->nprocs; i++) {
 		struct rec_process *p = s->procs[i];
 
 		process_close(p);
+		consumer_process_free(s, p);
 		for (unsigned j = 0; j < p->nevents; j++)
 			tk_event_info_free(&p->events[j]);
 		free(p->events);
@@ -663,6 +763,12 @@ void session_free(struct rec_session *s)
 	if (s->wake_fd >= 0)
 		close(s->wake_fd);
 	drain_free(&s->drain);
+	while (s->free_writes) {
+		struct rec_write *w = s->free_writes;
+
+		s->free_writes = w->next;
+		free(w);
+	}
 	free(s->pollfd);
 	free(s->streams);
 	free(s->procs);

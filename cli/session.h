@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "drain.h"
+#include "protocol.h"
 #include "event-info.h"
 #include "trace.h"
 #include "../lib/ringbuf-layout.h"
@@ -33,8 +34,16 @@ struct rec_options {
 	const char *outdir;
 	struct rec_rule *rules;
 	unsigned nrules;
-	uint32_t buffer_kb; /* per thread */
-	uint32_t nsub;
+	/* Buffers (lib/ringbuf-layout.h): sub-buffers of subbuf_kb, at most
+	 * slots of them per thread, pool_init made by the process at the
+	 * start, pool_start by the recorder right after, pool_max per process
+	 * in all, streams_max threads at once. */
+	uint32_t buffer_kb; /* per thread: slots * subbuf_kb */
+	uint32_t subbuf_kb;
+	uint32_t slots;
+	uint32_t pool_init, pool_start, pool_max;
+	uint32_t streams_max;
+	uint32_t block_ms;  /* --block: writers wait this long, 0: never */
 	bool overwrite;
 	bool follow_fork;
 	bool quiet;
@@ -60,31 +69,30 @@ struct rec_options {
 };
 
 struct rec_process;
+struct rec_arena;
 
-/* Packets being written, in one write: in place from the shared buffer
- * (recording: packets seq .. seq + count - 1) or a copy (at the end). */
+/* Packets of one stream being written, in one write: in place from the
+ * arena's chunks (recording) or a copy (at the end). */
 struct rec_write {
 	struct drain_req req;
 	struct rec_stream *st;
-	uint64_t seq;
+	uint32_t chunk[DRAIN_IOV_MAX]; /* given back when written */
 	unsigned count;
 	uint64_t events;
 	char *copy; /* freed when written, or NULL */
+	struct rec_write *next; /* the session's free list */
 };
 
 struct rec_stream {
 	struct rec_session *session;
 	struct rec_process *proc;
+	struct rec_arena *arena;  /* NULL once finished */
+	uint32_t index;           /* its descriptor in the arena */
+	struct tk_rb_stream *desc;
 	uint32_t tid;
 	char comm[17];
-	struct tk_rb_header *hdr;
-	size_t map_size;
-	char *base;
-	uint32_t nsub, subbuf_size, mode; /* checked once, at hand-over */
-	uint64_t submitted; /* packets read from the buffer and being written */
-	uint64_t consumed;  /* ... and written: given back to the writer */
-	struct rec_write *writes; /* per slot: the write starting there */
-	uint8_t *written;         /* per slot: its write completed */
+	uint64_t submitted; /* packets read from their slots (consumed) */
+	unsigned inflight;  /* writes not completed */
 	int out_fd;
 	bool direct;        /* out_fd is O_DIRECT: packets padded to blocks */
 	uint64_t off;       /* where the next packet goes in the file */
@@ -92,9 +100,40 @@ struct rec_stream {
 	char *file;
 	uint64_t instance;
 	uint64_t events, bytes, packets;
+	/* the writer's counts, copied (bounded) when the stream is done */
+	uint64_t lost_full, lost_nested, lost_big, lost_overwritten;
 	uint64_t lost_write; /* events in packets that could not be written */
 	const char *corrupt; /* why we stopped reading it, or NULL */
-	bool done; /* final packet written */
+	bool done;           /* nothing more will be read from it */
+};
+
+/* A process's buffers as the recorder holds them (ringbuf-layout.h):
+ * the geometry checked once when they came, every number read again from
+ * the shared memory bounded. */
+struct rec_arena {
+	struct tk_arena *hdr;
+	size_t control_size;
+	uint32_t mode, chunk_size, slots, streams_max, ring_size, stream_size;
+	uint32_t chunks_max;
+	uint32_t *chunk_ring, *stream_ring;
+	uint64_t *produced;
+	char *streams;
+	char *pool;                /* chunks_max chunks */
+	size_t pool_size;
+	uint32_t chunks;           /* chunks made and offered: 0 .. chunks */
+	/* the maker thread (consumer.c) makes chunks up to `target`; `made`
+	 * is how far it got (atomic), `making` while it works on this arena */
+	uint32_t target, made;
+	bool making;
+	struct rec_arena *make_next; /* the maker's list of work */
+	bool in_make_list;
+	uint64_t chunk_tail, stream_tail; /* our ends of the free rings */
+	uint32_t hi;               /* descriptors that may be in use: 0 .. hi */
+	uint32_t touched;          /* descriptors whose pages we touched */
+	struct rec_stream **cur;   /* [streams_max]: who uses descriptor i */
+	unsigned inflight;         /* writes from its memory not completed */
+	bool gave_back;            /* space given back this pass (--block) */
+	const char *corrupt;       /* why we stopped reading it */
 };
 
 struct rec_process {
@@ -106,6 +145,15 @@ struct rec_process {
 	char keys_why[65];
 	int fd; /* control socket, -1 once closed */
 	bool hello, announced, configured;
+	bool forked; /* a forked child recording with its parent's CONFIG */
+	struct rec_arena *arena; /* its buffers, NULL before ARENA or once
+				  * written out and unmapped */
+	/* events it lost for want of buffers (in its arena's count, and in
+	 * the one its messages carry), and why (NOBUF) */
+	uint64_t lost_nobuf;
+	uint64_t nobuf_msg_lost;
+	int nobuf_err;
+	char nobuf_what[33];
 	char *desc_blob;
 	size_t desc_size;
 	struct tk_event_info *events;
@@ -128,6 +176,8 @@ struct rec_session {
 	char host[65];
 	unsigned drained; /* packets written by the last session_poll */
 	struct drain drain;
+	struct rec_write *free_writes;
+	struct rec_maker *maker;   /* makes pool chunks ahead (consumer.c) */
 	struct pollfd *pollfd; /* session_poll's, grown with the processes */
 	unsigned npollfd;
 	struct tk_trace_kernel *kernel; /* the kernel part, or NULL */
@@ -162,8 +212,20 @@ void session_free(struct rec_session *s);
 
 
 /* consumer.c */
-int consumer_add_stream(struct rec_session *s, struct rec_process *p, int fd,
-			uint32_t tid, const char *comm);
+/* Take @p's buffers (ARENA: @fds control and pool, checked: sealed memfds
+ * of the sizes the control part says; @made chunks made by the process).
+ * Closes the fds.  Returns 0, or < 0 when they are refused (said). */
+int consumer_add_arena(struct rec_session *s, struct rec_process *p,
+		       const int fds[2], uint32_t made);
+/* The thread that makes pool chunks ahead of the writers. */
+int consumer_init(struct rec_session *s);
+void consumer_free(struct rec_session *s);
+/* @p is gone: write out what its buffers hold, then let them go. */
+void consumer_process_gone(struct rec_session *s, struct rec_process *p);
+/* Let @p's buffers go without writing them (the recording failed). */
+void consumer_process_free(struct rec_session *s, struct rec_process *p);
+/* Events @p lost with no buffer (its arena's count and NOBUF's). */
+uint64_t consumer_lost_nobuf(const struct rec_process *p);
 /* Write every packet the writers have closed (discard mode); returns how
  * many. */
 unsigned consumer_drain(struct rec_session *s);

@@ -1,69 +1,68 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stream.c - per-thread buffers: the slow path of the writer.
+ * stream.c - per-thread streams: the slow path of the writer.
  *
  * The fast path (runtime.h) only ever writes inside the current packet.
  * Everything else happens here, on the thread that fires the event:
  *
- *   - first event of a thread in a session: create the buffer (memfd,
- *     pre-faulted), hand it to the recorder (SCM_RIGHTS), open packet 0;
- *   - packet full: close it (CTF packet context, slot commit, `produced`),
- *     open the next one or, with no free packet in discard mode, count the
- *     event as lost;
- *   - session changed (tk_session_gen moved): close the packet, mark the
- *     buffer finished, start again in the new session's buffer;
- *   - thread exit: close the packet and mark the buffer closed;
- *   - fork: the child forgets the parent's buffers without touching them.
+ *   - first event of a thread in a session: take a stream descriptor and
+ *     a chunk from the process's arena (arena.h: made ahead by the
+ *     control thread; a compare-and-swap each, no system call, no
+ *     allocation, no lock: safe in a signal handler that interrupted
+ *     malloc);
+ *   - packet full: close it (CTF packet context, slot commit, produced),
+ *     wake the recorder if it sleeps, open the next one with a free chunk
+ *     or, with none in discard mode, count the event as lost (or, with
+ *     --block, wait for the recorder a while);
+ *   - session changed (tk_session_gen moved): close the packet, leave the
+ *     stream, start again in the new session's arena;
+ *   - thread exit: close the packet and mark the stream closed;
+ *   - fork: the child forgets the parent's arenas without touching them.
  *
- * The layout of a buffer is in ringbuf-layout.h.
+ * The layout is in ringbuf-layout.h, the barriers and what they pair with
+ * in docs/design-notes.md.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "internal.h"
-#include "ringbuf-layout.h"
-
-struct tk_stream {
-	struct tk_rb_header *hdr;
-	char *base; /* first packet */
-	size_t map_size;
-	uint64_t gen;
-	uint64_t seq; /* number of the packet being written */
-	uint32_t payload_max;
-	uint64_t lost; /* lost by this thread outside signal nesting */
-	struct tk__thread *thread;
-	struct tk_stream *next;
-};
+#include "arena.h"
 
 TK_EXPORT __thread struct tk__thread tk__thread
 	__attribute__((tls_model("initial-exec")));
 
 uint64_t tk_session_gen = 1;
-static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct tk_stream *streams;
+/* Held by a thread that exits and by whoever walks the streams to send
+ * their threads to the slow path: a walker never writes into the TLS of a
+ * thread that is gone. */
+static pthread_mutex_t exit_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
+static struct tk_arena_map *arena_cur; /* the session's, or NULL */
+static struct tk_arena_map *retired;   /* past sessions', under exit_lock */
+static uint64_t lost_nobuf;            /* events lost with no arena */
 
-static struct tk_rb_slot *slot_of(struct tk_stream *s, uint64_t seq)
+static struct tk_rb_slot *slot_of(struct tk_wstream *w, uint64_t seq)
 {
-	return &s->hdr->slot[seq % s->hdr->nsub];
+	return &w->desc->slot[seq % w->arena->geom.slots];
 }
 
-static uint64_t lost_so_far(struct tk_stream *s)
+static uint64_t lost_so_far(struct tk_wstream *w)
 {
-	return s->lost + __atomic_load_n(&s->hdr->lost_nested, __ATOMIC_RELAXED);
+	return w->lost + __atomic_load_n(&w->desc->lost_nested, __ATOMIC_RELAXED);
 }
 
-/* A packet was just closed: if the recorder sleeps, wake it, once.  The
- * fence pairs with the one in consumer.c consumer_sleep_begin, between its
- * store of sleeping and its loads of produced: either it sees our packet or
- * we see it sleeping (docs/design-notes.md). */
-static void wake_recorder(struct tk_rb_header *h)
+/* A packet was just closed (or a stream): if the recorder sleeps, wake it,
+ * once.  The fence pairs with the one in cli/consumer.c
+ * consumer_sleep_begin, between its store of sleeping and its loads of
+ * produced: either it sees our packet or we see it sleeping. */
+static void wake_recorder(struct tk_arena *h)
 {
 	static const uint64_t one = 1;
 	int fd;
@@ -78,209 +77,298 @@ static void wake_recorder(struct tk_rb_header *h)
 	}
 }
 
-static void packet_close(struct tk_stream *s, struct tk__thread *t,
+static void packet_close(struct tk_wstream *w, struct tk__thread *t,
 			 uint64_t tsc)
 {
 	struct tk_packet_header *ph = (struct tk_packet_header *)t->packet;
-	struct tk_rb_slot *sl = slot_of(s, s->seq);
+	struct tk_rb_slot *sl = slot_of(w, w->seq);
 	uint64_t bytes = (uint64_t)(t->pos - t->packet);
 
 	ph->timestamp_end = tsc;
 	ph->content_size = bytes * 8;
 	ph->packet_size = bytes * 8;
-	ph->events_discarded = lost_so_far(s);
-	sl->events = t->events;
-	s->hdr->events += t->events;
+	ph->events_discarded = lost_so_far(w);
+	sl->events = (uint32_t)t->events;
 	__atomic_store_n(&sl->commit, bytes, __ATOMIC_RELEASE);
-	s->seq++;
-	/* pairs with the acquire load of produced in consumer.c drain_stream */
-	__atomic_store_n(&s->hdr->produced, s->seq, __ATOMIC_RELEASE);
-	wake_recorder(s->hdr);
+	w->seq++;
+	/* pairs with the acquire load of produced in cli/consumer.c
+	 * drain_stream: the slot and the packet are complete */
+	__atomic_store_n(&w->arena->produced[w->index], w->seq, __ATOMIC_RELEASE);
+	wake_recorder(w->arena->hdr);
 	t->packet = NULL;
 	t->pos = NULL;
 	__atomic_store_n(&t->end, NULL, __ATOMIC_RELAXED);
 }
 
-static int packet_open(struct tk_stream *s, struct tk__thread *t,
-		       uint64_t tsc)
+static bool take_chunk(struct tk_arena_map *a, uint32_t *id, char **pkt)
 {
-	struct tk_rb_header *h = s->hdr;
-	struct tk_rb_slot *sl = slot_of(s, s->seq);
-	char *pkt = s->base + (size_t)(s->seq % h->nsub) * h->subbuf_size;
-	struct tk_packet_header *ph = (struct tk_packet_header *)pkt;
+	struct tk_arena *h = a->hdr;
 
-	if (h->mode == TK_RB_DISCARD) {
-		uint64_t consumed = __atomic_load_n(&h->consumed,
+	if (!tk_ring_take(&h->free_chunks, a->chunk_ring, a->ring_size,
+			  id))
+		return false;
+	*pkt = tk_arena_chunk(a, *id);
+	return *pkt != NULL;
+}
+
+static char *inline_page(struct tk_wstream *w)
+{
+	return (char *)w->desc + w->arena->hdr->stream_size - TK_INLINE_SIZE;
+}
+
+/* The stream's inline page, if the recorder has written what it held and
+ * an event of @size bytes fits.  Pairs with the release store of
+ * inline_busy in cli/consumer.c chunk_give_back. */
+static bool take_inline(struct tk_wstream *w, uint32_t size, uint32_t *id,
+			char **pkt)
+{
+	struct tk_rb_stream *d = w->desc;
+
+	if (size > TK_INLINE_SIZE - sizeof(struct tk_packet_header) ||
+	    __atomic_load_n(&d->inline_busy, __ATOMIC_ACQUIRE))
+		return false;
+	d->inline_busy = 1;
+	*id = TK_CHUNK_INLINE;
+	*pkt = inline_page(w);
+	return true;
+}
+
+/* A chunk for the next packet, for an event of @size bytes: a thread's
+ * first packet goes to its inline page, the others to the pool, the
+ * inline page when the pool is empty. */
+static bool take_any(struct tk_wstream *w, uint32_t size, uint32_t *id,
+		     char **pkt)
+{
+	if (w->seq == 0 && take_inline(w, size, id, pkt))
+		return true;
+	return take_chunk(w->arena, id, pkt) || take_inline(w, size, id, pkt);
+}
+
+static char *inline_page(struct tk_wstream *w);
+
+/* Overwrite mode: a chunk for packet w->seq, taken from the thread's own
+ * oldest packet when its ring is full or the pool is empty; that packet's
+ * events are lost. */
+static bool reuse_oldest(struct tk_wstream *w, uint32_t *id, char **pkt)
+{
+	struct tk_rb_slot *old;
+
+	if (w->seq == w->oldest)
+		return false;
+	old = slot_of(w, w->oldest);
+	w->desc->lost_overwritten += old->events;
+	w->lost += old->events;
+	*id = old->chunk;
+	/* Seqlock: the old packet's number is gone before any of its bytes
+	 * change (cli/consumer.c write_copy checks it after copying). */
+	__atomic_store_n(&old->seq, 0, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	w->oldest++;
+	*pkt = *id == TK_CHUNK_INLINE ? inline_page(w) : tk_arena_chunk(w->arena, *id);
+	return *pkt != NULL;
+}
+
+/* Open packet w->seq for an event of @size bytes. */
+static int packet_open(struct tk_wstream *w, struct tk__thread *t,
+		       uint64_t tsc, uint32_t size)
+{
+	struct tk_arena_map *a = w->arena;
+	struct tk_rb_slot *sl = slot_of(w, w->seq);
+	struct tk_packet_header *ph;
+	uint32_t id;
+	char *pkt;
+
+	if (a->geom.mode == TK_RB_DISCARD) {
+		/* pairs with the release store of consumed in cli/consumer.c
+		 * drain_stream: the recorder has read the slot */
+		uint64_t consumed = __atomic_load_n(&w->desc->consumed,
 						    __ATOMIC_ACQUIRE);
 
-		if (s->seq - consumed >= h->nsub)
+		if (w->seq - consumed >= a->geom.slots ||
+		    !take_any(w, size, &id, &pkt))
 			return -ENOSPC;
-	} else if (sl->seq != UINT64_MAX) {
-		h->lost_overwritten += sl->events;
-		s->lost += sl->events;
+	} else if (w->seq - w->oldest >= a->geom.slots) {
+		if (!reuse_oldest(w, &id, &pkt))
+			return -ENOSPC;
+	} else if (!take_any(w, size, &id, &pkt) &&
+		   !reuse_oldest(w, &id, &pkt)) {
+		return -ENOSPC;
 	}
-	/* Seqlock: the new number is visible before any byte of the
-	 * packet changes, so a reader copying the old one notices. */
-	__atomic_store_n(&sl->seq, s->seq, __ATOMIC_RELAXED);
+	if (id == TK_CHUNK_INLINE &&
+	    size > TK_INLINE_SIZE - sizeof(struct tk_packet_header)) {
+		/* overwrite mode reused its inline page: too small for this
+		 * event; it is empty now (its events were counted lost) */
+		__atomic_store_n(&sl->seq, 0, __ATOMIC_RELAXED);
+		return -ENOSPC;
+	}
+	/* Seqlock: the new number is visible before any byte of the packet
+	 * changes, so a reader copying the old one notices. */
+	__atomic_store_n(&sl->seq, w->seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
+	sl->chunk = id;
 	sl->events = 0;
+	ph = (struct tk_packet_header *)pkt;
 	memset(ph, 0, sizeof(*ph));
 	ph->magic = TK_CTF_MAGIC;
 	ph->timestamp_begin = tsc;
-	ph->packet_seq_num = s->seq;
+	ph->packet_seq_num = w->seq;
 	ph->cpu_id = (uint32_t)sched_getcpu();
-	ph->pid = h->pid;
-	ph->tid = h->tid;
+	ph->pid = w->desc->pid;
+	ph->tid = w->desc->tid;
 	__atomic_store_n(&sl->commit, sizeof(*ph), __ATOMIC_RELEASE);
 	t->packet = pkt;
 	t->last_tsc = tsc; /* the packet's timestamp_begin: readers start here */
 	t->pos = pkt + sizeof(*ph);
 	t->commit = &sl->commit;
 	t->events = 0;
-	__atomic_store_n(&t->end, pkt + h->subbuf_size, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->end, pkt + (id == TK_CHUNK_INLINE ? TK_INLINE_SIZE
+							      : a->geom.chunk_size),
+			 __ATOMIC_RELAXED);
 	return 0;
 }
 
-static void stream_unlink(struct tk_stream *s)
-{
-	pthread_mutex_lock(&streams_lock);
-	for (struct tk_stream **pp = &streams; *pp; pp = &(*pp)->next) {
-		if (*pp == s) {
-			*pp = s->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&streams_lock);
-}
-
-/* Close the thread's buffer for good: last packet, closed flag, unmap. */
+/* Leave the thread's stream for good: last packet, closed. */
 static void stream_finish(struct tk__thread *t, uint64_t tsc)
 {
-	struct tk_stream *s = t->stream;
+	struct tk_wstream *w = t->stream;
+	struct tk_arena_map *a;
 
-	if (!s)
+	if (!w)
 		return;
+	a = w->arena;
 	if (t->packet)
-		packet_close(s, t, tsc);
-	__atomic_store_n(&s->hdr->closed, 1, __ATOMIC_RELEASE);
-	stream_unlink(s);
+		packet_close(w, t, tsc);
+	w->thread = NULL;
+	/* pairs with the acquire load of the state in cli/consumer.c: every
+	 * packet of the stream is closed */
+	__atomic_store_n(&w->desc->state, TK_RB_CLOSED, __ATOMIC_RELEASE);
+	wake_recorder(a->hdr);
 	t->stream = NULL;
-	munmap(s->hdr, s->map_size);
-	free(s);
+	t->commit = NULL;
+	__atomic_fetch_sub(&a->users, 1, __ATOMIC_RELEASE);
 }
 
-static int send_stream(struct tk_stream *s, int fd)
+/* Take a stream in the session's arena for the calling thread: memory
+ * made ahead, a compare-and-swap, two cheap system calls (tid, name). */
+static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 {
-	struct tk_msg_stream m;
+	struct tk_arena_map *a = __atomic_load_n(&arena_cur, __ATOMIC_ACQUIRE);
+	struct tk_rb_stream *d;
+	struct tk_wstream *w;
+	uint32_t i;
 
-	memset(&m, 0, sizeof(m));
-	m.m.type = TK_MSG_STREAM;
-	m.m.len = sizeof(m);
-	m.tid = s->hdr->tid;
-	m.size = s->map_size;
-	memcpy(m.comm, s->hdr->comm, sizeof(m.comm));
-	return tk_session_send(&m, sizeof(m), fd);
-}
-
-static struct tk_stream *stream_create(struct tk__thread *t, uint64_t gen)
-{
-	struct tk_geometry c = tk_config_geometry();
-	struct tk_stream *s;
-	struct tk_rb_header *h;
-	size_t header_size, size;
-	int fd;
-
-	if (!c.active || c.nsub < 2 || c.nsub > TK_RB_MAX_SUBBUF ||
-	    c.subbuf_size < 4096 || c.subbuf_size % 4096)
+	if (!tk_config_geometry().active)
+		return NULL; /* the session ended: nothing to count in */
+	if (!a || a->gen != gen) {
+		__atomic_fetch_add(&lost_nobuf, 1, __ATOMIC_RELAXED);
 		return NULL;
-	header_size = sizeof(*h) + c.nsub * sizeof(struct tk_rb_slot);
-	header_size = (header_size + 4095) & ~(size_t)4095;
-	size = header_size + (size_t)c.nsub * c.subbuf_size;
-	s = calloc(1, sizeof(*s));
-	if (!s)
+	}
+	if (!tk_ring_take(&a->hdr->free_streams, a->stream_ring,
+			  a->ring_size, &i) ||
+	    i >= a->geom.streams_max) {
+		__atomic_fetch_add(&a->hdr->lost_nobuf, 1, __ATOMIC_RELAXED);
 		return NULL;
-	fd = memfd_create("tracekit-buffer", MFD_CLOEXEC);
-	if (fd < 0)
-		goto fail;
-	if (ftruncate(fd, (off_t)size) < 0)
-		goto fail_fd;
-	/* Populated now so that no event pays for a page fault. */
-	h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-		 fd, 0);
-	if (h == MAP_FAILED)
-		goto fail_fd;
-	h->magic = TK_RB_MAGIC;
-	h->version = TK_RB_VERSION;
-	h->pid = (uint32_t)getpid();
-	h->tid = (uint32_t)syscall(SYS_gettid);
-	h->nsub = c.nsub;
-	h->subbuf_size = c.subbuf_size;
-	h->header_size = (uint32_t)header_size;
-	h->mode = c.mode;
-	prctl(PR_GET_NAME, h->comm, 0, 0, 0);
-	for (uint32_t i = 0; i < c.nsub; i++)
-		h->slot[i].seq = UINT64_MAX;
-	s->hdr = h;
-	s->base = (char *)h + header_size;
-	s->map_size = size;
-	s->gen = gen;
-	s->payload_max = c.subbuf_size - (uint32_t)sizeof(struct tk_packet_header);
-	s->thread = t;
-	send_stream(s, fd);
-	close(fd);
-
-	pthread_mutex_lock(&streams_lock);
-	s->next = streams;
-	streams = s;
-	pthread_mutex_unlock(&streams_lock);
-	t->stream = s;
-	__atomic_fetch_add(&h->lost_nested,
+	}
+	w = &a->w[i];
+	d = tk_arena_stream(a, i);
+	memset(w, 0, sizeof(*w));
+	w->arena = a;
+	w->desc = d;
+	w->index = i;
+	w->payload_max = a->geom.chunk_size - (uint32_t)sizeof(struct tk_packet_header);
+	w->thread = t;
+	d->pid = a->hdr->pid;
+	d->tid = (uint32_t)syscall(SYS_gettid);
+	prctl(PR_GET_NAME, d->comm, 0, 0, 0);
+	__atomic_fetch_add(&d->lost_nested,
 			   __atomic_exchange_n(&t->lost_pending, 0, __ATOMIC_RELAXED),
 			   __ATOMIC_RELAXED);
-	pthread_setspecific(exit_key, s);
-	return s;
+	__atomic_fetch_add(&a->users, 1, __ATOMIC_ACQUIRE);
+	/* pairs with the acquire load of the state in cli/consumer.c
+	 * scan_streams: tid and name are there */
+	__atomic_store_n(&d->state, TK_RB_OPEN, __ATOMIC_RELEASE);
+	t->stream = w;
+	pthread_setspecific(exit_key, w);
+	return w;
+}
 
-fail_fd:
-	close(fd);
-fail:
-	free(s);
-	return NULL;
+/* --block: wait up to the session's time for the recorder to give space
+ * back (consumer.c give_back bumps `space`), then try once more.  Only on
+ * the thread's own path: an event fired inside another one (a signal
+ * handler's) never gets here (busy).  */
+static int wait_space(struct tk_wstream *w, struct tk__thread *t, uint64_t tsc,
+		      uint32_t size)
+{
+	struct tk_arena *h = w->arena->hdr;
+	struct timespec now, end;
+	int ret = -ENOSPC;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += w->arena->geom.block_ms / 1000;
+	end.tv_nsec += (long)(w->arena->geom.block_ms % 1000) * 1000000;
+	if (end.tv_nsec >= 1000000000) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000;
+	}
+	__atomic_fetch_add(&h->waiters, 1, __ATOMIC_SEQ_CST);
+	for (;;) {
+		uint32_t seen = __atomic_load_n(&h->space, __ATOMIC_ACQUIRE);
+		struct timespec left;
+
+		ret = packet_open(w, t, tsc, size);
+		if (!ret)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left.tv_sec = end.tv_sec - now.tv_sec;
+		left.tv_nsec = end.tv_nsec - now.tv_nsec;
+		if (left.tv_nsec < 0) {
+			left.tv_sec--;
+			left.tv_nsec += 1000000000;
+		}
+		if (left.tv_sec < 0 ||
+		    __atomic_load_n(&tk_session_gen, __ATOMIC_RELAXED) !=
+			    w->arena->gen)
+			break;
+		/* pairs with the release store and FUTEX_WAKE in
+		 * cli/consumer.c give_back */
+		syscall(SYS_futex, &h->space, FUTEX_WAIT, seen, &left, NULL, 0);
+	}
+	__atomic_fetch_sub(&h->waiters, 1, __ATOMIC_RELAXED);
+	return ret;
 }
 
 TK_EXPORT char *tk__reserve_slow(uint32_t size, uint64_t tsc)
 {
 	struct tk__thread *t = &tk__thread;
-	struct tk_stream *s = t->stream;
+	struct tk_wstream *w = t->stream;
 	uint64_t gen = __atomic_load_n(&tk_session_gen, __ATOMIC_SEQ_CST);
 
-	if (s && s->gen != gen) {
+	if (w && w->arena->gen != gen) {
 		stream_finish(t, tsc);
-		s = NULL;
+		w = NULL;
 	}
-	if (!s) {
-		if (tk_session_child_pending())
-			tk_session_reconnect_child();
-		gen = __atomic_load_n(&tk_session_gen, __ATOMIC_SEQ_CST);
-		s = stream_create(t, gen);
-		if (!s)
+	if (!w) {
+		w = stream_open(t, gen);
+		if (!w)
 			return NULL;
 	}
-	if (size > s->payload_max) {
-		s->hdr->lost_big++;
-		s->lost++;
+	if (size > w->payload_max) {
+		w->desc->lost_big++;
+		w->lost++;
 		return NULL;
 	}
 	if (t->packet)
-		packet_close(s, t, tsc);
-	if (packet_open(s, t, tsc) < 0) {
-		s->hdr->lost_full++;
-		s->lost++;
+		packet_close(w, t, tsc);
+	if (packet_open(w, t, tsc, size) < 0 &&
+	    (!w->arena->geom.block_ms || wait_space(w, t, tsc, size) < 0)) {
+		w->desc->lost_full++;
+		w->lost++;
 		return NULL;
 	}
 	/* A session change racing with the store of end above: make sure
 	 * the next event looks again (see tk_streams_session_changed). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&tk_session_gen, __ATOMIC_SEQ_CST) != s->gen)
+	if (__atomic_load_n(&tk_session_gen, __ATOMIC_SEQ_CST) != w->arena->gen)
 		__atomic_store_n(&t->end, NULL, __ATOMIC_RELAXED);
 	return t->pos;
 }
@@ -292,32 +380,80 @@ void tk_stream_prepare(void)
 	if (t->stream || t->busy)
 		return;
 	t->busy = 1; /* an event of a signal handler meanwhile is counted lost */
-	if (tk_session_child_pending())
-		tk_session_reconnect_child();
-	stream_create(t, __atomic_load_n(&tk_session_gen, __ATOMIC_SEQ_CST));
+	stream_open(t, __atomic_load_n(&tk_session_gen, __ATOMIC_SEQ_CST));
 	__atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
 }
 
 TK_EXPORT void tk__lost_nested(void)
 {
-	struct tk_stream *s = tk__thread.stream;
+	struct tk_wstream *w = tk__thread.stream;
 
 	/* Same thread as the interrupted writer: an atomic add is the only
 	 * safe way to count, and this is far from the fast path.  Without a
-	 * buffer yet (it is being created), the count waits in the thread. */
-	if (s)
-		__atomic_fetch_add(&s->hdr->lost_nested, 1, __ATOMIC_RELAXED);
+	 * stream yet (it is being opened), the count waits in the thread. */
+	if (w)
+		__atomic_fetch_add(&w->desc->lost_nested, 1, __ATOMIC_RELAXED);
 	else
 		__atomic_fetch_add(&tk__thread.lost_pending, 1, __ATOMIC_RELAXED);
+}
+
+/* Free the retired arenas no thread uses any more; with exit_lock. */
+static void reap_retired_locked(void)
+{
+	for (struct tk_arena_map **pp = &retired; *pp;) {
+		struct tk_arena_map *a = *pp;
+
+		if (__atomic_load_n(&a->users, __ATOMIC_ACQUIRE)) {
+			pp = &a->next;
+			continue;
+		}
+		*pp = a->next;
+		tk_arena_forget(a);
+	}
+}
+
+static void send_threads_to_slow_path(struct tk_arena_map *a)
+{
+	for (uint32_t i = 0; a && i < a->geom.streams_max; i++)
+		if (a->w[i].thread)
+			__atomic_store_n(&a->w[i].thread->end, NULL,
+					 __ATOMIC_SEQ_CST);
 }
 
 void tk_streams_session_changed(void)
 {
 	__atomic_fetch_add(&tk_session_gen, 1, __ATOMIC_SEQ_CST);
-	pthread_mutex_lock(&streams_lock);
-	for (struct tk_stream *s = streams; s; s = s->next)
-		__atomic_store_n(&s->thread->end, NULL, __ATOMIC_SEQ_CST);
-	pthread_mutex_unlock(&streams_lock);
+	pthread_mutex_lock(&exit_lock);
+	send_threads_to_slow_path(arena_cur);
+	for (struct tk_arena_map *a = retired; a; a = a->next)
+		send_threads_to_slow_path(a);
+	reap_retired_locked();
+	pthread_mutex_unlock(&exit_lock);
+}
+
+void tk_streams_set_arena(struct tk_arena_map *a)
+{
+	struct tk_arena_map *old;
+
+	pthread_mutex_lock(&exit_lock);
+	old = __atomic_exchange_n(&arena_cur, a, __ATOMIC_ACQ_REL);
+	if (old) {
+		old->retired = true;
+		old->next = retired;
+		retired = old;
+	}
+	reap_retired_locked();
+	pthread_mutex_unlock(&exit_lock);
+}
+
+struct tk_arena_map *tk_streams_arena(void)
+{
+	return __atomic_load_n(&arena_cur, __ATOMIC_ACQUIRE);
+}
+
+uint64_t tk_streams_lost_nobuf(void)
+{
+	return __atomic_load_n(&lost_nobuf, __ATOMIC_RELAXED);
 }
 
 static void thread_exit(void *arg)
@@ -326,42 +462,44 @@ static void thread_exit(void *arg)
 
 	(void)arg;
 	/* Events fired by later destructors count as nested and are
-	 * dropped: the buffer is gone. */
+	 * dropped: the stream is closed. */
 	t->busy = 1;
+	pthread_mutex_lock(&exit_lock);
 	stream_finish(t, tk__clock());
+	pthread_mutex_unlock(&exit_lock);
 }
 
 static void fork_prepare(void)
 {
 	tk_registry_lock();
-	pthread_mutex_lock(&streams_lock);
+	pthread_mutex_lock(&exit_lock);
 }
 
 static void fork_parent(void)
 {
-	pthread_mutex_unlock(&streams_lock);
+	pthread_mutex_unlock(&exit_lock);
 	tk_registry_unlock();
 }
 
 static void fork_child(void)
 {
 	struct tk__thread *t = &tk__thread;
-	struct tk_stream *s = streams;
 
-	/* The parent's buffers are shared memory the parent still writes:
+	/* The parent's arenas are shared memory the parent still writes:
 	 * drop our mappings without a single store into them. */
-	while (s) {
-		struct tk_stream *next = s->next;
+	tk_arena_forget(arena_cur);
+	arena_cur = NULL;
+	while (retired) {
+		struct tk_arena_map *next = retired->next;
 
-		munmap(s->hdr, s->map_size);
-		free(s);
-		s = next;
+		tk_arena_forget(retired);
+		retired = next;
 	}
-	streams = NULL;
 	memset(t, 0, sizeof(*t));
 	pthread_setspecific(exit_key, NULL);
+	lost_nobuf = 0;
 	tk_session_gen++;
-	pthread_mutex_unlock(&streams_lock);
+	pthread_mutex_unlock(&exit_lock);
 	tk_registry_unlock();
 	tk_session_after_fork_child();
 }

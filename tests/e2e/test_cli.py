@@ -195,7 +195,7 @@ def test_error_bad_options():
     one_error(tk("record", "--bogus"), rc=2,
               exact="tracekit: unknown option '--bogus' (see 'tracekit record --help')")
     one_error(tk("record", "-o", d, "-b", "abc", "--", BASIC), rc=2,
-              exact="tracekit: -b 'abc': buffer size must be a number of KiB, at least 8")
+              exact="tracekit: -b 'abc': buffer size must be a number of KiB, from 8 to 67108864")
     one_error(tk("report", "--ts", "foo", d), rc=2,
               exact="tracekit: --ts 'foo': use mono, real or raw")
     one_error(tk("record"), rc=2,
@@ -956,25 +956,29 @@ def packet_sizes(stream):
 
 
 def test_subbuffer_sizes():
-    # Without --subbufs a buffer is cut into 256 KiB sub-buffers (at least
-    # 8), so the recorder frees space in small steps; --subbufs chooses.
+    # A thread's first packet is its 4 KiB inline page; then sub-buffers of
+    # 64 KiB (fewer than 2 in -b: half of -b), or -b / --subbufs.  On disk
+    # each packet is padded to 4 KiB (O_DIRECT) or not (buffered writes).
     d = os.path.join(tklib.tmpdir(), "t")
-    for opts, most in ((["-b", "4096"], 256 << 10),
+    for opts, most in ((["-b", "4096"], 64 << 10),
                        (["-b", "4096", "--subbufs", "2"], 2 << 20),
-                       (["-b", "64"], 8 << 10)):
+                       (["-b", "64"], 32 << 10)):
         p, rows, total = record_basic(d, "-n", "40000", opts=opts)
         row = max(rows, key=lambda r: r["events"])  # the thread writing
         sizes = packet_sizes(os.path.join(d, "user", "%d-%d" % (row["pid"], row["tid"])))
         assert sum(sizes) == row["bytes"], (opts, sum(sizes), row)
-        # each packet but the last was closed when the next event did not fit
-        assert all(most - 256 < n <= most for n in sizes[:-1]), (opts, sizes[:5])
+        assert 4096 - 256 < sizes[0] <= 4096, (opts, sizes[:3])
+        # each packet but the first and last was closed when the next event
+        # did not fit
+        assert all(most - 256 < n <= most for n in sizes[1:-1]), (opts, sizes[:5])
         assert 0 < sizes[-1] <= most, (opts, sizes[-1])
-        if most > 8 << 10:
+        if opts != ["-b", "64"]:  # 2 sub-buffers of 32 KiB: a flood loses
             assert total["lost"] == 0, (opts, p.stderr)
-            assert len(sizes) == -(-row["bytes"] // most), (opts, len(sizes), row)
-    p = tk("record", "-o", d, "--subbufs", "129", "--", BASIC, "1")
+            assert len(sizes) == 1 + -(-(row["bytes"] - sizes[0]) // most), \
+                (opts, len(sizes), row)
+    p = tk("record", "-o", d, "--subbufs", "4097", "--", BASIC, "1")
     assert p.returncode == 2 and p.stderr == \
-        "tracekit: --subbufs '129': must be from 2 to 128\n", p.stderr
+        "tracekit: --subbufs '4097': must be from 2 to 4096\n", p.stderr
 
 
 def test_bare_function_tracer_on_plain_program():
