@@ -33,13 +33,13 @@
 #include <fnmatch.h>
 #include <tracefs.h>
 #include "cli.h"
-#include "elf-events.h"
-#include "event-info.h"
-#include "counters.h"
-#include "kernel.h"
-#include "pattern.h"
-#include "protocol.h"
-#include "unix-socket.h"
+#include "format/elf-events.h"
+#include "format/event-info.h"
+#include "kernel/counters.h"
+#include "kernel/kernel.h"
+#include "common/pattern.h"
+#include "common/protocol.h"
+#include "common/unix-socket.h"
 
 #define ANSWER_TIMEOUT_MS 3000
 

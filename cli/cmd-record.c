@@ -30,11 +30,11 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
-#include "config.h"
-#include "elf-events.h"
-#include "filter.h"
-#include "pattern.h"
-#include "protocol.h"
+#include "lib/config.h"
+#include "format/elf-events.h"
+#include "common/filter.h"
+#include "common/pattern.h"
+#include "common/protocol.h"
 #include "record-functrace.h"
 #include "record-kernel.h"
 #include "session.h"

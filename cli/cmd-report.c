@@ -11,7 +11,7 @@
  *
  * after a header with the clock, the processes and each stream's counts of
  * recorded and lost events.  Sources (user streams, then the kernel's
- * CPUs: report-kernel.c) are merged by timestamp with a heap.  Each event
+ * CPUs: report-kernel.c) are merged by timestamp (format/merge.h).  Each event
  * is printed by its source's printer; report.h shows the line layout.
  */
 #define _GNU_SOURCE
@@ -23,13 +23,14 @@
 #include <string.h>
 #include <time.h>
 #include "cli.h"
-#include "filter.h"
-#include "pattern.h"
-#include "printfmt.h"
+#include "common/filter.h"
+#include "common/pattern.h"
+#include "format/printfmt.h"
 #include "report-graph.h"
 #include "report.h"
-#include "stream-read.h"
-#include "trace.h"
+#include "format/merge.h"
+#include "format/stream-read.h"
+#include "format/trace.h"
 
 struct report {
 	const char *dir;
@@ -45,11 +46,7 @@ struct report {
 	bool tep_stats;
 	struct tk_trace trace;
 	struct report_kernel *kernel; /* NULL when the trace has none */
-	unsigned nsources;           /* nreaders, then the kernel's CPUs */
-	struct tk_stream_reader *readers;
-	unsigned nreaders;
-	unsigned *heap; /* source indexes, min-heap on current ts */
-	unsigned heap_len;
+	struct tk_merge merge;        /* user streams and kernel CPUs */
 	/* per event: 1 print it, 0 skip it; and its compiled filter */
 	struct event_state {
 		const struct tk_event_info *ev;
@@ -226,71 +223,6 @@ static int prepare_events(struct report *r, const struct report_filter_result *k
 static struct event_state *state_of(const struct tk_event_info *ev)
 {
 	return ev->user;
-}
-
-static void heap_swap(struct report *r, unsigned a, unsigned b)
-{
-	unsigned t = r->heap[a];
-
-	r->heap[a] = r->heap[b];
-	r->heap[b] = t;
-}
-
-static uint64_t source_ts(const struct report *r, unsigned src)
-{
-	if (src < r->nreaders)
-		return r->readers[src].ts;
-	return report_kernel_ts(r->kernel, src - r->nreaders);
-}
-
-static bool heap_less(const struct report *r, unsigned a, unsigned b)
-{
-	uint64_t x = source_ts(r, r->heap[a]), y = source_ts(r, r->heap[b]);
-
-	if (x != y)
-		return x < y;
-	return r->heap[a] < r->heap[b];
-}
-
-static void heap_down(struct report *r, unsigned i)
-{
-	for (;;) {
-		unsigned l = 2 * i + 1, m = i;
-
-		if (l < r->heap_len && heap_less(r, l, m))
-			m = l;
-		if (l + 1 < r->heap_len && heap_less(r, l + 1, m))
-			m = l + 1;
-		if (m == i)
-			return;
-		heap_swap(r, i, m);
-		i = m;
-	}
-}
-
-static void heap_up(struct report *r, unsigned i)
-{
-	while (i && heap_less(r, i, (i - 1) / 2)) {
-		heap_swap(r, i, (i - 1) / 2);
-		i = (i - 1) / 2;
-	}
-}
-
-/* Move source @idx to its next event; false at its end (or error). */
-static bool reader_advance(struct report *r, unsigned idx)
-{
-	char err[512];
-	int ret;
-
-	if (idx >= r->nreaders)
-		return report_kernel_next(r->kernel, idx - r->nreaders);
-	ret = tk_stream_next(&r->readers[idx], err, sizeof(err));
-
-	if (ret < 0) {
-		tk_error("%s", err);
-		r->error = true;
-	}
-	return ret > 0;
 }
 
 size_t report_put_uint(char *buf, uint64_t v, unsigned width, char pad)
@@ -514,38 +446,6 @@ static void print_counts(const struct report *r)
 	free(c);
 }
 
-static int open_readers(struct report *r)
-{
-	const struct tk_trace *t = &r->trace;
-
-	unsigned ncpus = r->kernel ? report_kernel_ncpus(r->kernel) : 0;
-
-	r->readers = calloc(t->nstreams + 1, sizeof(*r->readers));
-	r->heap = calloc(t->nstreams + ncpus + 1, sizeof(*r->heap));
-	if (!r->readers || !r->heap)
-		return -ENOMEM;
-	for (unsigned i = 0; i < t->nstreams; i++) {
-		char err[512];
-
-		if (tk_stream_open(&r->readers[r->nreaders], t, &t->streams[i], err,
-				   sizeof(err)) < 0) {
-			tk_error("%s", err);
-			r->error = true;
-			tk_stream_close(&r->readers[r->nreaders]);
-			continue;
-		}
-		r->nreaders++;
-	}
-	r->nsources = r->nreaders + ncpus;
-	for (unsigned i = 0; i < r->nsources; i++) {
-		if (!reader_advance(r, i))
-			continue;
-		r->heap[r->heap_len++] = i;
-		heap_up(r, r->heap_len - 1);
-	}
-	return 0;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	static char outbuf[1 << 20];
@@ -580,18 +480,32 @@ int cmd_report(int argc, char **argv)
 	if (!r.no_header && !r.count_only && !r.profile)
 		print_header(&r);
 	r.ftrace = ftrace_view_open(&r.trace, r.profile);
-	if (open_readers(&r) < 0)
+	if (tk_merge_open(&r.merge, &r.trace,
+			  r.kernel ? report_kernel_handle(r.kernel) : NULL) < 0) {
+		tk_error("out of memory");
 		return TK_EXIT_FAILURE;
-	while (r.heap_len) {
-		unsigned idx = r.heap[0];
-		struct tk_stream_reader *rd = &r.readers[idx];
+	}
+	for (;;) {
+		struct tk_merge_event ev;
+		struct tk_stream_reader *rd;
 		struct event_state *st;
+		int ret = tk_merge_next(&r.merge, &ev, err, sizeof(err));
 
-		if (idx >= r.nreaders) {
-			if (!r.profile)
-				report_kernel_emit(r.kernel, idx - r.nreaders);
-			goto next;
+		if (!ret)
+			break;
+		if (ret < 0) {
+			/* that stream or CPU ends here; the others go on */
+			tk_error("%s", ret == -ENOMEM ? "out of memory" : err);
+			r.error = true;
+			continue;
 		}
+		if (ev.kcpu) {
+			if (!r.profile)
+				report_kernel_emit(r.kernel, (unsigned)(ev.kcpu -
+					report_kernel_handle(r.kernel)->cpus));
+			continue;
+		}
+		rd = ev.user;
 		st = state_of(rd->event);
 		if (st && st->shown &&
 		    (!st->filter || tk_filter_match(st->filter, rd->values))) {
@@ -602,10 +516,6 @@ int cmd_report(int argc, char **argv)
 			else if (!r.profile)
 				print_event(&r, rd, st);
 		}
-next:
-		if (!reader_advance(&r, idx))
-			r.heap[0] = r.heap[--r.heap_len];
-		heap_down(&r, 0);
 	}
 	if (r.count_only)
 		print_counts(&r);
@@ -613,16 +523,11 @@ next:
 	fflush(stdout);
 	if (r.tep_stats && r.kernel)
 		report_kernel_tep_stats(r.kernel);
-	for (unsigned i = 0; i < r.nreaders; i++)
-		tk_stream_close(&r.readers[i]);
+	tk_merge_close(&r.merge);
 	for (unsigned i = 0; i < r.nstates; i++)
 		tk_filter_free(r.states[i].filter);
 	free(r.states);
-	free(r.readers);
-	free(r.heap);
 	free(r.patterns);
-	if (r.kernel && report_kernel_failed(r.kernel))
-		r.error = true;
 	report_kernel_close(r.kernel);
 	tk_trace_free(&r.trace);
 	return r.error ? TK_EXIT_FAILURE : 0;

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "kernel.h"
+#include "kernel/kernel.h"
 
 static int remove_instance(const char *name)
 {

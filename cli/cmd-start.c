@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "event-info.h"
-#include "kernel.h"
+#include "common/clock.h"
+#include "format/event-info.h"
+#include "kernel/kernel.h"
 
 #define DEFAULT_INSTANCE TK_KINSTANCE_PREFIX
 

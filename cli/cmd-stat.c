@@ -28,12 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
-#include "counters.h"
-#include "event-info.h"
-#include "kernel.h"
-#include "pattern.h"
-#include "stream-read.h"
-#include "trace.h"
+#include "kernel/counters.h"
+#include "format/event-info.h"
+#include "kernel/kernel.h"
+#include "common/pattern.h"
+#include "format/stream-read.h"
+#include "format/trace.h"
 
 struct stat_opts {
 	const char **events;

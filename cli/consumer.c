@@ -2,7 +2,7 @@
 /*
  * consumer.c - drain the processes' buffers into the trace directory.
  *
- * Each process hands over its arena (lib/ringbuf-layout.h): a control
+ * Each process hands over its arena (common/ringbuf-layout.h): a control
  * memfd and pool segments.  The recorder offers stream descriptors and
  * gives chunks back through the free rings, finds each thread's stream
  * by its descriptor's state, and:
@@ -548,7 +548,7 @@ static void fix_header(const struct rec_stream *st, struct tk_packet_header *ph,
 static uint64_t events_bound(uint64_t events, uint64_t commit)
 {
 	uint64_t most = (commit - sizeof(struct tk_packet_header)) /
-			TK_EVENT_HEADER_MIN;
+			TK__HEADER_COMPACT;
 
 	return events < most ? events : most;
 }
@@ -747,7 +747,7 @@ static uint64_t whole_events_of(const struct rec_stream *st, const char *pkt,
 	uint64_t last = ((const struct tk_packet_header *)pkt)->timestamp_begin;
 
 	*count = 0;
-	while (commit - off >= TK_EVENT_HEADER_MIN) {
+	while (commit - off >= TK__HEADER_COMPACT) {
 		const struct tk_event_info *ev = NULL;
 		unsigned hsize;
 		uint16_t id;

@@ -6,7 +6,7 @@
 #ifndef TK_INSTANCE_ARGS_H
 #define TK_INSTANCE_ARGS_H
 
-#include "kernel.h"
+#include "kernel/kernel.h"
 
 /* Parse "[-B NAME]" for @verb (@help: its usage text, printed for -h).
  * Returns 0 with *name set (default "tracekit"), 1 after printing the

@@ -14,6 +14,7 @@
 static const struct tk_command commands[] = {
 	{ "record", cmd_record, "run a command (or attach to a process) and record its events" },
 	{ "report", cmd_report, "print the events of a trace in time order" },
+	{ "convert", cmd_convert, "write a trace as Chrome JSON, folded stacks or a flame graph" },
 	{ "list", cmd_list, "list events (user and kernel), tracers, functions, options" },
 	{ "stat", cmd_stat, "count how many times events fire, for a command or system-wide" },
 	{ "start", cmd_start, "start kernel tracing into a named instance and return" },

@@ -24,10 +24,10 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
-#include "elf-events.h"
-#include "protocol.h"
+#include "format/elf-events.h"
+#include "common/protocol.h"
 #include "record-functrace.h"
-#include "symbols.h"
+#include "format/symbols.h"
 
 #define BUILD_FLAGS "-fpatchable-function-entry=5 (gcc, clang), " \
 	"-pg -mfentry -mnop-mcount -mrecord-mcount with -fno-pie -no-pie (gcc) " \

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "common/clock.h"
 #include "record-functrace.h"
 #include "record-kernel.h"
 #include "tracekit/runtime.h"

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
-#include "kernel.h"
+#include "kernel/kernel.h"
 #include "session.h"
 
 struct record_kernel {

@@ -25,11 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "export/calls.h"
 #include "report-graph.h"
 #include "report.h"
-#include "symbols.h"
-
-enum ft_kind { K_FUNCTION, K_ENTRY, K_EXIT, K_STACK, K_NONE };
+#include "format/symbols.h"
 
 struct open_call {
 	uint64_t func;
@@ -57,42 +56,26 @@ struct ftrace_view {
 	} cache[1024];
 	struct {
 		const struct tk_event_info *ev;
-		enum ft_kind kind;
-	} kinds[64]; /* kind_of per event, looked up per record */
+		enum tk_ft_kind kind;
+	} kinds[64]; /* tk_ft_kind_of per event, looked up per record */
 	char num[32];
 };
 
-static enum ft_kind kind_of(const struct tk_event_info *ev)
-{
-	if (strcmp(ev->provider, "ftrace"))
-		return K_NONE;
-	if (!strcmp(ev->name, "function") && ev->nfields == 2)
-		return K_FUNCTION;
-	if (!strcmp(ev->name, "funcgraph_entry") && ev->nfields == 2)
-		return K_ENTRY;
-	if (!strcmp(ev->name, "funcgraph_exit") && ev->nfields == 2)
-		return K_EXIT;
-	if (!strcmp(ev->name, "user_stack") && ev->nfields == 1 &&
-	    ev->fields[0].kind == TK_KIND_BYTES)
-		return K_STACK;
-	return K_NONE;
-}
-
-static enum ft_kind kind_cached(struct ftrace_view *v,
+static enum tk_ft_kind kind_cached(struct ftrace_view *v,
 				const struct tk_event_info *ev)
 {
 	unsigned h = (unsigned)((uintptr_t)ev >> 4) & 63;
 
 	if (v->kinds[h].ev != ev) {
 		v->kinds[h].ev = ev;
-		v->kinds[h].kind = kind_of(ev);
+		v->kinds[h].kind = tk_ft_kind_of(ev);
 	}
 	return v->kinds[h].kind;
 }
 
 bool ftrace_view_owns(const struct tk_event_info *ev)
 {
-	return kind_of(ev) != K_NONE;
+	return tk_ft_kind_of(ev) != TK_FT_NONE;
 }
 
 struct ftrace_view *ftrace_view_open(const struct tk_trace *t, bool profile)
@@ -288,7 +271,7 @@ static void show_entry(struct ftrace_view *v, struct tk_stream_reader *rd,
 	peek.values = vals;
 	peek.values_cap = 4;
 	if (tk_stream_next(&peek, err, sizeof(err)) == 1 &&
-	    kind_cached(v, peek.event) == K_EXIT && peek.values[0].u == func &&
+	    kind_cached(v, peek.event) == TK_FT_EXIT && peek.values[0].u == func &&
 	    peek.values[1].u == depth) {
 		leaf = true;
 		ns = ticks_to_ns(v, peek.ts - ts);
@@ -360,21 +343,21 @@ static void show_stack(struct ftrace_view *v, const struct tk_stream_reader *rd,
 
 /* --profile: the same bookkeeping, nothing printed. */
 static void count(struct ftrace_view *v, const struct tk_stream_reader *rd,
-		  enum ft_kind k)
+		  enum tk_ft_kind k)
 {
 	struct thread_graph *g = graph_of(v, rd);
 	uint32_t pid = rd->stream->pid;
 	uint64_t off, ns;
 
 	switch (k) {
-	case K_FUNCTION:
+	case TK_FT_FUNCTION:
 		ftrace_profile_add(v->prof, name_of(v, pid, rd->values[0].u, &off),
 				   false, 0, 0);
 		break;
-	case K_ENTRY:
+	case TK_FT_ENTRY:
 		push(g, rd->values[0].u, rd->ts, (uint32_t)rd->values[1].u);
 		break;
-	case K_EXIT:
+	case TK_FT_EXIT:
 		pop(v, g, pid, rd->values[0].u, (uint32_t)rd->values[1].u, rd->ts, &ns);
 		break;
 	default:
@@ -385,23 +368,23 @@ static void count(struct ftrace_view *v, const struct tk_stream_reader *rd,
 void ftrace_view_event(struct ftrace_view *v, struct tk_stream_reader *rd,
 		       const char *prefix, size_t plen)
 {
-	enum ft_kind k = kind_cached(v, rd->event);
+	enum tk_ft_kind k = kind_cached(v, rd->event);
 
 	if (v->profile) {
 		count(v, rd, k);
 		return;
 	}
 	switch (k) {
-	case K_FUNCTION:
+	case TK_FT_FUNCTION:
 		show_function(v, rd, prefix, plen);
 		break;
-	case K_ENTRY:
+	case TK_FT_ENTRY:
 		show_entry(v, rd, prefix, plen);
 		break;
-	case K_EXIT:
+	case TK_FT_EXIT:
 		show_exit(v, rd, prefix, plen);
 		break;
-	case K_STACK:
+	case TK_FT_STACK:
 		show_stack(v, rd, prefix, plen);
 		break;
 	default:

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "stream-read.h"
-#include "trace.h"
+#include "format/stream-read.h"
+#include "format/trace.h"
 
 struct ftrace_view;
 

@@ -16,9 +16,10 @@
 #include <string.h>
 #include <event-parse.h>
 #include "cli.h"
-#include "filter.h"
-#include "kernel-print.h"
-#include "kernel-read.h"
+#include "common/clock.h"
+#include "common/filter.h"
+#include "format/kernel-print.h"
+#include "format/kernel-read.h"
 #include "report.h"
 
 #define COMM_CACHE 4096 /* pids whose comm is cached, a power of two */
@@ -59,7 +60,6 @@ struct report_kernel {
 	struct trace_seq seq;
 	uint64_t lost_seen; /* lost events the pages told of */
 	bool unknown_lost;  /* a page said "lost" without a count */
-	bool failed;
 };
 
 /* The event's fields as the filter knows them (integers, char arrays,
@@ -255,7 +255,7 @@ int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 	rk->env.sym_ctx = &rk->k;
 	rk->env.syms = calloc(1, sizeof(*rk->env.syms));
 	if (rk->k.clock[0] &&
-	    strcmp(rk->k.clock, o->clock->tsc ? "x86-tsc" : "mono"))
+	    strcmp(rk->k.clock, o->clock->tsc ? TK_KCLOCK_TSC : TK_KCLOCK_MONO))
 		tk_warn("kernel events were stamped by trace_clock '%s', user events by %s: their order against each other is not exact",
 			rk->k.clock, o->clock->tsc ? "the TSC" : "CLOCK_MONOTONIC");
 	if (prepare_events(rk, fr) < 0) {
@@ -265,11 +265,6 @@ int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 	}
 	*out = rk;
 	return 1;
-}
-
-unsigned report_kernel_ncpus(const struct report_kernel *rk)
-{
-	return rk->k.ncpus;
 }
 
 void report_kernel_header(const struct report_kernel *rk)
@@ -292,21 +287,9 @@ void report_kernel_header(const struct report_kernel *rk)
 	}
 }
 
-bool report_kernel_next(struct report_kernel *rk, unsigned i)
+struct tk_kernel *report_kernel_handle(struct report_kernel *rk)
 {
-	char err[512];
-	int ret = tk_kernel_next(&rk->k, &rk->k.cpus[i], err, sizeof(err));
-
-	if (ret < 0) {
-		tk_error("%s", err);
-		rk->failed = true;
-	}
-	return ret > 0;
-}
-
-uint64_t report_kernel_ts(const struct report_kernel *rk, unsigned i)
-{
-	return rk->k.cpus[i].ts;
+	return &rk->k;
 }
 
 /* The line's start up to the latency columns: who and CPU. */
@@ -452,11 +435,6 @@ uint64_t report_kernel_lost(const struct report_kernel *rk)
 	/* the pages' counts and the kernel's stats count the same losses;
 	 * whichever saw more */
 	return stats > rk->lost_seen ? stats : rk->lost_seen;
-}
-
-bool report_kernel_failed(const struct report_kernel *rk)
-{
-	return rk->failed;
 }
 
 void report_kernel_close(struct report_kernel *rk)

@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "trace.h"
+#include "format/trace.h"
 
 enum ts_mode { TS_MONO, TS_RAW, TS_REAL };
 
@@ -47,6 +47,7 @@ struct report_count {
 };
 
 struct report_kernel;
+struct tk_kernel;
 
 struct report_kernel_opts {
 	const char *filter;
@@ -71,16 +72,13 @@ struct report_filter_result {
 int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 		       struct report_filter_result *fr,
 		       struct report_kernel **out);
-unsigned report_kernel_ncpus(const struct report_kernel *rk);
 
 /* Header lines: events, tracer, clock, and each CPU's pages and losses. */
 void report_kernel_header(const struct report_kernel *rk);
 
-/* CPU @i's current event: load the first with report_kernel_next(), which
- * returns false at the end (or after printing an error: see
- * report_kernel_failed). */
-bool report_kernel_next(struct report_kernel *rk, unsigned i);
-uint64_t report_kernel_ts(const struct report_kernel *rk, unsigned i);
+/* The kernel part's reader, whose CPUs report's merge walks
+ * (format/merge.h). */
+struct tk_kernel *report_kernel_handle(struct report_kernel *rk);
 
 /* Print (or count) CPU @i's current event if it is selected. */
 void report_kernel_emit(struct report_kernel *rk, unsigned i);
@@ -94,7 +92,6 @@ int report_kernel_counts(const struct report_kernel *rk,
 void report_kernel_tep_stats(const struct report_kernel *rk);
 
 uint64_t report_kernel_lost(const struct report_kernel *rk);
-bool report_kernel_failed(const struct report_kernel *rk);
 void report_kernel_close(struct report_kernel *rk);
 
 #endif /* TK_REPORT_H */

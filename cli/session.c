@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * session.c - the recorder's control side (protocol: lib/protocol.h).
+ * session.c - the recorder's control side (protocol: common/protocol.h).
  *
  * A process connects (record -- CMD: to our socket, named in the child's
  * TRACEKIT_SESSION) or is connected to (record -P: its @tracekit-PID),
@@ -26,11 +26,11 @@
 #include <time.h>
 #include <unistd.h>
 #include "session.h"
-#include "filter.h"
-#include "pattern.h"
-#include "protocol.h"
+#include "common/filter.h"
+#include "common/pattern.h"
+#include "common/protocol.h"
 #include "record-functrace.h"
-#include "unix-socket.h"
+#include "common/unix-socket.h"
 #include "tracekit/runtime.h"
 
 #define MIN_CLOCK_SPAN_NS 200000000ull

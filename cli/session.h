@@ -14,10 +14,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "drain.h"
-#include "protocol.h"
-#include "event-info.h"
-#include "trace.h"
-#include "../lib/ringbuf-layout.h"
+#include "common/protocol.h"
+#include "format/event-info.h"
+#include "format/trace.h"
+#include "common/ringbuf-layout.h"
 
 struct rec_rule {
 	char *pattern;
@@ -34,7 +34,7 @@ struct rec_options {
 	const char *outdir;
 	struct rec_rule *rules;
 	unsigned nrules;
-	/* Buffers (lib/ringbuf-layout.h): sub-buffers of subbuf_kb, at most
+	/* Buffers (common/ringbuf-layout.h): sub-buffers of subbuf_kb, at most
 	 * slots of them per thread, pool_init made by the process at the
 	 * start, pool_start by the recorder right after, pool_max per process
 	 * in all, streams_max threads at once. */

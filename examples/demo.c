@@ -32,7 +32,10 @@ static pthread_cond_t nonempty = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t nonfull = PTHREAD_COND_INITIALIZER;
 static uint32_t cache[16];
 
-static double now_ms(void)
+/* not inlined, so that record -p function_graph shows them */
+#define DEMO_FUNC __attribute__((noinline))
+
+static DEMO_FUNC double now_ms(void)
 {
 	struct timespec ts;
 
@@ -40,18 +43,24 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int serve(const struct request *r)
+/* a cache miss costs a little work */
+static DEMO_FUNC void fill(uint32_t slot, uint32_t id)
+{
+	volatile unsigned spin = 0;
+
+	for (unsigned i = 0; i < 20000; i++)
+		spin += i;
+	cache[slot] = id;
+}
+
+static DEMO_FUNC int serve(const struct request *r)
 {
 	uint32_t slot = r->id % 16;
 
 	if (cache[slot] != r->id) {
-		volatile unsigned spin = 0;
-
 		tk_trace(demo, cache_miss, r->path, (uint32_t)strlen(r->path),
 			 &cache[slot]);
-		for (unsigned i = 0; i < 20000; i++)
-			spin += i;
-		cache[slot] = r->id;
+		fill(slot, r->id);
 	}
 	return r->id % 10 == 0 ? 404 : 200;
 }

@@ -4,8 +4,8 @@
  *
  * One stream class per process, since event ids are the process's own
  * registry ids.  Packet header, context and event header match
- * struct tk_packet_header and the 8-byte event header of
- * lib/ringbuf-layout.h.  Field names get a leading underscore, which CTF
+ * struct tk_packet_header and the compact or extended event header of
+ * common/ringbuf-layout.h.  Field names get a leading underscore, which CTF
  * readers strip, so that no field name can collide with a TSDL keyword.
  */
 #define _GNU_SOURCE

@@ -150,13 +150,6 @@ uint64_t tk_kprint_tep_count(const struct tk_kprint *p)
 	return p->tep_prints;
 }
 
-bool tk_kprint_is_slow(struct tk_kprint *p)
-{
-	if (!p->compiled)
-		compile(p);
-	return p->how == PRINT_TEP;
-}
-
 /* Append printf output to out[*n..room). */
 static void put(char *out, size_t room, size_t *n, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

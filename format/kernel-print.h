@@ -60,10 +60,6 @@ size_t tk_kprint_format(struct tk_kprint *p, struct trace_seq *seq,
 			const unsigned char *data, unsigned size, unsigned cpu,
 			uint64_t ts, char *out, size_t room);
 
-/* True when the event's text comes from libtraceevent's print machinery
- * (for tests and profiling). */
-bool tk_kprint_is_slow(struct tk_kprint *p);
-
 /* How many records libtraceevent printed (the fast printers did not). */
 uint64_t tk_kprint_tep_count(const struct tk_kprint *p);
 

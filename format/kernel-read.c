@@ -127,6 +127,8 @@ static void read_manifest(const char *dir, struct tk_kernel *k)
 				snprintf(k->tracer, sizeof(k->tracer), "%s", v);
 			else if (!strcmp(tok, "events") && !k->events)
 				k->events = strdup(v);
+			else if (!strcmp(tok, "pid_filter") && !k->pid_filter && *v)
+				k->pid_filter = strdup(v);
 			else if (!strcmp(tok, "stack"))
 				k->stack = num(v) != 0;
 			else if (!strcmp(tok, "page_size") && !strcmp(kind, "kernel"))
@@ -646,6 +648,7 @@ void tk_kernel_close(struct tk_kernel *k)
 	}
 	free(k->cpus);
 	free(k->events);
+	free(k->pid_filter);
 	free(k->kdir);
 	free(k->kallsyms);
 	if (k->tep) {

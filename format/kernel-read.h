@@ -58,6 +58,7 @@ struct tk_kernel {
 	char clock[32];
 	char tracer[64];
 	char *events; /* the -e patterns, comma separated */
+	char *pid_filter; /* set_event_pid's pids, comma separated, or NULL */
 	bool stack;
 	char *kdir;
 	bool symbols_loaded;

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "stream-read.h"
-#include "../lib/ringbuf-layout.h"
+#include "common/ringbuf-layout.h"
 
 int tk_stream_open(struct tk_stream_reader *r, const struct tk_trace *t,
 		   const struct tk_trace_stream *s, char *err, size_t errlen)

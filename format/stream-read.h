@@ -2,7 +2,7 @@
 /*
  * stream-read.h - the events of one user stream file, in order.
  *
- * A stream file is a sequence of CTF packets (lib/ringbuf-layout.h): a
+ * A stream file is a sequence of CTF packets (common/ringbuf-layout.h): a
  * struct tk_packet_header, then events of an 8-byte header (id, low 48
  * bits of the timestamp) and packed fields.  Everything is checked against
  * the file's size and the process's descriptors; a bad packet or record

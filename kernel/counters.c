@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <tracefs.h>
 #include "counters.h"
-#include "pattern.h"
+#include "common/pattern.h"
 
 static int name_cmp(const void *a, const void *b)
 {

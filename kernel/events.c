@@ -2,7 +2,7 @@
 /*
  * events.c - the kernel's event list, and which events a pattern names.
  *
- * Patterns have the user side's syntax (lib/pattern.c): "system:event",
+ * Patterns have the user side's syntax (common/pattern.c): "system:event",
  * "system", a glob in either part.  "all" stays a user-side word: it would
  * otherwise switch on every one of the kernel's thousands of events.
  */
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <tracefs.h>
 #include "kernel.h"
-#include "pattern.h"
+#include "common/pattern.h"
 
 static int by_name(const void *a, const void *b)
 {

@@ -72,14 +72,6 @@ void tk_kevents_free(struct tk_kevents *l);
 
 #define TK_KINSTANCE_PREFIX "tracekit"
 
-/* The trace_clock that stamps kernel events as tk__clock() stamps user
- * events (tracekit/runtime.h): merged by timestamp with no conversion. */
-#if defined(__x86_64__) || defined(__i386__)
-#define TK_KINSTANCE_CLOCK "x86-tsc"
-#else
-#define TK_KINSTANCE_CLOCK "mono"
-#endif
-
 struct tk_kinstance {
 	struct tracefs_instance *inst;
 	char name[64];

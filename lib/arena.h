@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "ringbuf-layout.h"
+#include "common/ringbuf-layout.h"
 
 struct tk__thread;
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "config.h"
-#include "protocol.h"
-#include "ringbuf-layout.h"
+#include "common/protocol.h"
+#include "common/ringbuf-layout.h"
 
 #define MAX_RULES 4096
 

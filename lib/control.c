@@ -33,9 +33,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "internal.h"
-#include "ringbuf-layout.h"
-#include "unix-socket.h"
-#include "functrace/functrace.h"
+#include "common/ringbuf-layout.h"
+#include "common/unix-socket.h"
+#include "lib/functrace/functrace.h"
 
 #define CONFIG_WAIT_MS 3000
 /* Buffers that could not be made are tried again this often. */
@@ -124,7 +124,7 @@ static void fill_hello(struct tk_msg_hello *hp)
 	h.version = TK_PROTOCOL_VERSION;
 	h.pid = (uint32_t)getpid();
 	h.ppid = (uint32_t)getppid();
-	h.clock = tk_clock_is_tsc();
+	h.clock = TK_CLOCK_TSC;
 	h.forked = child_join;
 	read_comm(h.comm, sizeof(h.comm));
 	n = readlink("/proc/self/exe", h.exe, sizeof(h.exe) - 1);

@@ -7,7 +7,6 @@
  *   stream.c    per-thread buffers: creation, packet switch, loss, exit, fork
  *   control.c   the listener thread and the session with the recorder
  *   mark.c      printf-style markers
- *   clock.c     timestamps
  */
 #ifndef TK_INTERNAL_H
 #define TK_INTERNAL_H
@@ -18,8 +17,8 @@
 #include <pthread.h>
 #define TK__IN_LIBRARY 1
 #include "tracekit/tracekit.h"
-#include "protocol.h"
-#include "filter.h"
+#include "common/protocol.h"
+#include "common/filter.h"
 
 #define TK_EXPORT __attribute__((visibility("default")))
 
@@ -105,8 +104,5 @@ void tk_keys_update_locked(struct tk_event *ev);
 /* Whether sites are patched (else each tests its byte; *why says why). */
 bool tk_keys_active(const char **why);
 unsigned tk_keys_sites(void);
-
-/* clock.c */
-bool tk_clock_is_tsc(void);
 
 #endif /* TK_INTERNAL_H */

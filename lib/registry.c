@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
-#include "pattern.h"
+#include "common/pattern.h"
 
 struct reg_event {
 	struct tk_event *ev;

@@ -3,7 +3,7 @@
  * functrace.c (generic) - no trampolines: patchable entries stay NOPs and
  * only -finstrument-functions builds can be traced here.
  */
-#include "functrace/arch.h"
+#include "lib/functrace/arch.h"
 
 enum ft_entry_kind tk_ft_arch_entry_kind(const uint8_t *site)
 {

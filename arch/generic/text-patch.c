@@ -4,7 +4,7 @@
  * enabled byte, which the compiled code already does.
  */
 #include <errno.h>
-#include "text-patch.h"
+#include "lib/text-patch.h"
 
 int tk_text_patch_init(const char **why)
 {

@@ -19,7 +19,7 @@
  * (functrace-tramp.S).
  */
 #include <string.h>
-#include "functrace/arch.h"
+#include "lib/functrace/arch.h"
 
 void tk__ft_tramp(void);
 void tk__ft_tramp_root(void);

@@ -35,7 +35,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "text-patch.h"
+#include "lib/text-patch.h"
 
 static int barrier_cmd;
 static long page_size;

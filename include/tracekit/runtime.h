@@ -162,7 +162,7 @@ static inline uint64_t tk__clock(void)
 #endif
 }
 
-/* Event header (lib/ringbuf-layout.h): u16 id + low 32 bits of the TSC
+/* Event header (common/ringbuf-layout.h): u16 id + low 32 bits of the TSC
  * while less than 2^32 ticks passed since the thread's previous event,
  * else u16 0xffff + u16 id + u64 TSC. */
 #define TK__ID_EXTENDED 0xffff

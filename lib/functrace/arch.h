@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "text-patch.h"
+#include "lib/text-patch.h"
 
 enum ft_entry_kind {
 	FT_ENTRY_NONE = 0, /* not an entry we can patch */

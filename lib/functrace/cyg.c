@@ -12,7 +12,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "lib/internal.h"
 #include "functrace.h"
 
 struct cyg_table {

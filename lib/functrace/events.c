@@ -17,7 +17,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
-#include "internal.h"
+#include "lib/internal.h"
 #include "functrace.h"
 
 struct ft_event_def {

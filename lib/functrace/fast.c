@@ -17,7 +17,7 @@
  */
 #include <stdint.h>
 #include <string.h>
-#include "internal.h"
+#include "lib/internal.h"
 #include "functrace.h"
 #include "frames.h"
 

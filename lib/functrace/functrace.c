@@ -23,10 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "internal.h"
+#include "lib/internal.h"
 #include "functrace.h"
 #include "tracekit/functrace.h"
-#include "text-patch.h"
+#include "lib/text-patch.h"
 
 static struct ft_options *current; /* under the functrace lock */
 static bool active;                 /* current != NULL, read without it */

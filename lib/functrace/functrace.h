@@ -79,8 +79,6 @@ void tk_ft_modules_scan(bool quiet);
 /* Patch the entries @opt selects, unpatch the others (@opt NULL: all).
  * Returns how many entries are patched. */
 unsigned tk_ft_modules_apply(const struct ft_options *opt);
-/* Functions of every module matching @glob (for the cyg hash and checks). */
-unsigned tk_ft_modules_count_matches(const char *glob);
 /* Send a MODULE message per object not yet sent this session. */
 void tk_ft_modules_announce(bool all);
 /* Rebuild the -finstrument-functions selection; returns functions. */

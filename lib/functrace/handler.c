@@ -45,9 +45,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "internal.h"
+#include "lib/internal.h"
 #include "functrace.h"
-#include "functrace/arch.h"
+#include "arch.h"
 #include "frames.h"
 
 #define FT_STACK_MAX 64 /* addresses in a --func-stack event */

@@ -39,9 +39,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "internal.h"
+#include "lib/internal.h"
 #include "functrace.h"
-#include "functrace/arch.h"
+#include "arch.h"
 
 #define STUB_PAGE 4096
 
@@ -418,16 +418,6 @@ unsigned tk_ft_modules_apply(const struct ft_options *opt)
 		traced = 0;
 	free(p);
 	return traced;
-}
-
-unsigned tk_ft_modules_count_matches(const char *glob)
-{
-	unsigned n = 0;
-
-	for (struct ft_module *m = modules; m; m = m->next)
-		for (unsigned i = 0; i < m->nsites; i++)
-			n += fnmatch(glob, m->elf.names + m->sites[i].func->name, 0) == 0;
-	return n;
 }
 
 unsigned tk_ft_cyg_select(const struct ft_options *opt)

@@ -18,7 +18,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <unwind.h>
-#include "internal.h"
+#include "lib/internal.h"
 #include "functrace.h"
 
 typedef void *(*dlopen_fn)(const char *, int);

@@ -8,8 +8,8 @@
  * result must be either an error with a message and nothing to free, or a
  * module list whose first module is the file itself.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib \
- *	-Iformat format/elf-events.c tests/fuzz/fuzz-elf-events.c -lelf \
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
+ *	format/elf-events.c tests/fuzz/fuzz-elf-events.c -lelf \
  *	-o fuzz-elf-events
  *   mkdir corpus && cp /bin/true small-elf-files... corpus/
  *   ./fuzz-elf-events corpus
@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../format/elf-events.h"
+#include "format/elf-events.h"
 
 static char fuzz_path[] = "/tmp/fuzz-elf-events.XXXXXX";
 static int fuzz_fd = -1;

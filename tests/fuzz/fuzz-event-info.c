@@ -14,8 +14,8 @@
  * event's print format (or the default layout when it does not prepare),
  * as `tracekit report` does.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib \
- *	-Iformat format/event-info.c format/printfmt.c \
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
+ *	format/event-info.c format/printfmt.c \
  *	tests/fuzz/fuzz-event-info.c -o fuzz-event-info
  *   ./fuzz-event-info -max_len=8192 tests/fuzz/corpus/fuzz-event-info
  */
@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../format/event-info.h"
-#include "../../format/printfmt.h"
+#include "format/event-info.h"
+#include "format/printfmt.h"
 
 #define MAX_RECORDS 256
 #define MAX_PATTERN (64u << 10)

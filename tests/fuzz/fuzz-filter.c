@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz-filter.c - libFuzzer entry point for lib/filter.c.
+ * fuzz-filter.c - libFuzzer entry point for common/filter.c.
  *
  * Compiles the input as a filter against an event with a field of every
  * kind, and checks what must hold whatever the input:
@@ -13,8 +13,8 @@
  *   - "!(" input ")", when it compiles, gives the opposite answer on each.
  *
  * Build and run:
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib \
- *	lib/filter.c tests/fuzz/fuzz-filter.c -o fuzz-filter
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
+ *	common/filter.c tests/fuzz/fuzz-filter.c -o fuzz-filter
  *   ./fuzz-filter -max_total_time=120
  */
 #include <errno.h>
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "filter.h"
+#include "common/filter.h"
 
 static const struct tk_field_desc fields[] = {
 	{ .name = "i", .kind = TK_KIND_INT, .size = 8 },

@@ -19,8 +19,8 @@
  * message.  Build and run (from the top of the tree, which the harness
  * needs as its current directory):
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib \
- *	-Iformat format/kernel-read.c format/kernel-print.c \
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
+ *	format/kernel-read.c format/kernel-print.c \
  *	format/kprint-compile.c format/kprint-plugins.c \
  *	tests/fuzz/fuzz-kernel-read.c \
  *	-ltraceevent -o fuzz-kernel-read
@@ -41,8 +41,8 @@
 #include <event-parse.h>
 #include <trace-seq.h>
 
-#include "../../format/kernel-print.h"
-#include "../../format/kernel-read.h"
+#include "format/kernel-print.h"
+#include "format/kernel-read.h"
 
 static char dir[PATH_MAX];
 static const char manifest[] =

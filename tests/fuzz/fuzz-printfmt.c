@@ -9,7 +9,7 @@
  * several sizes, each allocated to its exact size so a write past the end
  * is caught.  Every truncated result must be a prefix of the full one.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib \
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
  *	format/printfmt.c tests/fuzz/fuzz-printfmt.c -o fuzz-printfmt
  */
 #include <math.h>
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../format/printfmt.h"
+#include "format/printfmt.h"
 
 enum {
 	F_I8, F_I16, F_I32, F_I64, F_U8, F_U16, F_U32, F_U64, F_PTR, F_DBL,

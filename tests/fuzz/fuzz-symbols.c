@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../format/symbols.h"
+#include "format/symbols.h"
 
 static char dir[256];
 

@@ -22,8 +22,8 @@
  * event printed as `tracekit report` prints it.  Errors must come with a
  * message, and nothing may be left to free.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib \
- *	-Iformat format/trace-read.c format/stream-read.c \
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
+ *	format/trace-read.c format/stream-read.c \
  *	format/event-info.c format/printfmt.c tests/fuzz/fuzz-trace.c \
  *	-o fuzz-trace
  *   tests/fuzz/make-seeds.sh corpus && ./fuzz-trace -max_len=8192 corpus
@@ -40,9 +40,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../format/printfmt.h"
-#include "../../format/stream-read.h"
-#include "../../format/trace.h"
+#include "format/printfmt.h"
+#include "format/stream-read.h"
+#include "format/trace.h"
 
 static const char fixed_manifest[] =
 	"tracekit version=1\n"

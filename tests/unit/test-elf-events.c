@@ -34,8 +34,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../format/elf-events.h"
-#include "../../include/tracekit/desc.h"
+#include "format/elf-events.h"
+#include "tracekit/desc.h"
 #include "tk-test.h"
 
 /* --- reading a file independently ------------------------------------ */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-filter.c - unit tests for lib/filter.c.
+ * test-filter.c - unit tests for common/filter.c.
  *
  * One event with a field of every kind; each test sets the values it needs,
  * compiles an expression and checks the result, or checks the exact error
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "filter.h"
+#include "common/filter.h"
 #include "tk-test.h"
 
 enum { F_RET, F_LEN, F_ADDR, F_RATIO, F_COMM, F_PATH, F_DATA, F_FLAGS, NF };

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../../format/printfmt.h"
+#include "format/printfmt.h"
 #include "tk-test.h"
 
 enum {

@@ -74,13 +74,14 @@
  * again.  Every descriptor is in the free stream ring from the start (a
  * descriptor of zeros is ready for use); the recorder touches their
  * pages a few descriptors ahead of the ring's head, so that a thread's
- * first event rarely meets a fresh page.  docs/design-notes.md lists each barrier and the one it pairs
- * with.
+ * first event rarely meets a fresh page.  docs/design-notes.md lists each
+ * barrier and the one it pairs with.
  */
 #ifndef TK_RINGBUF_LAYOUT_H
 #define TK_RINGBUF_LAYOUT_H
 
 #include <stdint.h>
+#include "tracekit/runtime.h" /* the event header, written inline */
 
 #define TK_ARENA_MAGIC 0x4e524b54u /* "TKRN" */
 #define TK_ARENA_VERSION 1
@@ -215,9 +216,10 @@ static inline uint32_t tk_rb_stream_size(uint32_t slots)
  * of the stream (or the packet's timestamp_begin, for its first event); a
  * reader carries the high bits over, adding 2^32 when the low bits go
  * backwards, as CTF does for a clock field narrower than the clock.
+ * The instrumented program writes it inline, so its constants are the
+ * public header's: TK__ID_EXTENDED, TK__HEADER_COMPACT and
+ * TK__HEADER_EXTENDED (tracekit/runtime.h).
  */
-#define TK_ID_EXTENDED 0xffff
-#define TK_EVENT_HEADER_MIN 6
 
 /* Decode the header at p[0..avail) after an event stamped @last: returns
  * the header's size, or 0 when it does not fit in avail. */
@@ -229,23 +231,23 @@ static inline unsigned tk_event_header_decode(const char *p, size_t avail,
 	uint32_t lo;
 	uint64_t t;
 
-	if (avail < 6)
+	if (avail < TK__HEADER_COMPACT)
 		return 0;
 	__builtin_memcpy(&tag, p, 2);
-	if (tag != TK_ID_EXTENDED) {
+	if (tag != TK__ID_EXTENDED) {
 		__builtin_memcpy(&lo, p + 2, 4);
 		t = (last & ~(uint64_t)0xffffffff) | lo;
 		if (t < last)
 			t += (uint64_t)1 << 32;
 		*id = tag;
 		*ts = t;
-		return 6;
+		return TK__HEADER_COMPACT;
 	}
-	if (avail < 12)
+	if (avail < TK__HEADER_EXTENDED)
 		return 0;
 	__builtin_memcpy(id, p + 2, 2);
 	__builtin_memcpy(ts, p + 4, 8);
-	return 12;
+	return TK__HEADER_EXTENDED;
 }
 
 #endif /* TK_RINGBUF_LAYOUT_H */

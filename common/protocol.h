@@ -71,7 +71,7 @@ struct tk_msg_event {
 
 /* The process's buffers: the control memfd, then the pool's (SCM_RIGHTS,
  * both sealed against shrinking and growing); the geometry is in the
- * control memfd (lib/ringbuf-layout.h). */
+ * control memfd (common/ringbuf-layout.h). */
 struct tk_msg_arena {
 	struct tk_msg m;
 	uint32_t made;  /* pool chunks made and in the free ring */

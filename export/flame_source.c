@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flame_source.c - a flame tree (flame.h) from a trace's events, for the
+ * formats that draw one (folded, svg).
+ *
+ * Two trees are filled in the same walk:
+ *   graph    function_graph calls, each adding its self time (ns; the
+ *            time in calls it made is its children's) or, with --calls,
+ *            1 to its stack
+ *   stacks   stacks recorded with events, 1 each: the function tracer's
+ *            ftrace:user_stack (--func-stack: the callers of the function
+ *            just entered, innermost first) and the kernel's
+ *            ftrace:kernel_stack (--stack)
+ * The graph is written when it has any call and --stacks was not given,
+ * else the stacks.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <event-parse.h>
+#include "calls.h"
+#include "flame.h"
+
+#define MAX_FRAMES 256
+
+struct tk_flame_source {
+	struct tk_flame graph, stacks;
+	struct tk_export *x;
+	struct tk_calls *calls;
+	uint64_t *last_func; /* per stream: the function last entered */
+	int kstack_id;       /* ftrace:kernel_stack's id, -1 if none */
+	unsigned kstack_size_off, kstack_caller_off;
+	uint64_t ncalls;
+};
+
+/* A function name as a frame: ';' separates frames in folded stacks. */
+static const char *frame(char *buf, size_t len, const char *name)
+{
+	if (!strpbrk(name, ";\n"))
+		return name;
+	snprintf(buf, len, "%s", name);
+	for (char *p = buf; *p; p++)
+		if (*p == ';' || *p == '\n')
+			*p = *p == ';' ? ':' : ' ';
+	return buf;
+}
+
+static int graph_closed(void *ctx, const struct tk_trace_stream *s,
+			const struct tk_call *c, uint64_t end, bool finished)
+{
+	struct tk_flame_source *fs = ctx;
+	uint32_t node = (uint32_t)(uintptr_t)c->user;
+	/* as the Chrome JSON gives it: the times of both ends, subtracted */
+	uint64_t ns = tk_export_ns(fs->x, end) - tk_export_ns(fs->x, c->ts);
+
+	(void)s;
+	(void)finished;
+	if (!node)
+		return 0;
+	tk_flame_add(&fs->graph, node, fs->x->opts->weight_calls ? 1
+				       : ns > c->child_ns ? ns - c->child_ns : 0);
+	return 0;
+}
+
+int tk_flame_source_begin(struct tk_export *x)
+{
+	struct tk_flame_source *fs = calloc(1, sizeof(*fs));
+
+	if (!fs)
+		return tk_export_error(x, "out of memory");
+	x->priv = fs;
+	fs->x = x;
+	fs->kstack_id = -1;
+	if (tk_flame_init(&fs->graph) < 0 || tk_flame_init(&fs->stacks) < 0)
+		return tk_export_error(x, "out of memory");
+	fs->graph.unit = x->opts->weight_calls ? "calls" : "ns";
+	fs->stacks.unit = "samples";
+	fs->calls = tk_calls_new(x, graph_closed, fs);
+	fs->last_func = calloc(x->trace->nstreams + 1, sizeof(*fs->last_func));
+	if (!fs->calls || !fs->last_func)
+		return tk_export_error(x, "out of memory");
+	if (x->kernel) {
+		struct tep_event *ev = tep_find_event_by_name(x->kernel->tep, "ftrace",
+							       "kernel_stack");
+		struct tep_format_field *size = ev ? tep_find_field(ev, "size") : NULL;
+		struct tep_format_field *caller = ev ? tep_find_field(ev, "caller") : NULL;
+
+		if (size && caller && size->size == 4 && caller->offset >= 0) {
+			fs->kstack_id = ev->id;
+			fs->kstack_size_off = (unsigned)size->offset;
+			fs->kstack_caller_off = (unsigned)caller->offset;
+		}
+	}
+	return 0;
+}
+
+/* Add the stack names[n-1] (outermost) .. names[0] to the stacks tree. */
+static int add_stack(struct tk_flame_source *fs, const char *const *names,
+		     unsigned n)
+{
+	uint32_t node = TK_FLAME_ROOT;
+	char buf[512];
+
+	for (unsigned i = n; i-- > 0;) {
+		node = tk_flame_child(&fs->stacks, node, frame(buf, sizeof(buf), names[i]));
+		if (!node)
+			return tk_export_error(fs->x, "out of memory");
+	}
+	if (n)
+		tk_flame_add(&fs->stacks, node, 1);
+	return 0;
+}
+
+/* --func-stack: the callers of the function last entered on the stream */
+static int user_stack(struct tk_flame_source *fs, const struct tk_stream_reader *rd)
+{
+	const struct tk_value *v = &rd->values[0];
+	uint64_t func = fs->last_func[rd->stream - fs->x->trace->streams];
+	uint32_t pid = rd->stream->pid;
+	char *copies[MAX_FRAMES + 1];
+	const char *names[MAX_FRAMES + 1];
+	unsigned n = 0;
+	int ret;
+
+	if (!func)
+		return 0;
+	/* names may share the calls' number buffer: keep copies */
+	copies[n] = strdup(tk_calls_name(fs->calls, pid, func));
+	names[n] = copies[n];
+	n++;
+	for (uint32_t i = 0; i + 8 <= v->len && n <= MAX_FRAMES; i += 8) {
+		uint64_t a;
+
+		memcpy(&a, v->str + i, 8);
+		copies[n] = strdup(tk_calls_caller(fs->calls, pid, a));
+		names[n] = copies[n];
+		n++;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (!copies[i]) {
+			n = i;
+			break;
+		}
+	ret = add_stack(fs, names, n);
+	for (unsigned i = 0; i < n; i++)
+		free(copies[i]);
+	return ret;
+}
+
+int tk_flame_source_user(struct tk_export *x, struct tk_stream_reader *rd)
+{
+	struct tk_flame_source *fs = x->priv;
+	enum tk_ft_kind k = tk_calls_kind(fs->calls, rd->event);
+	const struct tk_call *open;
+	struct tk_call *c;
+	unsigned n;
+	char buf[512];
+
+	switch (k) {
+	case TK_FT_ENTRY:
+		fs->last_func[rd->stream - x->trace->streams] = rd->values[0].u;
+		c = tk_calls_entry(fs->calls, rd);
+		if (!c)
+			return tk_export_error(x, "out of memory");
+		open = tk_calls_open(fs->calls, rd->stream, &n);
+		c->user = (void *)(uintptr_t)tk_flame_child(
+			&fs->graph, n > 1 ? (uint32_t)(uintptr_t)open[n - 2].user : TK_FLAME_ROOT,
+			frame(buf, sizeof(buf),
+			      tk_calls_name(fs->calls, rd->stream->pid, rd->values[0].u)));
+		fs->ncalls++;
+		return c->user ? 0 : tk_export_error(x, "out of memory");
+	case TK_FT_EXIT:
+		return tk_calls_exit(fs->calls, rd);
+	case TK_FT_FUNCTION:
+		fs->last_func[rd->stream - x->trace->streams] = rd->values[0].u;
+		break;
+	case TK_FT_STACK:
+		return user_stack(fs, rd);
+	default:
+		break;
+	}
+	tk_calls_seen(fs->calls, rd->stream, rd->ts);
+	return 0;
+}
+
+int tk_flame_source_kernel(struct tk_export *x, struct tk_kernel_cpu *c)
+{
+	struct tk_flame_source *fs = x->priv;
+	const char *names[MAX_FRAMES];
+	char nums[MAX_FRAMES][20];
+	unsigned max, n = 0;
+	int32_t count;
+
+	if (fs->kstack_id < 0 || tk_kernel_event_id(x->kernel, c->data) != fs->kstack_id ||
+	    c->data_size < fs->kstack_caller_off)
+		return 0;
+	if (!x->kernel->symbols_loaded)
+		tk_kernel_load_symbols(x->kernel);
+	max = (c->data_size - fs->kstack_caller_off) / 8;
+	memcpy(&count, c->data + fs->kstack_size_off, 4);
+	if (count >= 0 && (unsigned)count < max)
+		max = (unsigned)count;
+	for (unsigned i = 0; i < max && n < MAX_FRAMES; i++) {
+		uint64_t addr;
+		const char *name;
+
+		memcpy(&addr, c->data + fs->kstack_caller_off + 8 * i, 8);
+		if (addr == 0 || addr == ~0ull)
+			break;
+		name = tep_find_function(x->kernel->tep, addr);
+		if (!name) {
+			snprintf(nums[n], sizeof(nums[n]), "0x%" PRIx64, addr);
+			name = nums[n];
+		}
+		names[n++] = name;
+	}
+	return add_stack(fs, names, n);
+}
+
+struct tk_flame *tk_flame_source_end(struct tk_export *x)
+{
+	struct tk_flame_source *fs = x->priv;
+	struct tk_flame *f;
+
+	if (tk_calls_finish(fs->calls) < 0)
+		return NULL;
+	f = fs->ncalls && !x->opts->stacks ? &fs->graph : &fs->stacks;
+	if (tk_flame_sort(f) < 0) {
+		tk_export_error(x, "out of memory");
+		return NULL;
+	}
+	return f;
+}
+
+void tk_flame_source_free(struct tk_export *x)
+{
+	struct tk_flame_source *fs = x->priv;
+
+	if (!fs)
+		return;
+	tk_calls_free(fs->calls);
+	tk_flame_free(&fs->graph);
+	tk_flame_free(&fs->stacks);
+	free(fs->last_func);
+	free(fs);
+	x->priv = NULL;
+}

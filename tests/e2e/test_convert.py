@@ -1,0 +1,473 @@
+# SPDX-License-Identifier: MIT
+"""tracekit convert: Chrome trace event JSON, folded stacks and the SVG
+flame graph, checked against the trace they come from (known call trees,
+known field values, the report's events) and opened by real clients:
+speedscope (npm) and the SVG in Debian's headless Chromium, driven by
+playwright-core (tests/e2e/browser, installed by scripts/install-deps)."""
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import kernlib
+import test_cli
+import tklib
+from tklib import Skip, prog, record, tmpdir, tracekit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BROWSER = os.path.join(HERE, "browser")
+FUNCTREE = prog("functree")
+BASIC = prog("basic")
+KSYS = prog("ksys")
+one_error = test_cli.one_error
+
+# functree tree's calls (tests/progs/functree.c): stack -> calls
+TREE_CALLS = {
+    "main": 1, "main;loop_leaf": 1, "main;loop_leaf;leaf": 100,
+    "main;recurse": 1, "main;recurse;recurse": 1, "main;recurse;recurse;recurse": 1,
+    "main;recurse;recurse;recurse;recurse": 1,
+    "main;recurse;recurse;recurse;recurse;recurse": 1,
+    "main;jumper": 1, "main;jumper;deep1": 1, "main;jumper;deep1;deep2": 1,
+    "main;jumper;deep1;deep2;deep3": 1, "main;jumper;after_jump": 1,
+    "main;waiter": 1, "main;waiter;on_signal": 1, "main;waiter;on_signal;handler_work": 1,
+    "main;sleeper": 1, "main;lib_add": 1, "main;lib_add;lib_inner": 1,
+    "thread_main": 2, "thread_main;worker": 2, "thread_main;worker;leaf": 100,
+}
+
+
+# ---------------------------------------------------------------- helpers
+
+def convert(d, fmt, *opts, out=None):
+    """tracekit convert --to FMT D -o OUT; returns OUT's path."""
+    out = out or d + "." + fmt
+    tracekit("convert", "--to", fmt, d, "-o", out, *opts, timeout=300)
+    return out
+
+
+def tree_trace(*opts):
+    d = os.path.join(tmpdir(), "t")
+    p = record(d, [FUNCTREE, "tree"], "-p", "function_graph", *opts)
+    assert "tree ok" in p.stdout, p.stdout
+    rows, total = tklib.summary(p.stderr)
+    assert total["lost"] == 0, p.stderr
+    return d
+
+
+def folded(path):
+    """'a;b;c N' lines -> {stack: N}; each stack once."""
+    out = {}
+    for line in open(path).read().splitlines():
+        stack, n = line.rsplit(" ", 1)
+        assert stack not in out, "stack %r twice" % stack
+        out[stack] = int(n)
+    return out
+
+
+def ns(v):
+    """A ts or dur in microseconds (3 decimals) as integer nanoseconds."""
+    return int(round(v * 1000))
+
+
+def validate(trace):
+    """The trace event format's rules: every element has ph; all but
+    metadata have ts, pid, tid; X has dur >= 0; B/E balance per thread;
+    flow ends pair; X slices of a thread nest (a slice that starts inside
+    another ends inside it).  Returns the events."""
+    assert set(trace) >= {"traceEvents", "displayTimeUnit"}, trace.keys()
+    events = trace["traceEvents"]
+    open_be, flows, slices = {}, {}, {}
+    for e in events:
+        ph = e.get("ph")
+        assert ph in ("M", "X", "B", "E", "i", "s", "f"), e
+        assert isinstance(e.get("pid"), int) and isinstance(e.get("tid"), int), e
+        assert isinstance(e.get("name"), str) and e["name"], e
+        if ph == "M":
+            assert e["name"] in ("process_name", "thread_name", "thread_sort_index"), e
+            continue
+        assert isinstance(e.get("ts"), (int, float)) and e["ts"] >= 0, e
+        track = (e["pid"], e["tid"])
+        if ph == "X":
+            assert isinstance(e.get("dur"), (int, float)) and e["dur"] >= 0, e
+            slices.setdefault(track, []).append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e))
+        elif ph == "B":
+            open_be.setdefault(track, []).append(e["name"])
+        elif ph == "E":
+            assert open_be.get(track), "E without B: %r" % e
+            open_be[track].pop()
+        elif ph in ("s", "f"):
+            assert "id" in e, e
+            flows.setdefault(e["id"], {})[ph] = e
+        elif ph == "i":
+            assert e.get("s") in ("t", "p", "g"), e
+    assert not any(open_be.values()), "B without E: %r" % open_be
+    for fid, ends in flows.items():
+        assert set(ends) == {"s", "f"}, "flow %r: %r" % (fid, ends)
+        assert ends["s"]["ts"] <= ends["f"]["ts"], ends
+    for track, ss in slices.items():
+        ss.sort(key=lambda s: (s[0], -s[1]))
+        stack = []
+        for a, b, e in ss:
+            while stack and stack[-1][1] <= a:
+                stack.pop()
+            assert not stack or b <= stack[-1][1], \
+                "track %r: %r crosses %r" % (track, e, stack[-1][2])
+            stack.append((a, b, e))
+    return events
+
+
+def chrome(d, *opts):
+    path = convert(d, "chrome", *opts)
+    return validate(json.load(open(path)))
+
+
+def node():
+    path = shutil.which("node")
+    if not path:
+        raise Skip("node is not installed")
+    if not os.path.exists("/usr/bin/chromium") and not os.environ.get("TK_CHROMIUM"):
+        raise Skip("chromium is not installed (scripts/install-deps installs it)")
+    for mod in ("playwright-core", "speedscope"):
+        if not os.path.isdir(os.path.join(BROWSER, "node_modules", mod)):
+            raise Skip("%s is not installed in tests/e2e/browser (scripts/install-deps)" % mod)
+    return path
+
+
+def browser(*args):
+    p = tklib.run([node(), os.path.join(BROWSER, "browser.mjs")] + list(args), timeout=180)
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------- folded
+
+def test_folded_calls_exact():
+    """--calls: one line per stack of the known tree, its exact calls."""
+    d = tree_trace()
+    assert folded(convert(d, "folded", "--calls")) == TREE_CALLS
+
+
+def test_folded_self_time():
+    """Default weights: self time in ns; all stacks add up to the root
+    calls' durations (as the Chrome JSON gives them), the 20 ms sleeper
+    is the heaviest."""
+    d = tree_trace()
+    f = folded(convert(d, "folded"))
+    assert set(f) <= set(TREE_CALLS) and {"main", "main;sleeper"} <= set(f), f
+    events = chrome(d)
+    roots = [e for e in events if e["ph"] == "X" and e["name"] in ("main", "thread_main")]
+    assert len(roots) == 3, roots
+    total = sum(ns(e["dur"]) for e in roots)
+    # each call's self time is its duration less its children's, so the
+    # sum telescopes to the roots' durations
+    assert sum(f.values()) == total, (sum(f.values()), total)
+    assert f["main;sleeper"] >= 20000000 and f["main;sleeper"] == max(f.values()), f
+
+
+def test_folded_func_stack():
+    """-p function --func-stack: the stacks recorded with each entry
+    (no function_graph calls), one per call: main below its untraced libc
+    caller (an address), recurse 5 deep."""
+    d = os.path.join(tmpdir(), "t")
+    record(d, [FUNCTREE, "tree"], "-p", "function", "--func-stack", "-l", "recurse", "-l",
+           "main")
+    f = folded(convert(d, "folded"))
+    roots = {s.split(";")[0] for s in f}
+    assert len(roots) == 1 and re.fullmatch(r"0x[0-9a-f]+", roots.pop()), f
+    got = {s.split(";", 1)[1]: n for s, n in f.items()}
+    assert got == {";".join(["main"] + ["recurse"] * k): 1 for k in range(6)}, got
+
+
+def test_folded_kernel_stacks():
+    """--stack: each getppid entry's kernel stack, outermost first (the
+    system call entry); the stacks' counts add up to the events (the
+    program's 40 calls and the runtime's own)."""
+    n = 40
+    with kernlib.guard():
+        d = os.path.join(tmpdir(), "t")
+        record(d, [KSYS, "-n", str(n)], "-q", "-e", "syscalls:sys_enter_getppid", "-F",
+               "--stack", timeout=60)
+    count = tracekit("report", d, "--count", "--events", "syscalls:sys_enter_getppid").stdout
+    events = int(re.search(r"^\s*(\d+) syscalls:sys_enter_getppid$", count, re.M).group(1))
+    assert events >= n, count
+    f = folded(convert(d, "folded"))
+    assert sum(f.values()) == events, (f, count)
+    for s in f:
+        assert s.startswith("entry_SYSCALL") and ";do_syscall_64;" in s, f
+
+
+# ---------------------------------------------------------------- chrome
+
+def test_chrome_function_graph():
+    """Every call of the known tree is one X slice of its thread, named;
+    deep1..3 (left by longjmp) say they are unfinished; threads and the
+    process are named."""
+    d = tree_trace()
+    events = chrome(d)
+    calls = {}
+    for e in events:
+        if e["ph"] == "X":
+            assert e["cat"] in ("function_graph", "function_graph,unfinished"), e
+            calls[e["name"]] = calls.get(e["name"], 0) + 1
+    want = {}
+    for stack, n in TREE_CALLS.items():
+        want[stack.split(";")[-1]] = want.get(stack.split(";")[-1], 0) + n
+    assert calls == want, calls
+    unfinished = sorted(e["name"] for e in events if e.get("cat") == "function_graph,unfinished")
+    assert unfinished == ["deep1", "deep2", "deep3"], unfinished
+    names = {(e["pid"], e["tid"], e["name"]): e["args"] for e in events if e["ph"] == "M"}
+    pids = {e["pid"] for e in events if e["ph"] == "X"}
+    assert len(pids) == 1
+    pid = pids.pop()
+    assert names[(pid, 0, "process_name")] == {"name": "prog-functree"}, names
+    tids = {e["tid"] for e in events if e["ph"] == "X"}
+    assert len(tids) == 3 and all((pid, t, "thread_name") in names for t in tids), names
+    sleeper = [e for e in events if e.get("name") == "sleeper"][0]
+    assert sleeper["dur"] >= 20000, sleeper
+
+
+def test_chrome_user_events():
+    """User events are instants with their fields as args, every kind
+    (test:kinds' known values), in order and at the report's times."""
+    d = os.path.join(tmpdir(), "t")
+    record(d, [BASIC, "-n", "50", "-k"])
+    events = chrome(d)
+    kinds = [e for e in events if e["name"] == "test:kinds"]
+    assert len(kinds) == 1 and kinds[0]["ph"] == "i" and kinds[0]["cat"] == "test", kinds
+    args = kinds[0]["args"]
+    want = dict(test_cli.KINDS)
+    want["p"] = "0x1234abcd"
+    want["bytes"] = "deadbeef"
+    assert args == want, args
+    seq = [e for e in events if e["name"] == "test:seq"]
+    lines = [r for r in tklib.report_lines(d) if r["event"] == "test:seq"]
+    assert len(seq) == len(lines) == 50
+    for e, r in zip(seq, lines):
+        assert e["args"] == {k: (v if k == "msg" else int(v))
+                             for k, v in tklib.fields(r["text"]).items()}, (e, r)
+        # the report prints seconds.microseconds of the same clock
+        assert "%d.%06d" % (ns(e["ts"]) // 10**9, ns(e["ts"]) % 10**9 // 1000) == r["ts"], (e, r)
+        assert e["tid"] == r["tid"]
+
+
+def test_chrome_lost_events():
+    """8 KiB buffers lose events: each stream's 'lost N events' slices add
+    up to what the recorder counted lost for it, and the events kept are
+    all there."""
+    d = os.path.join(tmpdir(), "t")
+    p = record(d, [BASIC, "-n", "200000", "-t", "2"], "-b", "8", timeout=120)
+    rows, total = tklib.summary(p.stderr)
+    assert total["lost"] > 0, p.stderr
+    events = chrome(d)
+    lost, kept = {}, {}
+    for e in events:
+        if e.get("cat") == "lost":
+            assert e["name"] == "lost %d events" % e["args"]["lost"], e
+            assert e["tid"] & 1 << 29, e  # the thread's lost track
+            tid = e["tid"] & ~(1 << 29)
+            lost[tid] = lost.get(tid, 0) + e["args"]["lost"]
+        elif e["name"] == "test:seq":
+            kept[e["tid"]] = kept.get(e["tid"], 0) + 1
+    for r in rows:
+        assert lost.get(r["tid"], 0) == r["lost"], (r, lost)
+        if r["name"] != "prog-basic" or r["tid"] in kept:
+            assert kept.get(r["tid"], 0) in (r["events"], r["events"] - 1), (r, kept)
+
+
+def test_chrome_kernel_events():
+    """User and kernel events on one timeline: the worker's N getppid
+    calls are N 'getppid' slices between kb:begin and kb:end, returning its
+    ppid; its 50 ms sleep is a sleeping slice between kb:sleep and
+    kb:woke on its scheduling track, ended by a wakeup; each wakeup's
+    arrow goes from where the woken thread becomes runnable to where it
+    runs next."""
+    n, ms = 25, 50
+    with kernlib.guard():
+        d = os.path.join(tmpdir(), "t")
+        p = record(d, [KSYS, "-n", str(n), "-s", str(ms)], "-e", "kb:*", "-e",
+                   "syscalls:sys_enter_getppid", "-e", "syscalls:sys_exit_getppid",
+                   "-e", "sched:sched_switch", "-e", "sched:sched_wakeup", timeout=60)
+    tid = int(re.search(r"^tid (\d+)$", p.stdout, re.M).group(1))
+    ppid = int(re.search(r"^ppid (\d+)$", p.stdout, re.M).group(1))
+    events = chrome(d)
+    mine = lambda name: [e for e in events if e["name"] == name and e["tid"] == tid]
+    begin, end = mine("kb:begin"), mine("kb:end")
+    sleep, woke = mine("kb:sleep"), mine("kb:woke")
+    assert len(begin) == len(end) == len(sleep) == len(woke) == 1
+    calls = mine("getppid")
+    assert len(calls) == n, calls
+    for c in calls:
+        assert c["ph"] == "X" and c["cat"] == "syscall" and c["args"]["ret"] == ppid, c
+        assert begin[0]["ts"] <= c["ts"] and ns(c["ts"]) + ns(c["dur"]) <= ns(end[0]["ts"]), c
+    track = tid | 1 << 30
+    sched = [e for e in events if e["tid"] == track]
+    slept = [e for e in sched if e["ph"] == "X" and e["name"] == "sleeping"
+             and sleep[0]["ts"] <= e["ts"] and e["ts"] + e["dur"] <= woke[0]["ts"]]
+    assert len(slept) == 1 and slept[0]["dur"] >= ms * 1000 * 0.9, sched
+    wake_at = ns(slept[0]["ts"]) + ns(slept[0]["dur"])
+    runnable = [e for e in sched if e["ph"] == "X" and e["name"] == "runnable"
+                and ns(e["ts"]) == wake_at]
+    assert len(runnable) == 1, "no runnable slice from the wakeup on: %r" % sched
+    # every arrow: from a wakeup (where a runnable slice starts on the
+    # woken thread's track) to the start of its next running slice
+    starts = {e["id"]: e for e in events if e["ph"] == "s"}
+    slices = {}
+    for e in events:
+        if e["ph"] == "X" and e.get("cat") == "sched":
+            slices.setdefault((e["tid"], e["name"], ns(e["ts"])), e)
+    ends = [e for e in events if e["ph"] == "f"]
+    assert ends, "no wakeup arrow"
+    for f in ends:
+        assert (f["tid"], "running", ns(f["ts"])) in slices, f
+        assert (f["tid"], "runnable", ns(starts[f["id"]]["ts"])) in slices, (starts[f["id"]], f)
+    # this kernel sometimes does not record a task's switch back in
+    # (test_kernel.test_sched_switch_sleep): then its wakeup has no arrow
+    mine = [f for f in ends if f["tid"] == track and ns(starts[f["id"]]["ts"]) == wake_at]
+    assert len(mine) <= 1, mine
+    names = {(e["pid"], e["tid"], e["name"]): e["args"] for e in events if e["ph"] == "M"}
+    assert names[(calls[0]["pid"], track, "thread_name")]["name"].endswith(" %d sched" % tid)
+
+
+def test_chrome_kernel_filtered():
+    """-F records switches and wakeups between the command's threads and
+    others: only the command's threads get scheduling slices (another
+    task is seen only when it meets them)."""
+    with kernlib.guard():
+        d = os.path.join(tmpdir(), "t")
+        p = record(d, [KSYS, "-s", "20"], "-e", "kb:*", "-e", "sched:sched_switch", "-e",
+                   "sched:sched_wakeup", "-F", timeout=60)
+    pid = int(re.search(r"^pid (\d+)$", p.stdout, re.M).group(1))
+    events = chrome(d)
+    assert {e["pid"] for e in events} == {pid}, {(e["pid"], e["name"]) for e in events}
+    assert any(e["name"] == "sleeping" for e in events)
+
+
+def test_chrome_kernel_lost():
+    """8 KiB kernel buffers overflow: the 'lost N events' slices of the
+    kernel's CPU tracks add up to the losses report counts."""
+    with kernlib.guard():
+        d = os.path.join(tmpdir(), "t")
+        record(d, [KSYS, "-n", "200000"], "-q", "-b", "8", "-e", "syscalls:sys_enter_getppid",
+               "-e", "syscalls:sys_exit_getppid", "-F", timeout=120)
+    count = tracekit("report", d, "--count").stdout
+    m = re.search(r"^\s*(\d+) kernel events lost$", count, re.M)
+    assert m and int(m.group(1)) > 0, count
+    events = chrome(d)
+    lost = [e for e in events if e.get("cat") == "lost"]
+    assert lost and all(e["pid"] == 0 for e in lost), lost
+    assert sum(e["args"]["lost"] for e in lost) == int(m.group(1)), (lost, count)
+    cpus = {e["tid"]: e["args"]["name"] for e in events
+            if e["ph"] == "M" and e["pid"] == 0 and e["name"] == "thread_name"}
+    assert all(cpus[e["tid"]] == "CPU %d" % e["tid"] for e in lost), cpus
+
+
+# ---------------------------------------------------------------- clients
+
+def test_speedscope_opens_chrome_json():
+    """speedscope (npm) in headless Chromium loads the JSON: the profile
+    is named after the process and thread, and its Sandwich table lists
+    the functions of the known tree."""
+    node()
+    d = tree_trace()
+    path = convert(d, "chrome")
+    got = browser("speedscope", path, "")
+    assert got["errors"] == [], got
+    assert got["title"] == os.path.basename(path) + " - speedscope", got
+    assert any(re.fullmatch(r"prog-functree \(pid \d+\), prog-functree \(tid \d+\).*", t)
+               for t in got["toolbar"]), got["toolbar"]
+    for name in ("main", "sleeper", "loop_leaf", "recurse", "jumper"):
+        assert name in got["frames"], (name, got["frames"])
+
+
+def test_svg_in_chromium():
+    """The SVG in headless Chromium: the widest frame above main is
+    sleeper; hovering names it with its share; a click zooms it to the
+    full width; a search colours it and reports its share."""
+    node()
+    d = tree_trace()
+    path = convert(d, "svg")
+    got = browser("svg", path, "sleep", "")
+    assert got["errors"] == [], got
+    assert got["hot"] == "sleeper" and got["label"] == "sleeper", got
+    m = re.fullmatch(r"sleeper \((\d+\.\d+) ms, (\d+\.\d+)%\)", got["hover"])
+    assert m and float(m.group(1)) >= 20, got
+    assert abs(got["zoomed_width"] - 1180) < 0.01, got
+    assert got["matched"] == "Matched: %.1f%%" % float(m.group(2)), got
+
+
+# ---------------------------------------------------------------- errors
+
+def test_convert_errors():
+    """Bad input: one line, non-zero exit, no file left (not even a
+    temporary one), and a file of that name from before stays."""
+    d = tree_trace()
+    out = os.path.join(tmpdir(), "o")
+    os.mkdir(out)
+    target = os.path.join(out, "x.json")
+    open(target, "w").write("old")
+    one_error(tracekit("convert", "--to", "pdf", d, "-o", target, check=False), rc=2,
+              exact="tracekit: unknown format 'pdf' (formats: chrome, folded, svg)")
+    one_error(tracekit("convert", d, check=False), rc=2,
+              exact="tracekit: convert needs --to FORMAT (see 'tracekit convert --help')")
+    one_error(tracekit("convert", "--to", "chrome", d + "-none", "-o", target, check=False),
+              rc=1, contains=(d + "-none",))
+    one_error(tracekit("convert", "--to", "chrome", d, "-o", os.path.join(out, "no", "x.json"),
+                       check=False), rc=1,
+              exact="tracekit: cannot create '%s': No such file or directory"
+              % os.path.join(out, "no", "x.json"))
+    # a stream file made malformed in its middle
+    stream = [os.path.join(d, "user", f) for f in os.listdir(os.path.join(d, "user"))
+              if f != "metadata"][0]
+    data = bytearray(open(stream, "rb").read())
+    data[len(data) // 2:len(data) // 2 + 64] = b"\xff" * 64
+    open(stream, "wb").write(bytes(data))
+    for fmt in ("chrome", "folded", "svg"):
+        line = one_error(tracekit("convert", "--to", fmt, d, "-o", target, check=False), rc=1)
+        assert stream in line, line
+        assert sorted(os.listdir(out)) == ["x.json"], os.listdir(out)
+        assert open(target).read() == "old"
+
+
+def test_progress_on_a_terminal():
+    """With stderr a terminal, a long conversion shows a progress line
+    (rewritten in place, cleared at the end); the output is the same as
+    without one."""
+    import pty
+    d = os.path.join(tmpdir(), "t")
+    record(d, [BASIC, "-n", "100000", "-t", "2"], "-b", "65536", timeout=120)
+    master, slave = pty.openpty()
+    out = d + ".json"
+    p = subprocess.Popen([tklib.TRACEKIT, "convert", "--to", "chrome", d, "-o", out],
+                         stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    assert p.wait(timeout=120) == 0, seen
+    os.close(master)
+    text = seen.decode()
+    lines = re.findall(r"\rtracekit: converting '[^']+': (\d+) events \((\d+)%\)\x1b\[K", text)
+    assert lines, repr(text[:300])
+    assert all(0 < int(n) <= 200004 and 0 <= int(pc) <= 100 for n, pc in lines), lines
+    assert text.endswith("\r\x1b[K"), repr(text[-40:])
+    quiet = convert(d, "chrome", out=d + ".quiet.json")
+    assert tklib.run(["cmp", out, quiet]).returncode == 0
+
+
+def test_convert_output_names():
+    """The default output is DIR plus the format's suffix; '-o -' writes
+    to standard output (the same bytes); a progress line only on a
+    terminal (not here)."""
+    d = tree_trace()
+    p = tracekit("convert", "--to", "folded", d)
+    assert p.stdout == "" and p.stderr == "", p
+    a = open(d + ".folded").read()
+    p = tracekit("convert", "--to", "folded", d, "-o", "-")
+    assert p.stdout == a and p.stderr == ""
+    tracekit("convert", "--to", "chrome", d + "/")
+    assert json.load(open(d + ".json"))["traceEvents"]
