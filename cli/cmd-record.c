@@ -909,7 +909,7 @@ static void print_summary(struct record *r, const struct rec_session *s)
 int cmd_record(int argc, char **argv)
 {
 	struct record r;
-	struct rec_session s = { .listen_fd = -1, .wake_fd = -1 };
+	struct rec_session s = { .listen_fd = -1, .wake_fd = -1, .reserve_fd = -1 };
 	sigset_t mask, oldmask;
 	pid_t child = 0;
 	int sigfd, ret;

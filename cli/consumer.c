@@ -108,11 +108,12 @@ static const char *check_geometry(const struct tk_arena *h, size_t size,
 					  h->chunks_max : h->streams_max))
 		return "geometry out of range";
 	off = page_up(sizeof(*h));
-	want = off + 2 * page_up((size_t)h->ring_size * 4) +
+	want = off + 3 * page_up((size_t)h->ring_size * 4) +
 	       page_up((size_t)h->streams_max * 8) +
 	       (uint64_t)h->streams_max * h->stream_size;
 	if (h->chunk_ring != off || h->stream_ring != off + page_up((size_t)h->ring_size * 4) ||
-	    h->produced != off + 2 * page_up((size_t)h->ring_size * 4) ||
+	    h->recycle_ring != off + 2 * page_up((size_t)h->ring_size * 4) ||
+	    h->produced != off + 3 * page_up((size_t)h->ring_size * 4) ||
 	    h->streams != h->produced + page_up((size_t)h->streams_max * 8) ||
 	    h->control_size != size || page_up(want) != size)
 		return "layout out of range";
@@ -328,6 +329,7 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	a->chunks_max = h->chunks_max;
 	a->chunk_ring = (uint32_t *)((char *)h + h->chunk_ring);
 	a->stream_ring = (uint32_t *)((char *)h + h->stream_ring);
+	a->recycle_ring = (uint32_t *)((char *)h + h->recycle_ring);
 	a->produced = (uint64_t *)((char *)h + h->produced);
 	a->streams = (char *)h + h->streams;
 	a->pool_size = pool_size;
@@ -387,7 +389,7 @@ static uint64_t chunks_free(const struct rec_arena *a)
 }
 
 /* Offer what the maker has made since the last look. */
-static void offer_made(struct rec_arena *a)
+static void offer_made(struct rec_session *s, struct rec_arena *a)
 {
 	uint32_t made = __atomic_load_n(&a->made, __ATOMIC_ACQUIRE);
 
@@ -395,6 +397,8 @@ static void offer_made(struct rec_arena *a)
 		if (!ring_put(a, &a->hdr->free_chunks, a->chunk_ring,
 			      &a->chunk_tail, a->chunks++))
 			break;
+	if ((uint64_t)a->chunks * a->chunk_size > s->pool_most)
+		s->pool_most = (uint64_t)a->chunks * a->chunk_size;
 }
 
 /* Where chunk @id of stream @index is, and its size in *size. */
@@ -411,34 +415,33 @@ static char *chunk_addr(const struct rec_arena *a, uint32_t index, uint32_t id,
 	return a->pool + (size_t)id * a->chunk_size;
 }
 
-/* Descriptors taken from the free ring so far can be up to hi; fault in
- * the pages of the next few (without changing a byte: a thread may be
- * taking one just now), so that the next threads' first events find
- * them made. */
-static uint64_t update_hi(struct rec_arena *a)
-{
-	uint64_t head = __atomic_load_n(&a->hdr->free_streams.head, __ATOMIC_ACQUIRE);
-
-	if (head > a->hi)
-		a->hi = head < a->streams_max ? (uint32_t)head : a->streams_max;
-	return head;
-}
-
+/* Fault in the pages of the descriptors the next threads will take (the
+ * next few in the free ring), without changing a byte: a thread may be
+ * taking one just now.  Numbers come out of the ring in order the first
+ * time (then recycled ones, lower), so every descriptor below `touched`
+ * is made, and those are all that may be in use. */
 static void touch_ahead(struct rec_arena *a)
 {
-	uint64_t want = update_hi(a) + OFFER_BATCH;
+	uint64_t head = __atomic_load_n(&a->hdr->free_streams.head, __ATOMIC_ACQUIRE);
+	uint32_t want = a->touched;
 
-	if (want > a->streams_max)
-		want = a->streams_max;
-	if (a->touched >= want)
+	if (head > a->stream_tail)
+		return; /* scribbled on: nothing to learn from it */
+	for (uint64_t pos = head; pos < a->stream_tail && pos < head + OFFER_BATCH; pos++) {
+		uint32_t i = __atomic_load_n(&a->stream_ring[pos & (a->ring_size - 1)],
+					     __ATOMIC_RELAXED);
+
+		if (i < a->streams_max && i >= want)
+			want = i + 1;
+	}
+	if (want <= a->touched)
 		return;
 	madvise(desc_at(a, a->touched), (size_t)(want - a->touched) * a->stream_size,
 		MADV_POPULATE_WRITE);
-	a->touched = (uint32_t)want;
+	a->touched = want;
 }
 
 /* ---------------------------------------------------------------- streams */
-
 static int open_output(struct rec_session *s, struct rec_stream *st)
 {
 	char *path;
@@ -897,7 +900,7 @@ static void stream_recycle(struct rec_session *s, struct rec_stream *st)
 	st->done = true;
 	memset(d, 0, a->stream_size);
 	__atomic_store_n(&a->produced[st->index], 0, __ATOMIC_RELAXED);
-	ring_put(a, &a->hdr->free_streams, a->stream_ring, &a->stream_tail,
+	ring_put(a, &a->hdr->reused_streams, a->recycle_ring, &a->recycle_tail,
 		 st->index);
 }
 
@@ -942,8 +945,8 @@ static unsigned drain_process(struct rec_session *s, struct rec_process *p)
 	if (!a || a->corrupt)
 		return 0;
 	touch_ahead(a);
-	offer_made(a);
-	for (uint32_t i = 0; i < a->hi && !s->failed; i++) {
+	offer_made(s, a);
+	for (uint32_t i = 0; i < a->touched && !s->failed; i++) {
 		struct rec_stream *st = a->cur[i];
 		/* pairs with the release stores of the state in lib/stream.c
 		 * stream_open and stream_finish */
@@ -995,12 +998,11 @@ static void set_sleeping(struct rec_session *s, uint32_t v)
  * taken (discard mode), a thread that left, a pool to grow. */
 static bool arena_has_work(struct rec_arena *a)
 {
-	update_hi(a);
 	if (__atomic_load_n(&a->made, __ATOMIC_ACQUIRE) > a->chunks ||
 	    (a->target <= a->chunks && a->chunks < a->chunks_max &&
 	     chunks_free(a) <= a->chunks / 2))
 		return true;
-	for (uint32_t i = 0; i < a->hi; i++) {
+	for (uint32_t i = 0; i < a->touched; i++) {
 		const struct rec_stream *st = a->cur[i];
 		uint32_t state = __atomic_load_n(&desc_at(a, i)->state,
 						 __ATOMIC_ACQUIRE);
@@ -1056,14 +1058,14 @@ static void process_flush(struct rec_session *s, struct rec_process *p)
 	if (!a)
 		return;
 	drain_process(s, p); /* streams opened since the last look */
-	for (uint32_t i = 0; i < a->hi; i++)
+	for (uint32_t i = 0; i < a->touched; i++)
 		if (a->cur[i])
 			flush_stream(s, a->cur[i], false);
 	while (a->inflight) {
 		drain_wait_all(&s->drain);
 		drain_reap(&s->drain);
 	}
-	for (uint32_t i = 0; i < a->hi; i++) {
+	for (uint32_t i = 0; i < a->touched; i++) {
 		struct rec_stream *st = a->cur[i];
 
 		if (!st)
@@ -1088,7 +1090,7 @@ void consumer_process_free(struct rec_session *s, struct rec_process *p)
 {
 	if (!p->arena)
 		return;
-	for (uint32_t i = 0; i < p->arena->hi; i++)
+	for (uint32_t i = 0; i < p->arena->touched; i++)
 		if (p->arena->cur[i]) {
 			p->arena->cur[i]->arena = NULL;
 			p->arena->cur[i]->desc = NULL;

@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -34,6 +35,13 @@
 #include "tracekit/runtime.h"
 
 #define MIN_CLOCK_SPAN_NS 200000000ull
+/* Forked children connect and hand their buffers over from their fork
+ * handler without waiting: room for many in the backlog (the kernel caps
+ * it at net.core.somaxconn). */
+#define LISTEN_BACKLOG 4096
+/* At the end, a process that could not make its buffers says how many
+ * events it lost meanwhile: wait this long for that. */
+#define NOBUF_FINAL_MS 200
 
 static uint64_t ns_of(clockid_t id)
 {
@@ -67,6 +75,7 @@ void clock_sample(uint64_t *tsc, uint64_t *mono, uint64_t *real)
 int session_init(struct rec_session *s, const struct rec_options *opt)
 {
 	struct sockaddr_un sa;
+	struct rlimit rl;
 
 	memset(s, 0, sizeof(*s));
 	s->opt = opt;
@@ -96,11 +105,19 @@ int session_init(struct rec_session *s, const struct rec_options *opt)
 		return 0;
 	snprintf(s->sock_name, sizeof(s->sock_name), TK_SOCKET_PREFIX "rec-%d-%lx",
 		 (int)getpid(), (unsigned long)(s->clock.tsc_start & 0xffffff));
-	s->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	/* processes that cannot be given a descriptor are not taken: raise
+	 * our limit as far as we may (a process takes one, a live stream
+	 * one) */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	s->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			      0);
 	if (s->listen_fd < 0 ||
 	    bind(s->listen_fd, (struct sockaddr *)&sa,
 		 tk_abstract_addr(&sa, s->sock_name)) < 0 ||
-	    listen(s->listen_fd, 64) < 0) {
+	    listen(s->listen_fd, LISTEN_BACKLOG) < 0) {
 		snprintf(s->error, sizeof(s->error),
 			 "cannot create the control socket: %s", strerror(errno));
 		return -errno;
@@ -471,14 +488,30 @@ out:
 	return ret < 0 ? ret : n;
 }
 
-static void accept_process(struct rec_session *s)
+/* Take a connection; false when none is waiting (or none can be taken:
+ * then it is said once, at the end). */
+static bool accept_process(struct rec_session *s)
 {
 	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && s->reserve_fd >= 0) {
+		/* out of descriptors: refuse it (its session ends, said at
+		 * the end) rather than see it waiting at every look */
+		s->accept_errno = errno;
+		close(s->reserve_fd);
+		fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0) {
+			close(fd);
+			s->refused++;
+		}
+		s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		return fd >= 0;
+	}
 	if (fd < 0)
-		return;
+		return false;
 	if (!tk_peer_allowed(fd) || !process_new(s, fd))
 		close(fd);
+	return true;
 }
 
 int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
@@ -534,7 +567,8 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 				break;
 		}
 		if (pfd[0].revents & POLLIN)
-			accept_process(s);
+			for (unsigned k = 0; k < 64 && accept_process(s); k++)
+				;
 	}
 	if (asleep)
 		consumer_sleep_end(s);
@@ -565,16 +599,30 @@ void session_stop(struct rec_session *s)
 {
 	struct tk_msg stop = { TK_MSG_STOP, sizeof(stop) };
 
+	/* children that handed their buffers over just now wait in the
+	 * backlog, with what they sent */
+	for (unsigned n = 0; s->listen_fd >= 0 && n < LISTEN_BACKLOG &&
+			     accept_process(s); n++)
+		;
 	for (unsigned i = 0; i < s->nprocs; i++) {
 		struct rec_process *p = s->procs[i];
 
 		if (p->fd < 0)
 			continue;
 		send(p->fd, &stop, sizeof(stop), MSG_NOSIGNAL | MSG_DONTWAIT);
-		/* Take the buffers still in flight (threads that started
-		 * just now) before closing. */
-		while (process_message(s, p) > 0)
-			;
+		/* Take what is in flight before closing: buffers, and from a
+		 * process without buffers its last count of what it lost
+		 * (it answers STOP with it). */
+		for (;;) {
+			struct pollfd pfd = { p->fd, POLLIN, 0 };
+			int ret;
+
+			while ((ret = process_message(s, p)) > 0 && p->fd >= 0)
+				;
+			if (ret < 0 || !p->nobuf_err ||
+			    poll(&pfd, 1, NOBUF_FINAL_MS) <= 0)
+				break;
+		}
 		process_close(p);
 	}
 	if (s->listen_fd >= 0)
@@ -639,6 +687,7 @@ int session_finish(struct rec_session *s)
 		tp->nevents = p->nevents;
 		tp->desc_blob = p->desc_blob;
 		tp->desc_blob_size = p->desc_size;
+		tp->lost_nobuf = consumer_lost_nobuf(p);
 		t.nprocesses++;
 	}
 	for (unsigned i = 0; i < s->nstreams; i++) {
@@ -693,6 +742,9 @@ void session_print_streams(const struct rec_session *s, FILE *f)
 
 		drain_describe(&s->drain, how, sizeof(how));
 		fprintf(f, "tracekit: buffers written with %s\n", how);
+		fprintf(f, "tracekit: buffer pool: %llu KiB made for the largest process (limit %llu KiB)\n",
+			(unsigned long long)(s->pool_most >> 10),
+			(unsigned long long)s->opt->pool_max * s->opt->subbuf_kb);
 	}
 	for (unsigned i = 0; i < s->nstreams; i++) {
 		const struct rec_stream *st = s->streams[i];
@@ -701,6 +753,9 @@ void session_print_streams(const struct rec_session *s, FILE *f)
 			fprintf(f, "tracekit: %s-%u: stream %u not read to its end: %s (the program wrote over its buffer)\n",
 				st->proc->comm, st->proc->pid, st->tid, st->corrupt);
 	}
+	if (s->refused)
+		fprintf(f, "tracekit: %u process%s could not be recorded: %s\n",
+			s->refused, s->refused == 1 ? "" : "es", strerror(s->accept_errno));
 	for (unsigned i = 0; i < s->nprocs; i++) {
 		const struct rec_process *p = s->procs[i];
 		uint64_t n = consumer_lost_nobuf(p);
@@ -762,6 +817,8 @@ void session_free(struct rec_session *s)
 		close(s->listen_fd);
 	if (s->wake_fd >= 0)
 		close(s->wake_fd);
+	if (s->reserve_fd >= 0)
+		close(s->reserve_fd);
 	drain_free(&s->drain);
 	while (s->free_writes) {
 		struct rec_write *w = s->free_writes;

@@ -115,7 +115,7 @@ struct rec_arena {
 	size_t control_size;
 	uint32_t mode, chunk_size, slots, streams_max, ring_size, stream_size;
 	uint32_t chunks_max;
-	uint32_t *chunk_ring, *stream_ring;
+	uint32_t *chunk_ring, *stream_ring, *recycle_ring;
 	uint64_t *produced;
 	char *streams;
 	char *pool;                /* chunks_max chunks */
@@ -127,9 +127,10 @@ struct rec_arena {
 	bool making;
 	struct rec_arena *make_next; /* the maker's list of work */
 	bool in_make_list;
-	uint64_t chunk_tail, stream_tail; /* our ends of the free rings */
-	uint32_t hi;               /* descriptors that may be in use: 0 .. hi */
-	uint32_t touched;          /* descriptors whose pages we touched */
+	uint64_t chunk_tail, stream_tail, recycle_tail; /* our ends of the
+							  * free rings */
+	uint32_t touched;          /* descriptors made: 0 .. touched, the
+				    * only ones that may be in use */
 	struct rec_stream **cur;   /* [streams_max]: who uses descriptor i */
 	unsigned inflight;         /* writes from its memory not completed */
 	bool gave_back;            /* space given back this pass (--block) */
@@ -178,9 +179,13 @@ struct rec_session {
 	struct drain drain;
 	struct rec_write *free_writes;
 	struct rec_maker *maker;   /* makes pool chunks ahead (consumer.c) */
+	uint64_t pool_most;        /* bytes of pool made for one process, at most */
 	struct pollfd *pollfd; /* session_poll's, grown with the processes */
 	unsigned npollfd;
 	struct tk_trace_kernel *kernel; /* the kernel part, or NULL */
+	int accept_errno; /* a process could not be taken (EMFILE...) */
+	unsigned refused; /* ... how many */
+	int reserve_fd;   /* closed to refuse one when out of descriptors */
 	char error[512]; /* first fatal error, for the tool to print */
 	bool failed;
 };

@@ -15,7 +15,9 @@
  *   +--------------------------------------+  chunk_ring
  *   | u32 ring[ring_size]: free chunks     |  recorder -> writers
  *   +--------------------------------------+  stream_ring
- *   | u32 ring[ring_size]: free streams    |  recorder -> writers
+ *   | u32 ring[ring_size]: fresh streams   |  recorder -> writers
+ *   +--------------------------------------+  recycle_ring
+ *   | u32 ring[ring_size]: streams reused  |  recorder -> writers
  *   +--------------------------------------+  produced
  *   | u64 produced[streams_max]            |  packets closed, per stream
  *   +--------------------------------------+  streams
@@ -71,10 +73,12 @@
  *
  * Everything here is written by a program the recorder must not trust:
  * the recorder copies the geometry once and bounds every number it reads
- * again.  Every descriptor is in the free stream ring from the start (a
- * descriptor of zeros is ready for use); the recorder touches their
- * pages a few descriptors ahead of the ring's head, so that a thread's
- * first event rarely meets a fresh page.  docs/design-notes.md lists each
+ * again.  Every descriptor is in the fresh stream ring from the start (a
+ * descriptor of zeros is ready for use); the recorder faults their pages
+ * in a few descriptors ahead of the ring's head, so that a thread's first
+ * event rarely meets a fresh page.  A descriptor whose thread has left is
+ * offered again in the recycle ring, which writers try first: threads
+ * that come and go one after the other use the same few descriptors.  docs/design-notes.md lists each
  * barrier and the one it pairs with.
  */
 #ifndef TK_RINGBUF_LAYOUT_H
@@ -120,6 +124,7 @@ struct tk_arena {
 	uint32_t chunks_max;   /* chunks of the pool memfd */
 	uint64_t chunk_ring;   /* offsets in the control memfd */
 	uint64_t stream_ring;
+	uint64_t recycle_ring;
 	uint64_t produced;
 	uint64_t streams;
 	uint64_t control_size; /* bytes of the control memfd */
@@ -133,7 +138,8 @@ struct tk_arena {
 	uint32_t pad1;
 
 	struct tk_ring_ends free_chunks;
-	struct tk_ring_ends free_streams;
+	struct tk_ring_ends free_streams;   /* fresh */
+	struct tk_ring_ends reused_streams; /* recycled */
 
 	/* written by writers (atomic adds): events lost with no stream to
 	 * count them in (no descriptor, or no chunk for a thread's first

@@ -210,6 +210,7 @@ static int add_process(struct tk_trace *t, const struct kv *kv, int n,
 	    !events || strstr(events, "..") || events[0] == '/')
 		return -EINVAL;
 	get_u32(kv, n, "ppid", &p->ppid);
+	get_u64(kv, n, "lost_nobuf", &p->lost_nobuf);
 	copy_str(p->comm, sizeof(p->comm), get(kv, n, "comm"));
 	p->exe = strdup(get(kv, n, "exe") ? get(kv, n, "exe") : "");
 	t->nprocesses++;

@@ -86,7 +86,10 @@ static void put_manifest(FILE *f, const struct tk_trace *t)
 		put_value(f, p->comm);
 		fprintf(f, " exe=");
 		put_value(f, p->exe ? p->exe : "");
-		fprintf(f, " events=events/%u.desc\n", p->class_id);
+		fprintf(f, " events=events/%u.desc", p->class_id);
+		if (p->lost_nobuf)
+			fprintf(f, " lost_nobuf=%" PRIu64, p->lost_nobuf);
+		fputc('\n', f);
 	}
 	for (unsigned i = 0; i < t->nstreams; i++) {
 		const struct tk_trace_stream *s = &t->streams[i];

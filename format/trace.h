@@ -42,6 +42,9 @@ struct tk_trace_process {
 	 * the reader parses them into events. */
 	char *desc_blob;
 	size_t desc_blob_size;
+	/* events lost by threads that had no stream to count them in (no
+	 * buffers could be made, or no free stream): lost_nobuf */
+	uint64_t lost_nobuf;
 };
 
 struct tk_trace_stream {

@@ -112,7 +112,7 @@ struct tk_arena_map *tk_arena_create(const struct tk_arena_geom *g,
 		goto fail;
 	}
 	off = page_up(sizeof(*h));
-	size = off + 2 * page_up((size_t)ring * 4) +
+	size = off + 3 * page_up((size_t)ring * 4) +
 	       page_up((size_t)g->streams_max * 8) +
 	       (size_t)g->streams_max * stream_size;
 	size = page_up(size);
@@ -135,12 +135,15 @@ struct tk_arena_map *tk_arena_create(const struct tk_arena_geom *g,
 	off += page_up((size_t)ring * 4);
 	h->stream_ring = off;
 	off += page_up((size_t)ring * 4);
+	h->recycle_ring = off;
+	off += page_up((size_t)ring * 4);
 	h->produced = off;
 	off += page_up((size_t)g->streams_max * 8);
 	h->streams = off;
 	h->control_size = size;
 	a->chunk_ring = (uint32_t *)((char *)map + h->chunk_ring);
 	a->stream_ring = (uint32_t *)((char *)map + h->stream_ring);
+	a->recycle_ring = (uint32_t *)((char *)map + h->recycle_ring);
 	a->produced = (uint64_t *)((char *)map + h->produced);
 	a->streams = (char *)map + h->streams;
 

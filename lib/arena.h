@@ -45,7 +45,7 @@ struct tk_arena_map {
 	struct tk_arena *hdr; /* the control mapping */
 	size_t control_size;
 	struct tk_arena_geom geom;
-	uint32_t *chunk_ring, *stream_ring;
+	uint32_t *chunk_ring, *stream_ring, *recycle_ring;
 	uint64_t *produced;
 	char *streams;
 	char *pool;             /* the pool mapping, chunks_max chunks */

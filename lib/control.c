@@ -188,7 +188,9 @@ static void session_close(void)
 	tk_functrace_session(NULL, 0);
 }
 
-static void send_nobuf(int fd, int err, const char *what)
+/* Say that the buffers could not be made, and what was lost so far;
+ * @wait: for room in the socket (a second at most). */
+static void send_nobuf(int fd, int err, const char *what, bool wait)
 {
 	struct tk_msg_nobuf m;
 
@@ -198,7 +200,20 @@ static void send_nobuf(int fd, int err, const char *what)
 	m.err = err;
 	m.lost = tk_streams_lost_nobuf();
 	snprintf(m.what, sizeof(m.what), "%s", what);
-	tk_send_to(fd, &m, sizeof(m), -1);
+	if (wait)
+		tk_send_to(fd, &m, sizeof(m), -1);
+	else
+		tk_send_fds(fd, &m, sizeof(m), NULL, 0, MSG_DONTWAIT);
+}
+
+/* The process ends without buffers: its last count of what it lost (not
+ * waiting: the socket has room, or the recorder is gone). */
+__attribute__((destructor)) static void nobuf_at_exit(void)
+{
+	int fd = __atomic_load_n(&session_fd, __ATOMIC_ACQUIRE);
+
+	if (nobuf_err && fd >= 0)
+		send_nobuf(fd, nobuf_err, nobuf_what ? nobuf_what : "?", false);
 }
 
 /* Hand @a over (ARENA, its two memfds), then close our fds of it. */
@@ -240,7 +255,7 @@ static void make_arena(int fd)
 	if (!a) {
 		nobuf_err = errno;
 		nobuf_what = what;
-		send_nobuf(fd, nobuf_err, what);
+		send_nobuf(fd, nobuf_err, what, true);
 		return;
 	}
 	if (send_arena(fd, a) < 0) {
@@ -330,7 +345,7 @@ static int session_receive(int fd)
 	switch (m->type) {
 	case TK_MSG_STOP:
 		if (nobuf_err) /* the last count of what was lost */
-			send_nobuf(fd, nobuf_err, nobuf_what);
+			send_nobuf(fd, nobuf_err, nobuf_what, true);
 		return -ECANCELED;
 	default:
 		return -EPROTO;
@@ -507,7 +522,7 @@ static void join_as_child(void)
 			return;
 		}
 		if (!a)
-			send_nobuf(fd, nobuf_err, nobuf_what ? nobuf_what : "?");
+			send_nobuf(fd, nobuf_err, nobuf_what ? nobuf_what : "?", true);
 	}
 	tk_functrace_child_joined();
 }

@@ -263,8 +263,11 @@ static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 		__atomic_fetch_add(&lost_nobuf, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
-	if (!tk_ring_take(&a->hdr->free_streams, a->stream_ring,
-			  a->ring_size, &i) ||
+	/* a descriptor a thread has left first: its pages are made */
+	if ((!tk_ring_take(&a->hdr->reused_streams, a->recycle_ring,
+			   a->ring_size, &i) &&
+	     !tk_ring_take(&a->hdr->free_streams, a->stream_ring,
+			   a->ring_size, &i)) ||
 	    i >= a->geom.streams_max) {
 		__atomic_fetch_add(&a->hdr->lost_nobuf, 1, __ATOMIC_RELAXED);
 		return NULL;

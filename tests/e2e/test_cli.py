@@ -942,17 +942,23 @@ def test_error_disk_full_keeps_old_trace():
         tklib.run(["umount", mnt], check=False)
 
 
-def packet_sizes(stream):
-    """The packet_size (bytes) of each packet of a user stream file."""
+def packets(stream):
+    """(content_size, packet_size) in bytes of each packet of a user stream
+    file."""
     data = open(stream, "rb").read()
-    sizes, off = [], 0
+    out, off = [], 0
     while off < len(data):
         magic, = struct.unpack_from("<I", data, off)
         assert magic == 0xc1fc1fc1, (stream, off)
-        size = struct.unpack_from("<Q", data, off + 40)[0] // 8
-        sizes.append(size)
-        off += size
-    return sizes
+        content, size = struct.unpack_from("<QQ", data, off + 32)
+        out.append((content // 8, size // 8))
+        off += size // 8
+    return out
+
+
+def packet_sizes(stream):
+    """The packet_size (bytes) of each packet of a user stream file."""
+    return [size for _, size in packets(stream)]
 
 
 def test_subbuffer_sizes():

@@ -2,11 +2,12 @@
 /*
  * basic.c - test program: THREADS threads each fire N test:seq events.
  *
- *   prog-basic [-n N] [-t THREADS] [-p NS_PACE] [-f] [-r FILE] [-k]
+ *   prog-basic [-n N] [-t THREADS] [-p NS_PACE] [-s N,US] [-f] [-r FILE] [-k]
  *
  *   -n N        events per thread (default 1000)
  *   -t T        threads (default 1)
  *   -p NS       pause between events, in ns (busy-wait on the clock)
+ *   -s N,US     after every N events, sleep US microseconds (bursts)
  *   -f          forever: fire until killed
  *   -r FILE     write "ready PID" to FILE once running (for attach tests)
  *   -k          also fire one test:kinds event with known values
@@ -30,7 +31,7 @@
 #include "counter.h"
 #include "test-events.h"
 
-static uint64_t per_thread = 1000, pace_ns;
+static uint64_t per_thread = 1000, pace_ns, burst, burst_sleep_us;
 static int forever, wait_signal;
 static volatile sig_atomic_t go;
 static volatile uint64_t *committed;
@@ -59,6 +60,8 @@ static void *fire(void *arg)
 		tk_trace(test, seq, thread, i, msgs[i % 10]);
 		if (committed && thread == 0)
 			*committed = i + 1;
+		if (burst && (i + 1) % burst == 0)
+			usleep((useconds_t)burst_sleep_us);
 	}
 	printf("emitted %u %llu\n", thread, (unsigned long long)i);
 	return NULL;
@@ -77,11 +80,15 @@ int main(int argc, char **argv)
 	int kinds = 0, c;
 	pthread_t th[64];
 
-	while ((c = getopt(argc, argv, "n:t:p:fr:kwc:")) != -1) {
+	while ((c = getopt(argc, argv, "n:t:p:s:fr:kwc:")) != -1) {
 		switch (c) {
 		case 'n': per_thread = strtoull(optarg, NULL, 10); break;
 		case 't': threads = (unsigned)atoi(optarg); break;
 		case 'p': pace_ns = strtoull(optarg, NULL, 10); break;
+		case 's':
+			if (sscanf(optarg, "%lu,%lu", &burst, &burst_sleep_us) != 2)
+				return 2;
+			break;
 		case 'f': forever = 1; break;
 		case 'r': ready = optarg; break;
 		case 'k': kinds = 1; break;
