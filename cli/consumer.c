@@ -42,6 +42,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "session.h"
 #include "tracekit/runtime.h"
@@ -50,6 +51,8 @@
 #define OFFER_BATCH 32 /* descriptors touched ahead */
 /* A counter larger than this was not counted by a writer. */
 #define COUNT_MAX (1ull << 48)
+/* Closed packets fewer than a batch are written this often at least. */
+#define CONSUMER_LAZY_US 50000
 
 static size_t page_up(size_t n)
 {
@@ -327,6 +330,7 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	a->ring_size = h->ring_size;
 	a->stream_size = h->stream_size;
 	a->chunks_max = h->chunks_max;
+	a->wake_batch = tk_rb_wake_batch(a->chunk_size, a->slots);
 	a->chunk_ring = (uint32_t *)((char *)h + h->chunk_ring);
 	a->stream_ring = (uint32_t *)((char *)h + h->stream_ring);
 	a->recycle_ring = (uint32_t *)((char *)h + h->recycle_ring);
@@ -681,8 +685,9 @@ static void packet_written(struct drain_req *r, int res)
 
 /* Submit the writes of the packets closed since the last look, those
  * that follow each other in one write: at most one ring's worth, whatever
- * the counters say. */
-static unsigned drain_stream(struct rec_session *s, struct rec_stream *st)
+ * the counters say; a batch at least, unless @force. */
+static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
+			     bool force)
 {
 	struct rec_arena *a = st->arena;
 	struct tk_rb_stream *d = st->desc;
@@ -699,7 +704,10 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st)
 		stream_corrupt(st, "its produced counter is out of range");
 		return 0;
 	}
-	if (st->submitted < produced && st->out_fd < 0 && open_output(s, st) < 0)
+	if (produced == st->submitted ||
+	    (!force && produced - st->submitted < a->wake_batch))
+		return 0;
+	if (st->out_fd < 0 && open_output(s, st) < 0)
 		return 0;
 	while (st->submitted < produced && !s->failed &&
 	       (w || drain_room(&s->drain))) {
@@ -847,7 +855,7 @@ static void flush_stream(struct rec_session *s, struct rec_stream *st,
 	for (unsigned k = 0; k < 4 && !st->done && !s->failed; k++) {
 		if (!drain_room(&s->drain))
 			drain_wait_all(&s->drain);
-		if (!drain_stream(s, st))
+		if (!drain_stream(s, st, true))
 			break;
 		drain_submit(&s->drain);
 	}
@@ -937,15 +945,25 @@ static void wake_blocked(struct rec_arena *a)
 
 /* One look at every stream of @p's arena: new streams, closed packets,
  * threads that left. */
+/* Few free chunks: partial batches are written too, to get theirs back. */
+static bool pool_low(const struct rec_arena *a)
+{
+	uint64_t free = chunks_free(a);
+
+	return free < 2 * TK_POOL_LOW || free <= a->chunks / 4;
+}
+
 static unsigned drain_process(struct rec_session *s, struct rec_process *p)
 {
 	struct rec_arena *a = p->arena;
 	unsigned n = 0;
+	bool force;
 
 	if (!a || a->corrupt)
 		return 0;
 	touch_ahead(a);
 	offer_made(s, a);
+	force = s->lazy_due || pool_low(a);
 	for (uint32_t i = 0; i < a->touched && !s->failed; i++) {
 		struct rec_stream *st = a->cur[i];
 		/* pairs with the release stores of the state in lib/stream.c
@@ -957,7 +975,7 @@ static unsigned drain_process(struct rec_session *s, struct rec_process *p)
 			continue;
 		if (!st && !(st = stream_new(s, p, a, i)))
 			continue;
-		n += drain_stream(s, st);
+		n += drain_stream(s, st, force || state == TK_RB_CLOSED);
 		if (state != TK_RB_CLOSED || st->inflight)
 			continue;
 		if (a->mode == TK_RB_OVERWRITE && !st->done)
@@ -974,12 +992,25 @@ static unsigned drain_process(struct rec_session *s, struct rec_process *p)
 	return n;
 }
 
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 unsigned consumer_drain(struct rec_session *s)
 {
 	unsigned n = drain_reap(&s->drain);
+	uint64_t now = now_us();
 
+	/* what waits in partial batches goes out this often too */
+	s->lazy_due = now >= s->lazy_next;
 	for (unsigned i = 0; i < s->nprocs; i++)
 		n += drain_process(s, s->procs[i]);
+	if (s->lazy_due)
+		s->lazy_next = now + CONSUMER_LAZY_US;
 	drain_submit(&s->drain);
 	return n;
 }
@@ -994,10 +1025,14 @@ static void set_sleeping(struct rec_session *s, uint32_t v)
 	}
 }
 
-/* Whether @a has something for us: a new stream, a closed packet not
- * taken (discard mode), a thread that left, a pool to grow. */
-static bool arena_has_work(struct rec_arena *a)
+/* Whether @a has something for us: a new stream, a batch of closed
+ * packets not taken (discard mode; any, when the pool runs low), a thread
+ * that left, a pool to grow.  *partial: closed packets wait, fewer than a
+ * batch. */
+static bool arena_has_work(struct rec_arena *a, bool *partial)
 {
+	bool low = pool_low(a);
+
 	if (__atomic_load_n(&a->made, __ATOMIC_ACQUIRE) > a->chunks ||
 	    (a->target <= a->chunks && a->chunks < a->chunks_max &&
 	     chunks_free(a) <= a->chunks / 2))
@@ -1014,30 +1049,49 @@ static bool arena_has_work(struct rec_arena *a)
 		}
 		if (st->done)
 			continue;
-		if (a->mode == TK_RB_DISCARD &&
-		    __atomic_load_n(&a->produced[i], __ATOMIC_ACQUIRE) != st->submitted)
-			return true;
+		if (a->mode == TK_RB_DISCARD) {
+			uint64_t pending = __atomic_load_n(&a->produced[i],
+							   __ATOMIC_ACQUIRE) -
+					   st->submitted;
+
+			if (pending >= a->wake_batch || (pending && low))
+				return true;
+			if (pending)
+				*partial = true;
+		}
 		if (state == TK_RB_CLOSED && !st->inflight)
 			return true;
 	}
 	return false;
 }
 
-bool consumer_sleep_begin(struct rec_session *s)
+int consumer_sleep_begin(struct rec_session *s, int timeout_us)
 {
+	bool partial = false;
+	uint64_t now;
+
 	set_sleeping(s, 1);
 	/* pairs with the fence in lib/stream.c wake_recorder: either we see
-	 * the packet it closed, or it sees sleeping and wakes us */
+	 * what it did, or it sees sleeping and wakes us */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (unsigned i = 0; i < s->nprocs; i++) {
 		struct rec_arena *a = s->procs[i]->arena;
 
-		if (a && arena_has_work(a)) {
+		if (a && arena_has_work(a, &partial)) {
 			set_sleeping(s, 0);
-			return false;
+			return 0;
 		}
 	}
-	return true;
+	if (!partial)
+		return timeout_us;
+	/* partial batches: out at the next lazy time, at the latest */
+	now = now_us();
+	if (now >= s->lazy_next) {
+		set_sleeping(s, 0);
+		return 0;
+	}
+	return s->lazy_next - now < (uint64_t)timeout_us ? (int)(s->lazy_next - now)
+							 : timeout_us;
 }
 
 void consumer_sleep_end(struct rec_session *s)

@@ -539,12 +539,14 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 		pfd[n++] = (struct pollfd){ s->procs[i]->fd, POLLIN, 0 };
 
 	drained = consumer_drain(s);
-	if (drained || !timeout_us)
+	if (!drained && timeout_us) {
+		int us = consumer_sleep_begin(s, timeout_us);
+
+		asleep = us > 0;
+		ts = (struct timespec){ us / 1000000, us % 1000000 * 1000 };
+	} else {
 		ts = (struct timespec){ 0, 0 };
-	else
-		asleep = consumer_sleep_begin(s);
-	if (!asleep)
-		ts = (struct timespec){ 0, 0 };
+	}
 	if (ppoll(pfd, n, &ts, NULL) > 0) {
 		if (pfd[1].revents)
 			extra_ready = 1;

@@ -115,6 +115,7 @@ struct rec_arena {
 	size_t control_size;
 	uint32_t mode, chunk_size, slots, streams_max, ring_size, stream_size;
 	uint32_t chunks_max;
+	uint32_t wake_batch;       /* tk_rb_wake_batch() */
 	uint32_t *chunk_ring, *stream_ring, *recycle_ring;
 	uint64_t *produced;
 	char *streams;
@@ -180,6 +181,8 @@ struct rec_session {
 	struct rec_write *free_writes;
 	struct rec_maker *maker;   /* makes pool chunks ahead (consumer.c) */
 	uint64_t pool_most;        /* bytes of pool made for one process, at most */
+	uint64_t lazy_next;        /* when partial batches are written (us) */
+	bool lazy_due;
 	struct pollfd *pollfd; /* session_poll's, grown with the processes */
 	unsigned npollfd;
 	struct tk_trace_kernel *kernel; /* the kernel part, or NULL */
@@ -234,10 +237,11 @@ uint64_t consumer_lost_nobuf(const struct rec_process *p);
 /* Write every packet the writers have closed (discard mode); returns how
  * many. */
 unsigned consumer_drain(struct rec_session *s);
-/* Before sleeping: tell the writers (sleeping = 1 in every buffer drained
- * while recording), then look once more.  Returns false, and tells them
- * no more, if there is something to drain after all. */
-bool consumer_sleep_begin(struct rec_session *s);
+/* Before sleeping up to @timeout_us: tell the writers (sleeping = 1 in
+ * every arena), then look once more.  Returns how long to sleep: 0 (and
+ * they are told no more) if there is something to do after all, less than
+ * @timeout_us when packets wait in a partial batch. */
+int consumer_sleep_begin(struct rec_session *s, int timeout_us);
 /* After sleeping: no more wake-ups wanted. */
 void consumer_sleep_end(struct rec_session *s);
 /* Write what is left, open packets included (at stop or process death). */

@@ -202,6 +202,25 @@ struct tk_packet_header {
 	uint32_t pad;
 };
 
+/*
+ * Discard mode drains packets in batches: a writer wakes a sleeping
+ * recorder when its stream has this many closed packets the recorder has
+ * not taken (or the pool runs low, or the stream closes), and the
+ * recorder writes them in one go: ~512 KiB per write, so that a virtual
+ * disk that counts its operations is not asked for one per packet.
+ */
+#define TK_WAKE_BATCH_BYTES (512u << 10)
+#define TK_POOL_LOW 16 /* free chunks: a writer that sees fewer wakes it */
+
+static inline uint32_t tk_rb_wake_batch(uint32_t chunk_size, uint32_t slots)
+{
+	uint32_t b = TK_WAKE_BATCH_BYTES / chunk_size;
+
+	if (b > slots / 2)
+		b = slots / 2;
+	return b ? b : 1;
+}
+
 /* Bytes of a stream descriptor with @slots slots, its inline page
  * included (pages: the page is aligned for O_DIRECT writes). */
 static inline uint32_t tk_rb_stream_size(uint32_t slots)

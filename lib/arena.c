@@ -106,6 +106,7 @@ struct tk_arena_map *tk_arena_create(const struct tk_arena_geom *g,
 	a->geom = *g;
 	a->gen = gen;
 	a->ring_size = ring;
+	a->wake_batch = tk_rb_wake_batch(g->chunk_size, g->slots);
 	a->w = calloc(g->streams_max, sizeof(*a->w));
 	if (!a->w) {
 		*what = "malloc";

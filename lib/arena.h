@@ -37,6 +37,8 @@ struct tk_wstream {
 	uint32_t payload_max; /* largest event (header included) a packet takes */
 	uint64_t seq;         /* number of the packet being written */
 	uint64_t oldest;      /* overwrite: oldest packet still holding a chunk */
+	uint64_t consumed;    /* discard: the recorder's consumed, last seen */
+	bool pool_low;        /* the last chunk taken left few in the ring */
 	uint64_t lost;        /* lost by this thread outside signal nesting */
 	struct tk__thread *thread;
 };
@@ -51,6 +53,7 @@ struct tk_arena_map {
 	char *pool;             /* the pool mapping, chunks_max chunks */
 	size_t pool_size;
 	uint32_t ring_size;     /* entries of each free ring */
+	uint32_t wake_batch;    /* tk_rb_wake_batch() */
 	struct tk_wstream *w;   /* [streams_max] */
 	uint64_t gen;           /* the session generation it serves */
 	uint32_t users;         /* streams open in it (atomic) */
@@ -84,10 +87,11 @@ static inline char *tk_arena_chunk(const struct tk_arena_map *a, uint32_t id)
 	return a->pool + (size_t)id * a->geom.chunk_size;
 }
 
-/* Take one number from a free ring; false when it is empty.  Pairs with
- * the recorder's release store of tail (cli/consumer.c ring_put). */
+/* Take one number from a free ring; false when it is empty; *left (if
+ * not NULL) says how many were left after it.  Pairs with the recorder's
+ * release store of tail (cli/consumer.c ring_put). */
 static inline bool tk_ring_take(struct tk_ring_ends *e, const uint32_t *ring,
-				uint32_t size, uint32_t *out)
+				uint32_t size, uint32_t *out, uint64_t *left)
 {
 	uint64_t head = __atomic_load_n(&e->head, __ATOMIC_RELAXED);
 
@@ -102,6 +106,8 @@ static inline bool tk_ring_take(struct tk_ring_ends *e, const uint32_t *ring,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
 			*out = v;
+			if (left)
+				*left = tail - head - 1;
 			return true;
 		}
 	}

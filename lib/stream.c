@@ -58,17 +58,19 @@ static uint64_t lost_so_far(struct tk_wstream *w)
 	return w->lost + __atomic_load_n(&w->desc->lost_nested, __ATOMIC_RELAXED);
 }
 
-/* A packet was just closed (or a stream): if the recorder sleeps, wake it,
- * once.  The fence pairs with the one in cli/consumer.c
- * consumer_sleep_begin, between its store of sleeping and its loads of
- * produced: either it sees our packet or we see it sleeping. */
-static void wake_recorder(struct tk_arena *h)
+/* A packet was just closed (or a stream): if the recorder sleeps and
+ * should not (@worth: a batch of packets waits, the pool runs low, the
+ * stream closed), wake it, once.  The fence pairs with the one in
+ * cli/consumer.c consumer_sleep_begin, between its store of sleeping and
+ * its loads of produced: either it sees what we did or we see it
+ * sleeping. */
+static void wake_recorder(struct tk_arena *h, bool worth)
 {
 	static const uint64_t one = 1;
 	int fd;
 
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (!__atomic_load_n(&h->sleeping, __ATOMIC_RELAXED) ||
+	if (!worth || !__atomic_load_n(&h->sleeping, __ATOMIC_RELAXED) ||
 	    !__atomic_exchange_n(&h->sleeping, 0, __ATOMIC_RELAXED))
 		return;
 	fd = __atomic_load_n(&tk_wake_fd, __ATOMIC_ACQUIRE);
@@ -94,18 +96,23 @@ static void packet_close(struct tk_wstream *w, struct tk__thread *t,
 	/* pairs with the acquire load of produced in cli/consumer.c
 	 * drain_stream: the slot and the packet are complete */
 	__atomic_store_n(&w->arena->produced[w->index], w->seq, __ATOMIC_RELEASE);
-	wake_recorder(w->arena->hdr);
+	wake_recorder(w->arena->hdr,
+		      w->pool_low || (w->arena->geom.mode == TK_RB_DISCARD &&
+				      w->seq - w->consumed >= w->arena->wake_batch));
 	t->packet = NULL;
 	t->pos = NULL;
 	__atomic_store_n(&t->end, NULL, __ATOMIC_RELAXED);
 }
 
-static bool take_chunk(struct tk_arena_map *a, uint32_t *id, char **pkt)
+static bool take_chunk(struct tk_wstream *w, uint32_t *id, char **pkt)
 {
-	struct tk_arena *h = a->hdr;
+	struct tk_arena_map *a = w->arena;
+	uint64_t left = 0;
+	bool got = tk_ring_take(&a->hdr->free_chunks, a->chunk_ring,
+				a->ring_size, id, &left);
 
-	if (!tk_ring_take(&h->free_chunks, a->chunk_ring, a->ring_size,
-			  id))
+	w->pool_low = !got || left < TK_POOL_LOW;
+	if (!got)
 		return false;
 	*pkt = tk_arena_chunk(a, *id);
 	return *pkt != NULL;
@@ -141,7 +148,7 @@ static bool take_any(struct tk_wstream *w, uint32_t size, uint32_t *id,
 {
 	if (w->seq == 0 && take_inline(w, size, id, pkt))
 		return true;
-	return take_chunk(w->arena, id, pkt) || take_inline(w, size, id, pkt);
+	return take_chunk(w, id, pkt) || take_inline(w, size, id, pkt);
 }
 
 static char *inline_page(struct tk_wstream *w);
@@ -184,6 +191,7 @@ static int packet_open(struct tk_wstream *w, struct tk__thread *t,
 		uint64_t consumed = __atomic_load_n(&w->desc->consumed,
 						    __ATOMIC_ACQUIRE);
 
+		w->consumed = consumed;
 		if (w->seq - consumed >= a->geom.slots ||
 		    !take_any(w, size, &id, &pkt))
 			return -ENOSPC;
@@ -242,7 +250,7 @@ static void stream_finish(struct tk__thread *t, uint64_t tsc)
 	/* pairs with the acquire load of the state in cli/consumer.c: every
 	 * packet of the stream is closed */
 	__atomic_store_n(&w->desc->state, TK_RB_CLOSED, __ATOMIC_RELEASE);
-	wake_recorder(a->hdr);
+	wake_recorder(a->hdr, true);
 	t->stream = NULL;
 	t->commit = NULL;
 	__atomic_fetch_sub(&a->users, 1, __ATOMIC_RELEASE);
@@ -265,9 +273,9 @@ static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 	}
 	/* a descriptor a thread has left first: its pages are made */
 	if ((!tk_ring_take(&a->hdr->reused_streams, a->recycle_ring,
-			   a->ring_size, &i) &&
+			   a->ring_size, &i, NULL) &&
 	     !tk_ring_take(&a->hdr->free_streams, a->stream_ring,
-			   a->ring_size, &i)) ||
+			   a->ring_size, &i, NULL)) ||
 	    i >= a->geom.streams_max) {
 		__atomic_fetch_add(&a->hdr->lost_nobuf, 1, __ATOMIC_RELAXED);
 		return NULL;

@@ -170,13 +170,13 @@ def test_block():
 
 
 def test_pool_grows():
-    """Four threads writing 140 MB as fast as they can, with --block: the
+    """Four threads writing 70 MB as fast as they can, with --block: the
     pool grows past what the process made at the start (16 MiB), and every
     event is there."""
     out = os.path.join(tklib.tmpdir(), "t")
-    p = tklib.record(out, _basic("-n", "1000000", "-t", "4"), "--block", check=False,
+    p = tklib.record(out, _basic("-n", "500000", "-t", "4"), "--block", check=False,
                      timeout=300)
-    _exact(out, p, 1000000, 4)
+    _exact(out, p, 500000, 4)
     m = POOL_RE.search(p.stderr)
     assert m and int(m.group(1)) > 16384 and int(m.group(2)) == 262144, p.stderr
 
