@@ -32,6 +32,10 @@
  *   events N             iterations of all threads (events emitted)
  *   thread_ns X Y ...    each thread's ns per iteration
  *   rate R               the median thread's events per second (wall)
+ *   process_cpu_ns X     the whole process's CPU time (getrusage, user +
+ *                        system, every thread: the runtime's too), so that
+ *                        a recorder's own CPU time can be told from its
+ *                        child's
  *   INFO                 the program's BENCH_INFO line, if it defines one
  */
 #ifndef BENCH_HARNESS_H
@@ -42,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define BENCH_BATCH 64
@@ -238,6 +243,14 @@ int main(int argc, char **argv)
 	for (unsigned k = 0; k < t; k++)
 		printf(" %.3f", bench__thread_ns[k]);
 	printf("\nrate %.0f\n", (double)bench__n / bench__median(bench__thread_wall, t));
+	{
+		struct rusage ru;
+
+		getrusage(RUSAGE_SELF, &ru);
+		printf("process_cpu_ns %.0f\n",
+		       (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 +
+			       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3);
+	}
 #ifdef BENCH_INFO
 	printf("%s\n", BENCH_INFO);
 #endif

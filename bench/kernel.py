@@ -257,7 +257,7 @@ def bench(a, tk, tmp, changed):
             d = tk_dir if key == "tk" else tk_dir + "F"
             with Kept("tracekit", changed):
                 c0 = children_cpu()
-                p = run([tk, "record", "-o", d, "-b", kb] + ev_opts + extra + ["--", prog, calls])
+                p = run([tk, "record", "-o", d, "--kernel-buffer", kb] + ev_opts + extra + ["--", prog, calls])
                 c1 = children_cpu()
             v = parse_prog(p.stdout)
             if p.returncode != 0 or "ns_per_call" not in v:

@@ -33,6 +33,7 @@
 #include <fnmatch.h>
 #include <tracefs.h>
 #include "cli.h"
+#include "control-client.h"
 #include "format/elf-events.h"
 #include "format/event-info.h"
 #include "kernel/counters.h"
@@ -40,8 +41,6 @@
 #include "common/pattern.h"
 #include "common/protocol.h"
 #include "common/unix-socket.h"
-
-#define ANSWER_TIMEOUT_MS 3000
 
 struct event_list {
 	unsigned count;
@@ -151,6 +150,23 @@ static void print_event(const struct tk_event_info *ev, bool names_only)
 	printf("\"%s%s\n\n", ev->args[0] ? ", " : "", ev->args);
 }
 
+/* The process at @name is @pid and may talk to us; says why not. */
+static bool peer_ok(int fd, pid_t pid, const char *name)
+{
+	struct ucred peer;
+	int ret = tk_peer_check(fd, pid, &peer);
+
+	if (ret == -EADDRINUSE)
+		tk_error("the control socket name @%s is taken by process %d (uid %u), not process %d",
+			 name, (int)peer.pid, (unsigned)peer.uid, (int)pid);
+	else if (ret == -EPERM)
+		tk_error("process %d belongs to another user (uid %u)", (int)pid,
+			 (unsigned)peer.uid);
+	else if (ret < 0)
+		tk_error("cannot check the peer of @%s: %s", name, strerror(-ret));
+	return ret == 0;
+}
+
 static int list_process(pid_t pid, struct event_list *l, bool names_only)
 {
 	struct sockaddr_un sa;
@@ -173,20 +189,27 @@ static int list_process(pid_t pid, struct event_list *l, bool names_only)
 			close(fd);
 		return -1;
 	}
+	if (!peer_ok(fd, pid, name)) {
+		close(fd);
+		return -1;
+	}
 	for (;;) {
 		struct pollfd pfd = { fd, POLLIN, 0 };
+		char why[200];
 
-		if (poll(&pfd, 1, ANSWER_TIMEOUT_MS) <= 0) {
-			tk_error("process %d did not answer", (int)pid);
+		if (poll(&pfd, 1, TK_CTL_ANSWER_MS) <= 0) {
+			ctl_no_answer(pid, false, why, sizeof(why));
+			tk_error("%s", why);
 			break;
 		}
 		n = (int)recv(fd, buf, sizeof(buf), 0);
 		if (n < (int)sizeof(*m) || m->len != (uint32_t)n) {
-			if (!heard)
-				tk_error("process %d refused the connection (its control socket answers only its own user or root)",
-					 (int)pid);
-			else
+			if (heard) {
 				tk_error("process %d closed the connection", (int)pid);
+				break;
+			}
+			ctl_no_answer(pid, true, why, sizeof(why));
+			tk_error("%s", why);
 			break;
 		}
 		heard = true;
@@ -279,7 +302,7 @@ static int list_processes(void)
 		if (seen_before(seen, &nseen, pid))
 			continue; /* listening and connected sockets share the name */
 		snprintf(path, sizeof(path), "/proc/%ld", pid);
-		if (stat(path, &st) < 0 || (getuid() != 0 && st.st_uid != getuid()))
+		if (stat(path, &st) < 0 || (geteuid() != 0 && st.st_uid != geteuid()))
 			continue; /* only processes that would answer us */
 		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
 		c = fopen(path, "r");
@@ -355,19 +378,36 @@ static int kernel_event_names(const char *glob, struct names *l)
 	return 0;
 }
 
-/* The kernel's tracers, on one line as available_tracers has them. */
+/* The kernel's tracers that record and start can use, on one line as
+ * available_tracers has them (tried in an instance of our own, as theirs
+ * are); those the kernel offers but refuses, on stderr. */
 static int list_tracers(void)
 {
-	char *text = tracefs_instance_file_read(NULL, "available_tracers", NULL);
+	struct tk_tracefs fs;
+	struct tk_kinstance k = { 0 };
+	char err[512], name[64], usable[512], refused[512];
+	int ret;
 
-	if (!text) {
-		tk_error("cannot read '%s/available_tracers': %s", tracefs_tracing_dir(),
-			 strerror(errno ? errno : ENOENT));
+	if (tk_tracefs_open(&fs, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
 		return TK_EXIT_FAILURE;
 	}
-	text[strcspn(text, "\n")] = '\0';
-	printf("%s\n", text);
-	free(text);
+	snprintf(name, sizeof(name), TK_KINSTANCE_PREFIX "-%d", (int)getpid());
+	if (tk_kinstance_create(&k, name, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
+		tk_tracefs_close(&fs);
+		return TK_EXIT_FAILURE;
+	}
+	ret = tk_ktracers_usable(&k, usable, sizeof(usable), refused, sizeof(refused));
+	tk_kinstance_destroy(&k);
+	tk_tracefs_close(&fs);
+	if (ret < 0) {
+		tk_error("cannot read the kernel's tracers: %s", strerror(-ret));
+		return TK_EXIT_FAILURE;
+	}
+	printf("%s\n", usable);
+	if (refused[0])
+		fprintf(stderr, "tracekit: the kernel refuses here: %s\n", refused);
 	return 0;
 }
 
@@ -490,13 +530,14 @@ static int list_event_names(const char *glob, const char *target)
 	} else {
 		ret = -1;
 	}
-	if (!ret) {
+	if (!ret && names.n) {
 		qsort(names.v, names.n, sizeof(*names.v), name_cmp);
 		for (unsigned i = 0; i < names.n; i++)
 			if (!i || strcmp(names.v[i], names.v[i - 1]))
 				printf("%s\n", names.v[i]);
-		if (!names.n)
-			fprintf(stderr, "tracekit: no event matches '%s'\n", glob ? glob : "*");
+	} else if (!ret) {
+		tk_error("no event matches '%s'", glob ? glob : "*");
+		ret = -1;
 	}
 	for (unsigned i = 0; i < names.n; i++)
 		free(names.v[i]);
@@ -546,7 +587,8 @@ int cmd_list(int argc, char **argv)
 			       "       tracekit list -e [GLOB] [PID | PROGRAM | LIBRARY]\n"
 			       "       tracekit list -t | -f [GLOB] | -o\n\n"
 			       "  -e [GLOB]  event names, kernel and the target's (user) together\n"
-			       "  -t         the kernel's tracers\n"
+			       "  -t         the kernel tracers record and start can use\n"
+			       "             (those the kernel offers but refuses: on stderr)\n"
 			       "  -f [GLOB]  kernel functions the function tracer can trace\n"
 			       "  -o         the kernel's trace options (\"noNAME\" when off)\n");
 			return 0;
@@ -580,7 +622,8 @@ int cmd_list(int argc, char **argv)
 	what = argv[optind];
 	if (read_target(what, &l, names_only) < 0)
 		return TK_EXIT_FAILURE;
-	qsort(l.events, l.count, sizeof(*l.events), event_cmp);
+	if (l.count)
+		qsort(l.events, l.count, sizeof(*l.events), event_cmp);
 	for (unsigned i = 0; i < l.count; i++) {
 		/* a file's sections may hold one event more than once */
 		if (i && !strcmp(l.events[i].full_name, l.events[i - 1].full_name) &&

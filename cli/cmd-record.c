@@ -3,7 +3,8 @@
  * cmd-record.c - tracekit record: run a command, or attach to a process,
  * and record its events into a trace directory.
  *
- *   tracekit record [-o DIR] [-e EVENT [-f FILTER]]... [-b KB] [--overwrite]
+ *   tracekit record [-o DIR] [-e EVENT [-f FILTER]]... [-b KB]
+ *                   [--kernel-buffer KB] [--overwrite]
  *                   [--no-follow] [--force] [-p TRACER] [-F] [--stack]
  *                   -- CMD [ARGS]
  *   tracekit record -P PID [...]
@@ -19,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,13 +33,16 @@
 #include <unistd.h>
 #include "cli.h"
 #include "lib/config.h"
+#include "control-client.h"
 #include "format/elf-events.h"
 #include "common/filter.h"
 #include "common/pattern.h"
 #include "common/protocol.h"
 #include "record-functrace.h"
 #include "record-kernel.h"
+#include "record-watch.h"
 #include "session.h"
+#include "common/unix-socket.h"
 
 /* The recorder sleeps until a writer closes a packet (it wakes us), a
  * process talks, a signal comes, or IDLE_WAIT_US passes. */
@@ -47,6 +52,8 @@
  * -P with kernel events only checks the process is alive this often. */
 #define NO_USER_POLL_US 1000000
 #define ATTACH_POLL_US 100000
+/* -P: how often we look whether the process answered */
+#define ANSWER_POLL_US 10000
 #define RECORDER_NICE -5
 #define STOP_GRACE_MS 1000
 
@@ -72,10 +79,16 @@ struct record {
 	char *work_dir;        /* where it is written */
 	bool replace;          /* an old trace is at final_dir */
 	bool force;
+	bool buffer_given;     /* -b: per-thread buffers were sized */
+	int owner;             /* enum func_owner: the last -p's tracer */
 	char *program;         /* resolved CMD */
 	struct record_kernel kernel;
 	bool no_user_events;   /* the program is not instrumented */
+	pid_t child;           /* the command, once it runs */
+	int child_status;      /* its wait status once it ended, else -1 */
 	struct sigaction saved_int, saved_term; /* what the command inherits */
+	struct rec_rule *parsed; /* every -e, before sort_rules kept the user's */
+	unsigned nparsed;
 };
 
 static void usage(FILE *f)
@@ -90,11 +103,14 @@ static void usage(FILE *f)
 		"                 SYSTEM, or a glob as 'syscalls:sys_enter_*')\n"
 		"  -f FILTER      filter for the preceding -e, in ftrace's syntax\n"
 		"                 (e.g. 'len > 100 && path ~ \"/etc/*\"'); for kernel\n"
-		"                 events the kernel's own filter\n"
-		"  -b KB          buffer per thread in KiB: the most one thread holds\n"
-		"                 while the recorder catches up (with --overwrite: the\n"
-		"                 newest it keeps); default %u; also per CPU for\n"
-		"                 kernel events (default: the kernel's)\n"
+		"                 events the kernel's own filter; it selects what is\n"
+		"                 recorded (the program's own probes see every hit)\n"
+		"  -b, --user-buffer KB   user events' buffer per thread in KiB: the\n"
+		"                 most one thread holds while the recorder catches up\n"
+		"                 (with --overwrite: the newest it keeps); default %u,\n"
+		"                 at most %u\n"
+		"  --kernel-buffer KB     kernel events' buffer per CPU in KiB\n"
+		"                 (default: the kernel's)\n"
 		"  --subbufs N    sub-buffers per thread buffer, 2 to %u (default:\n"
 		"                 sub-buffers of %u KiB); a thread at rest holds one\n"
 		"  --pool KB      buffer memory per process in KiB, made as threads\n"
@@ -106,7 +122,8 @@ static void usage(FILE *f)
 		"  -P PID         attach to a running instrumented process; kernel\n"
 		"                 events of PID only (any process, with kernel -e only)\n"
 		"  --no-follow    do not record children forked by the program\n"
-		"  --force        record even if an -e names no event of the program\n"
+		"  --force        record even if an -e names no event of the program,\n"
+		"                 or -P -p finds no function entry it can patch\n"
 		"  -p TRACER      a tracer: function or function_graph traces the\n"
 		"                 program's functions when it is built for it, else\n"
 		"                 the kernel's; user:TRACER or kernel:TRACER chooses;\n"
@@ -114,6 +131,8 @@ static void usage(FILE *f)
 		"  -l GLOB        function tracers: only functions matching GLOB\n"
 		"  -n GLOB        function tracers: not functions matching GLOB\n"
 		"  -g FUNC        function_graph: only FUNC and what it calls\n"
+		"                 (-l, -n, -g are for the tracer of the -p they follow;\n"
+		"                 before any -p, for the first)\n"
 		"  --max-graph-depth N   function_graph: at most N levels deep\n"
 		"  --func-stack   user call stack with each function event\n"
 		"  --stack        kernel stack trace with each kernel event\n"
@@ -123,8 +142,10 @@ static void usage(FILE *f)
 		"(tracekit-PID), on the user events' clock; it is removed at the end,\n"
 		"or by 'tracekit reset' if the recorder was killed.\n"
 		"Limits: %u threads recording at once per process (more lose their\n"
-		"events, counted); sub-buffers of 4 KiB to %u KiB.\n",
-		DEFAULT_BUFFER_KB, TK_RB_MAX_SLOTS, DEFAULT_SUBBUF_KB,
+		"events, counted); sub-buffers of 4 KiB to %u KiB.\n\n"
+		"Exit status: the command's, 128 + N if signal N killed it; 1 if the\n"
+		"recording failed; 0 for -P.\n",
+		DEFAULT_BUFFER_KB, MAX_POOL_KB, TK_RB_MAX_SLOTS, DEFAULT_SUBBUF_KB,
 		DEFAULT_POOL_KB, MAX_POOL_KB, POOL_INIT_KB, DEFAULT_BLOCK_MS,
 		TK_CONFIG_MAX_BLOCK_MS, STREAMS_MAX, TK_CHUNK_MAX / 1024);
 }
@@ -190,6 +211,9 @@ static int add_rule(struct rec_options *o, const char *pattern)
 	return 0;
 }
 
+/* Whose -l, -n and -g these are: the tracer of the last -p. */
+enum func_owner { OWNER_NONE, OWNER_USER, OWNER_KERNEL, OWNER_BARE };
+
 static void list_add(struct rec_list *l, const char *value)
 {
 	const char **grown = realloc(l->item, (l->count + 1) * sizeof(*grown));
@@ -200,9 +224,45 @@ static void list_add(struct rec_list *l, const char *value)
 	l->item[l->count++] = value;
 }
 
-/* -p NAME, user:NAME or kernel:NAME. */
-static int add_tracer(struct rec_options *o, const char *arg)
+/* The -l, -n and -g lists of tracer @owner. */
+static struct rec_func_lists owner_lists(struct rec_options *o, enum func_owner owner)
 {
+	struct rec_func_lists user = { o->func_filter, o->func_notrace, o->graph_funcs };
+
+	return owner == OWNER_KERNEL ? o->kernel_funcs
+	       : owner == OWNER_BARE ? o->bare_funcs : user;
+}
+
+static void owner_lists_set(struct rec_options *o, enum func_owner owner,
+			    const struct rec_func_lists *l)
+{
+	if (owner == OWNER_KERNEL) {
+		o->kernel_funcs = *l;
+	} else if (owner == OWNER_BARE) {
+		o->bare_funcs = *l;
+	} else {
+		o->func_filter = l->filter;
+		o->func_notrace = l->notrace;
+		o->graph_funcs = l->graph;
+	}
+}
+
+/* -l, -n or -g (@c) for the tracer the last -p chose; before any -p, for
+ * the first one (kept with the user's meanwhile: add_tracer moves them). */
+static void add_func_glob(struct record *r, int c, const char *glob)
+{
+	enum func_owner owner = r->owner == OWNER_NONE ? OWNER_USER : r->owner;
+	struct rec_func_lists l = owner_lists(&r->opt, owner);
+
+	list_add(c == 'l' ? &l.filter : c == 'n' ? &l.notrace : &l.graph, glob);
+	owner_lists_set(&r->opt, owner, &l);
+}
+
+/* -p NAME, user:NAME or kernel:NAME. */
+static int add_tracer(struct record *r, const char *arg)
+{
+	struct rec_options *o = &r->opt;
+	enum func_owner owner;
 	const char **slot;
 	const char *name = arg;
 
@@ -214,13 +274,17 @@ static int add_tracer(struct rec_options *o, const char *arg)
 			return -1;
 		}
 		slot = &o->user_tracer;
+		owner = OWNER_USER;
 	} else if (!strncmp(arg, "kernel:", 7)) {
 		name = arg + 7;
 		slot = &o->kernel_tracer;
+		owner = OWNER_KERNEL;
 	} else if (!strcmp(arg, "function") || !strcmp(arg, "function_graph")) {
 		slot = &o->bare_tracer;
+		owner = OWNER_BARE;
 	} else {
 		slot = &o->kernel_tracer;
+		owner = OWNER_KERNEL;
 	}
 	if (!*name) {
 		tk_error("-p '%s': no tracer named", arg);
@@ -231,6 +295,14 @@ static int add_tracer(struct rec_options *o, const char *arg)
 		return -1;
 	}
 	*slot = name;
+	if (r->owner == OWNER_NONE && owner != OWNER_USER) {
+		/* the globs given before the first -p are this tracer's */
+		struct rec_func_lists pending = owner_lists(o, OWNER_USER), none = { 0 };
+
+		owner_lists_set(o, owner, &pending);
+		owner_lists_set(o, OWNER_USER, &none);
+	}
+	r->owner = owner;
 	return 0;
 }
 
@@ -258,10 +330,13 @@ static int parse_options(struct record *r, int argc, char **argv)
 		{ "max-graph-depth", required_argument, NULL, 'D' },
 		{ "func-stack", no_argument, NULL, 'K' },
 		{ "stack", no_argument, NULL, 'T' },
+		{ "user-buffer", required_argument, NULL, 'b' },
+		{ "kernel-buffer", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_options *o = &r->opt;
 	uint32_t nsub = 0, pool_kb = 0;
+	bool buffer_given = false;
 	unsigned long v;
 	int c;
 
@@ -296,6 +371,14 @@ static int parse_options(struct record *r, int argc, char **argv)
 				return -1;
 			}
 			o->buffer_kb = (uint32_t)v;
+			buffer_given = true;
+			break;
+		case 'k':
+			if (!parse_uint(optarg, 4u << 20, &v) || v < 4) {
+				tk_error("--kernel-buffer '%s': buffer size must be a number of KiB, at least 4",
+					 optarg);
+				return -1;
+			}
 			o->kernel_buffer_kb = (uint32_t)v;
 			break;
 		case 'S':
@@ -342,17 +425,13 @@ static int parse_options(struct record *r, int argc, char **argv)
 			r->force = true;
 			break;
 		case 'p':
-			if (add_tracer(o, optarg) < 0)
+			if (add_tracer(r, optarg) < 0)
 				return -1;
 			break;
 		case 'l':
-			list_add(&o->func_filter, optarg);
-			break;
 		case 'n':
-			list_add(&o->func_notrace, optarg);
-			break;
 		case 'g':
-			list_add(&o->graph_funcs, optarg);
+			add_func_glob(r, c, optarg);
 			break;
 		case 'D':
 			if (!parse_uint(optarg, 1u << 16, &v) || v == 0) {
@@ -399,6 +478,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 	}
 	if (o->nrules == 0)
 		add_rule(o, "all");
+	r->buffer_given = buffer_given;
 	if (o->only_command && o->attach_pid) {
 		tk_error("-F is for a command; -P PID already limits the kernel's events to PID");
 		return -1;
@@ -532,7 +612,14 @@ static int sort_rules(struct record *r, const struct tk_event_info *events,
 	unsigned kept = 0;
 	int ret = 0;
 
-	for (unsigned j = 0; names && j < count; j++)
+	r->parsed = malloc(o->nrules * sizeof(*o->rules));
+	if (!names || !r->parsed) {
+		free(names);
+		return -ENOMEM;
+	}
+	memcpy(r->parsed, o->rules, o->nrules * sizeof(*o->rules));
+	r->nparsed = o->nrules;
+	for (unsigned j = 0; j < count; j++)
 		names[j] = events[j].full_name;
 	for (unsigned i = 0; i < o->nrules && !ret; i++) {
 		struct rec_rule *rule = &o->rules[i];
@@ -596,14 +683,31 @@ static int precheck_program(struct record *r)
 	return ret;
 }
 
+static bool has_manifest(const char *dir)
+{
+	char *manifest;
+	bool yes;
+
+	if (asprintf(&manifest, "%s/" TK_MANIFEST_NAME, dir) < 0)
+		return false;
+	yes = access(manifest, F_OK) == 0;
+	free(manifest);
+	return yes;
+}
+
 /* Decide where to write: a new directory, or beside an old trace that is
  * replaced at the end. */
 static int prepare_output(struct record *r)
 {
-	const char *dir = r->opt.outdir;
+	char *dir = strdup(r->opt.outdir);
+	size_t n = dir ? strlen(dir) : 0;
 	struct stat st;
-	char *manifest;
 
+	if (!dir)
+		return -ENOMEM;
+	/* "t/" names t: the new trace goes beside it, not into it */
+	while (n > 1 && dir[n - 1] == '/')
+		dir[--n] = '\0';
 	r->final_dir = dir;
 	if (stat(dir, &st) == 0) {
 		bool is_trace;
@@ -612,10 +716,7 @@ static int prepare_output(struct record *r)
 			tk_error("output '%s' exists and is not a directory", dir);
 			return -EEXIST;
 		}
-		if (asprintf(&manifest, "%s/" TK_MANIFEST_NAME, dir) < 0)
-			return -ENOMEM;
-		is_trace = access(manifest, F_OK) == 0;
-		free(manifest);
+		is_trace = has_manifest(dir);
 		if (!is_trace && rmdir(dir) < 0) {
 			tk_error("output directory '%s' exists and is not a tracekit trace",
 				 dir);
@@ -670,12 +771,22 @@ static int commit_output(struct record *r)
 }
 
 /* The recording failed: a complete trace that was at the output stays as
- * it was, what this run got stays beside it. */
+ * it was, what this run got stays beside it; said, and whether report
+ * can read it (not without its manifest: the disk was full, say). */
 static int keep_old_trace(const struct record *r)
 {
-	if (r->replace)
+	const char *unreadable = has_manifest(r->work_dir) ? NULL
+				 : "without a manifest (report cannot read it)";
+
+	if (r->replace && unreadable)
+		tk_error("'%s' is kept as it was; what this recording wrote is in '%s', %s",
+			 r->final_dir, r->work_dir, unreadable);
+	else if (r->replace)
 		tk_error("'%s' is kept as it was; this recording is in '%s'",
 			 r->final_dir, r->work_dir);
+	else if (unreadable)
+		tk_error("what this recording wrote is in '%s', %s", r->work_dir,
+			 unreadable);
 	return TK_EXIT_FAILURE;
 }
 
@@ -769,6 +880,18 @@ static void describe_exit(const char *cmd, int status)
 			WTERMSIG(status), strsignal(WTERMSIG(status)));
 }
 
+/* What record exits with once the trace is complete: the command's own
+ * status, 128 + N when signal N killed it (as a shell, time or strace
+ * report it); 0 for -P. */
+static int command_status(const struct record *r)
+{
+	if (r->child_status < 0)
+		return 0;
+	if (WIFSIGNALED(r->child_status))
+		return 128 + WTERMSIG(r->child_status);
+	return WIFEXITED(r->child_status) ? WEXITSTATUS(r->child_status) : 0;
+}
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -777,16 +900,44 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* One line once the recording runs, so that a long one is not mistaken
+ * for a hang. */
+static void say_recording(const struct record *r, const struct rec_session *s)
+{
+	const struct rec_process *p = s->nprocs ? s->procs[0] : NULL;
+
+	if (r->opt.quiet)
+		return;
+	if (r->opt.argv)
+		fprintf(stderr, "tracekit: recording '%s' (pid %d) to '%s'; Ctrl-C to stop\n",
+			r->opt.argv[0], (int)r->child, r->final_dir);
+	else if (p && p->hello)
+		fprintf(stderr, "tracekit: recording process %d (%s) to '%s'; Ctrl-C to stop\n",
+			(int)r->opt.attach_pid, p->comm, r->final_dir);
+	else
+		fprintf(stderr, "tracekit: recording process %d to '%s'; Ctrl-C to stop\n",
+			(int)r->opt.attach_pid, r->final_dir);
+}
+
 /* Record until the command ends, the process goes away or a signal.  A
  * signal that stops us is passed on to the command, then SIGTERM after
  * STOP_GRACE_MS if it ignored that one (perf record ends its workload so
  * too): the recording is of the command, and what it does until it exits
  * is recorded, for 2 * STOP_GRACE_MS at most. */
-static int record_loop(struct record *r, struct rec_session *s, int sigfd,
-		       pid_t child)
+static int record_watch(struct record *r, struct rec_session *s, int sigfd,
+			pid_t child, struct record_watch *w)
 {
 	uint64_t stop_at = 0;
+	/* record -P: the process must say HELLO in time */
+	uint64_t answer_by = r->opt.attach_pid && r->opt.nrules
+				     ? now_ms() + TK_CTL_ANSWER_MS : 0;
 	bool termed = false;
+
+	uint64_t patch_by = 0, patch_seen = 0;
+
+	if (!answer_by)
+		say_recording(r, s);
+	watch_tick(w);
 
 	for (;;) {
 		struct signalfd_siginfo si;
@@ -797,10 +948,15 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 			timeout = child > 0 ? NO_USER_POLL_US : ATTACH_POLL_US;
 		if (stop_at)
 			timeout = STOP_GRACE_MS * 1000 / 10;
+		if (timeout > watch_wait_us(w))
+			timeout = watch_wait_us(w);
+		if ((answer_by || patch_by) && timeout > ANSWER_POLL_US)
+			timeout = ANSWER_POLL_US;
 		ret = session_poll(s, timeout, sigfd);
 
 		if (ret < 0)
 			return ret;
+		watch_tick(w);
 		if (ret == 1 && read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
 			    si.ssi_signo == SIGHUP) {
@@ -823,6 +979,7 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 
 			if (waitpid(child, &status, WNOHANG) == child) {
 				describe_exit(r->opt.argv[0], status);
+				r->child_status = status;
 				return 0;
 			}
 		} else if (!r->opt.nrules) {
@@ -831,8 +988,44 @@ static int record_loop(struct record *r, struct rec_session *s, int sigfd,
 				return 0;
 		} else if (session_connected(s) == 0) {
 			return 0;
+		} else if (answer_by && session_heard_from(s)) {
+			answer_by = 0;
+			if (r->opt.user_tracer)
+				patch_by = now_ms() + TK_CTL_ANSWER_MS;
+			else
+				say_recording(r, s);
+		} else if (patch_by) {
+			/* -P -p: what the function tracer could patch decides;
+			 * the objects come in one burst after CONFIG */
+			if (!patch_seen && functrace_heard_from((uint32_t)r->opt.attach_pid))
+				patch_seen = now_ms() + 100;
+			if ((patch_seen && now_ms() >= patch_seen) || now_ms() > patch_by) {
+				patch_by = 0;
+				if (functrace_attach_check(&r->opt, (uint32_t)r->opt.attach_pid,
+							   r->force, s->error,
+							   sizeof(s->error)) < 0)
+					return -ENOEXEC;
+				say_recording(r, s);
+			}
+		} else if (answer_by && now_ms() > answer_by) {
+			ctl_no_answer(r->opt.attach_pid, false, s->error,
+				      sizeof(s->error));
+			return -ETIMEDOUT;
 		}
 	}
+}
+
+static int record_loop(struct record *r, struct rec_session *s, int sigfd,
+		       pid_t child)
+{
+	struct record_watch w;
+	int ret;
+
+	watch_init(&w, s, &r->kernel, r->work_dir,
+		   !r->opt.quiet && isatty(STDERR_FILENO));
+	ret = record_watch(r, s, sigfd, child, &w);
+	watch_end(&w);
+	return ret;
 }
 
 /* Everything before the first byte is written: the command found, the
@@ -859,6 +1052,10 @@ static int prepare(struct record *r)
 	    functrace_record_check(&r->opt, program, r->force) < 0 ||
 	    precheck_program(r) < 0 || record_kernel_check(&r->kernel, &r->opt) < 0)
 		return -1;
+	if (r->buffer_given && !r->opt.nrules && !r->opt.user_tracer) {
+		tk_error("-b sizes the per-thread buffers of user events, and every -e is a kernel event: the kernel's per-CPU buffer is --kernel-buffer KB");
+		return -1;
+	}
 	/* worth a word only when the user side is all there is */
 	if (r->no_user_events && r->opt.nrules && !r->kernel.wanted && !r->opt.quiet &&
 	    !r->opt.user_tracer)
@@ -885,6 +1082,7 @@ static int start(struct record *r, struct rec_session *s, const sigset_t *oldmas
 	if (c.pid > 0 && release_command(r, &c) < 0)
 		return -1;
 	*child = c.pid;
+	r->child = c.pid;
 	return 0;
 }
 
@@ -906,6 +1104,33 @@ static void print_summary(struct record *r, const struct rec_session *s)
 		user[0] && kernel[0] ? " and " : "", kernel, r->final_dir);
 }
 
+/* What parse_options, prepare and prepare_output allocated. */
+static void record_free(struct record *r)
+{
+	struct rec_rule *rules = r->parsed ? r->parsed : r->opt.rules;
+	unsigned n = r->parsed ? r->nparsed : r->opt.nrules;
+
+	for (unsigned i = 0; i < n; i++) {
+		free(rules[i].pattern);
+		free(rules[i].filter);
+	}
+	free(r->parsed);
+	free(r->opt.rules);
+	free(r->opt.func_filter.item);
+	free(r->opt.func_notrace.item);
+	free(r->opt.graph_funcs.item);
+	free(r->program);
+	free((char *)r->final_dir);
+	free(r->work_dir);
+}
+
+/* Free @r and return @ret: every way out of cmd_record. */
+static int done(struct record *r, int ret)
+{
+	record_free(r);
+	return ret;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record r;
@@ -916,11 +1141,12 @@ int cmd_record(int argc, char **argv)
 	bool user = true;
 
 	memset(&r, 0, sizeof(r));
+	r.child_status = -1;
 	if (parse_options(&r, argc, argv) < 0)
-		return TK_EXIT_USAGE;
+		return done(&r, TK_EXIT_USAGE);
 	if (prepare(&r) < 0 || prepare_output(&r) < 0) {
 		record_kernel_free(&r.kernel);
-		return TK_EXIT_FAILURE;
+		return done(&r, TK_EXIT_FAILURE);
 	}
 	/* -P with kernel events only: the process need not be instrumented */
 	if (r.opt.attach_pid && !r.opt.nrules)
@@ -952,10 +1178,15 @@ int cmd_record(int argc, char **argv)
 	    getuid() == 0)
 		tk_warn("cannot raise the recorder's priority: %s", strerror(errno));
 	ret = record_loop(&r, &s, sigfd, child);
+	watch_renames(&s); /* the threads still there */
+	if (ret == -ENOEXEC) {
+		/* nothing of what was asked can be recorded */
+		session_stop(&s);
+		tk_error("%s", s.error);
+		goto fail;
+	}
 	if (ret == 0 && r.opt.attach_pid && user && !session_heard_from(&s)) {
-		snprintf(s.error, sizeof(s.error),
-			 "process %d refused the connection (its control socket answers only its own user or root)",
-			 (int)r.opt.attach_pid);
+		ctl_no_answer(r.opt.attach_pid, true, s.error, sizeof(s.error));
 		ret = -EPERM;
 	}
 	session_stop(&s);
@@ -976,7 +1207,7 @@ int cmd_record(int argc, char **argv)
 		tk_error("%s", s.error);
 		session_free(&s);
 		record_kernel_free(&r.kernel);
-		return keep_old_trace(&r);
+		return done(&r, keep_old_trace(&r));
 	}
 	if (!r.opt.quiet)
 		print_summary(&r, &s);
@@ -984,13 +1215,13 @@ int cmd_record(int argc, char **argv)
 	session_free(&s);
 	record_kernel_free(&r.kernel);
 	if (ret)
-		return keep_old_trace(&r);
+		return done(&r, keep_old_trace(&r));
 	if (commit_output(&r) < 0)
-		return TK_EXIT_FAILURE;
-	return ret;
+		return done(&r, TK_EXIT_FAILURE);
+	return done(&r, command_status(&r));
 fail:
 	session_free(&s);
 	record_kernel_free(&r.kernel);
 	tk_remove_tree(r.work_dir);
-	return TK_EXIT_FAILURE;
+	return done(&r, TK_EXIT_FAILURE);
 }

@@ -2,7 +2,10 @@
 /*
  * cmd-report.c - tracekit report: every event of a trace in time order.
  *
- *   tracekit report [DIR] [-F FILTER] [--events PATTERN]... [--ts mono|raw|real]
+ *   tracekit report [DIR] [-F FILTER] [--events PATTERN]...
+ *                   [--pid PID] [--tid TID] [--comm GLOB] [--from T] [--to T]
+ *                   [--no-cut]
+ *                   [--ts mono|raw|real|start|delta]
  *                   [--no-header] [--count]
  *
  * One line per event, as trace-cmd prints them:
@@ -37,6 +40,20 @@ struct report {
 	const char *filter;
 	const char **patterns;
 	unsigned npatterns;
+	struct report_who who; /* --pid, --tid, --comm */
+	bool *who_ok;          /* per reader: its thread is selected */
+	struct report_bound from, to; /* --from, --to */
+	uint64_t first_ts; /* the trace's first event */
+	/* overwrite mode: where every stream is complete, and the source
+	 * that begins there (the latest first event of those that lost older
+	 * ones); --no-cut shows the events before too */
+	uint64_t cut_ts;
+	int cut_source; /* -1: no cut */
+	bool no_cut;
+	char selection[512]; /* the selecting options, as given */
+	uint64_t nread, nshown; /* events read, and printed or counted */
+	struct tk_value *fvalues; /* an event's values and the common ones */
+	unsigned fvalues_cap;
 	enum ts_mode ts;
 	bool no_header;
 	bool count_only;
@@ -67,12 +84,26 @@ static void usage(FILE *f)
 		"latency columns irqs-off, need-resched, hardirq/softirq, preempt\n"
 		"depth, migrate-disable depth (blank on user lines).\n\n"
 		"  DIR               trace directory (default " TK_DEFAULT_OUTPUT ")\n"
-		"  -F FILTER         only events matching FILTER (ftrace syntax); events\n"
-		"                    without the fields it names are left out\n"
+		"  -F FILTER         only events matching FILTER (ftrace syntax, as record's\n"
+		"                    -f, with its messages); events without the fields it\n"
+		"                    names are left out; every event also has the fields\n"
+		"                    common_pid (its thread), common_comm and common_cpu\n"
 		"  --events PATTERN  only events matching PATTERN (repeatable): app:*,\n"
 		"                    sched:sched_switch, syscalls (a whole system), ...\n"
+		"  --pid PID[,PID]   only events of these processes (repeatable; a kernel\n"
+		"                    event's thread counts when it is the process or one\n"
+		"                    of its threads with user events)\n"
+		"  --tid TID[,TID]   only events of these threads (repeatable)\n"
+		"  --comm GLOB       only events of threads whose name matches GLOB\n"
+		"  --from T, --to T  only events from time T, up to time T (included): in\n"
+		"                    seconds as --ts prints them (ticks with --ts raw),\n"
+		"                    or +SECONDS after the trace's first event\n"
+		"  --no-cut          overwrite mode: also the events from before the time\n"
+		"                    every stream covers (the streams that kept more)\n"
 		"  --ts MODE         timestamps: mono (default, seconds of CLOCK_MONOTONIC),\n"
-		"                    real (seconds since the epoch) or raw (clock ticks)\n"
+		"                    real (seconds since the epoch), raw (clock ticks),\n"
+		"                    start (seconds since the trace's first event) or\n"
+		"                    delta (seconds since the line before)\n"
 		"  --no-header       events only\n"
 		"  --count           decode every event but print only how many there\n"
 		"                    are of each (checks the whole trace quickly)\n"
@@ -81,7 +112,17 @@ static void usage(FILE *f)
 		"  --tep-print       kernel events' field text all from libtraceevent\n"
 		"                    (slower; to check the fast printer against it)\n"
 		"  --tep-stats       after the events, on stderr: how many of each kernel\n"
-		"                    event libtraceevent printed (not the fast printer)\n");
+		"                    event libtraceevent printed (not the fast printer)\n\n"
+		"Exit status 1 when the options select no event (said on stderr).\n");
+}
+
+/* Note a selecting option for the message when nothing matches. */
+static void add_selection(struct report *r, const char *opt, const char *arg)
+{
+	size_t n = strlen(r->selection);
+
+	snprintf(r->selection + n, sizeof(r->selection) - n, "%s%s '%s'",
+		 n ? " " : "", opt, arg);
 }
 
 static int parse_options(struct report *r, int argc, char **argv)
@@ -95,8 +136,15 @@ static int parse_options(struct report *r, int argc, char **argv)
 		{ "profile", no_argument, NULL, 'Q' },
 		{ "tep-print", no_argument, NULL, 'P' },
 		{ "tep-stats", no_argument, NULL, 'S' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "from", required_argument, NULL, 'f' },
+		{ "to", required_argument, NULL, 'u' },
+		{ "no-cut", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *from = NULL, *to = NULL;
 	int c;
 
 	r->dir = TK_DEFAULT_OUTPUT;
@@ -105,11 +153,13 @@ static int parse_options(struct report *r, int argc, char **argv)
 		switch (c) {
 		case 'F':
 			r->filter = optarg;
+			add_selection(r, "-F", optarg);
 			break;
 		case 'i':
 			r->dir = optarg;
 			break;
 		case 'E':
+			add_selection(r, "--events", optarg);
 			r->patterns = realloc(r->patterns,
 					      (r->npatterns + 1) * sizeof(char *));
 			r->patterns[r->npatterns++] = optarg;
@@ -121,8 +171,13 @@ static int parse_options(struct report *r, int argc, char **argv)
 				r->ts = TS_RAW;
 			else if (!strcmp(optarg, "real"))
 				r->ts = TS_REAL;
+			else if (!strcmp(optarg, "start"))
+				r->ts = TS_START;
+			else if (!strcmp(optarg, "delta"))
+				r->ts = TS_DELTA;
 			else {
-				tk_error("--ts '%s': use mono, real or raw", optarg);
+				tk_error("--ts '%s': use mono, real, raw, start or delta",
+					 optarg);
 				return -1;
 			}
 			break;
@@ -141,6 +196,31 @@ static int parse_options(struct report *r, int argc, char **argv)
 		case 'Q':
 			r->profile = true;
 			break;
+		case 'p':
+			add_selection(r, "--pid", optarg);
+			if (report_ids_parse("--pid", optarg, &r->who.pids, &r->who.npids) < 0)
+				return -1;
+			break;
+		case 't':
+			add_selection(r, "--tid", optarg);
+			if (report_ids_parse("--tid", optarg, &r->who.tids, &r->who.ntids) < 0)
+				return -1;
+			break;
+		case 'c':
+			add_selection(r, "--comm", optarg);
+			r->who.comm = optarg;
+			break;
+		case 'f':
+			add_selection(r, "--from", optarg);
+			from = optarg;
+			break;
+		case 'u':
+			add_selection(r, "--to", optarg);
+			to = optarg;
+			break;
+		case 'N':
+			r->no_cut = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -155,28 +235,23 @@ static int parse_options(struct report *r, int argc, char **argv)
 		tk_error("unexpected argument '%s'", argv[optind]);
 		return -1;
 	}
+	/* in the terms of --ts, wherever it was given */
+	if ((from && report_bound_parse(r->ts, "--from", from, &r->from) < 0) ||
+	    (to && report_bound_parse(r->ts, "--to", to, &r->to) < 0))
+		return -1;
+	if (from && to && r->from.clock == r->to.clock && r->from.lo > r->to.hi) {
+		tk_error("--from '%s' is after --to '%s'", from, to);
+		return -1;
+	}
 	return 0;
 }
 
-bool report_selected(const char *const *patterns, unsigned n, const char *name)
-{
-	if (!n)
-		return true;
-	for (unsigned i = 0; i < n; i++)
-		if (tk_pattern_match(patterns[i], name))
-			return true;
-	return false;
-}
-
 /* Decide for each event whether it is shown and with which filter.  A
- * filter that compiles for no event at all is an error, reported with the
- * first event's reason. */
-static int prepare_events(struct report *r, const struct report_filter_result *kf)
+ * filter that compiles for no event at all is an error, worded as
+ * `record -f` words it (report_filter_note says which event's). */
+static int prepare_events(struct report *r, struct report_filter_result *kf)
 {
 	struct tk_trace *t = &r->trace;
-	struct tk_filter_error first = { 0, "" };
-	bool any_compiled = kf->any_compiled;
-	const char *first_event = NULL;
 
 	for (unsigned i = 0; i < t->nprocesses; i++)
 		r->nstates += t->processes[i].nevents;
@@ -188,6 +263,8 @@ static int prepare_events(struct report *r, const struct report_filter_result *k
 		for (unsigned j = 0; j < t->processes[i].nevents; j++) {
 			struct event_state *st = &r->states[r->nstates++];
 			struct tk_filter_error fe;
+			struct tk_field_desc *all;
+			int ret;
 
 			st->ev = &t->processes[i].events[j];
 			t->processes[i].events[j].user = st;
@@ -195,29 +272,67 @@ static int prepare_events(struct report *r, const struct report_filter_result *k
 			st->ftrace = ftrace_view_owns(st->ev);
 			if (!r->filter || !st->shown)
 				continue;
-			if (tk_filter_compile(r->filter, st->ev->fields,
-					      st->ev->nfields, &st->filter, &fe) < 0) {
+			all = report_common_fields(st->ev->fields, st->ev->nfields);
+			if (!all)
+				return -ENOMEM;
+			if (st->ev->nfields + REPORT_COMMON_FIELDS > r->fvalues_cap)
+				r->fvalues_cap = st->ev->nfields + REPORT_COMMON_FIELDS;
+			ret = tk_filter_compile(r->filter, all,
+						st->ev->nfields + REPORT_COMMON_FIELDS,
+						&st->filter, &fe);
+			free(all);
+			if (ret < 0) {
 				st->shown = false;
-				if (!first_event) {
-					first = fe;
-					first_event = st->ev->full_name;
-				}
+				report_filter_note(kf, st->ev->full_name, &fe);
 			} else {
-				any_compiled = true;
+				kf->any_compiled = true;
 			}
 		}
 	}
-	if (!first_event && kf->first_event) {
-		first_event = kf->first_event;
-		first.column = kf->column;
-		snprintf(first.message, sizeof(first.message), "%s", kf->message);
-	}
-	if (r->filter && !any_compiled && first_event) {
-		tk_error("bad filter '%s' at column %d: %s", r->filter, first.column,
-			 first.message);
+	r->fvalues = calloc(r->fvalues_cap + 1, sizeof(*r->fvalues));
+	if (!r->fvalues)
+		return -ENOMEM;
+	if (r->filter && !kf->any_compiled && kf->first_event) {
+		if (kf->tied)
+			tk_error("bad filter '%s' at column %d: %s", r->filter,
+				 kf->column, kf->message);
+		else
+			tk_error("bad filter '%s' for '%s' at column %d: %s",
+				 r->filter, kf->first_event, kf->column, kf->message);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* Each --events pattern should name some event of the trace: one that
+ * names none is said; if none names any, nothing can be shown (-1). */
+static int check_patterns(const struct report *r)
+{
+	char none[256] = "";
+	unsigned nnone = 0;
+
+	for (unsigned i = 0; i < r->npatterns; i++) {
+		bool found = r->kernel && report_kernel_matches(r->kernel, r->patterns[i]);
+		size_t n = strlen(none);
+
+		for (unsigned j = 0; j < r->nstates && !found; j++)
+			found = tk_pattern_match(r->patterns[i], r->states[j].ev->full_name);
+		if (found)
+			continue;
+		snprintf(none + n, sizeof(none) - n, "%s'%s'", n ? ", " : "",
+			 r->patterns[i]);
+		nnone++;
+	}
+	if (!nnone)
+		return 0;
+	if (nnone < r->npatterns) {
+		tk_warn("--events %s match%s no event of the trace", none,
+			nnone == 1 ? "es" : "");
+		return 0;
+	}
+	tk_error("--events %s match%s no event of the trace", none,
+		 nnone == 1 ? "es" : "");
+	return -1;
 }
 
 static struct event_state *state_of(const struct tk_event_info *ev)
@@ -254,19 +369,38 @@ size_t report_put_uint(char *buf, uint64_t v, unsigned width, char pad)
 	return out + len;
 }
 
+static uint64_t time_origin, time_prev;
+
+void report_time_origin(uint64_t ts)
+{
+	time_origin = time_prev = ts;
+}
+
 size_t report_put_time(const struct tk_trace_clock *c, enum ts_mode mode,
 		       uint64_t ts, char *buf)
 {
-	uint64_t ns;
-	size_t n;
-
-	if (mode == TS_RAW)
-		return report_put_uint(buf, ts, 0, ' ');
 	static uint64_t last_secs = ~0ull;
 	static char secs_text[24];
 	static size_t secs_len;
+	uint64_t ns, since;
+	size_t n;
 
-	ns = mode == TS_REAL ? tk_clock_to_real(c, ts) : tk_clock_to_mono(c, ts);
+	switch (mode) {
+	case TS_RAW:
+		return report_put_uint(buf, ts, 0, ' ');
+	case TS_REAL:
+		ns = tk_clock_to_real(c, ts);
+		break;
+	case TS_START:
+	case TS_DELTA:
+		since = mode == TS_START ? time_origin : time_prev;
+		time_prev = ts;
+		ns = ts > since ? (uint64_t)((unsigned __int128)(ts - since) *
+					     1000000000u / c->freq) : 0;
+		break;
+	default:
+		ns = tk_clock_to_mono(c, ts);
+	}
 	/* the seconds change seldom from one line to the next */
 	if (ns / 1000000000u != last_secs) {
 		last_secs = ns / 1000000000u;
@@ -307,6 +441,52 @@ size_t report_put_prefix_cpu(char *buf, uint32_t cpu)
 	return n + 2;
 }
 
+/* Overwrite mode: each stream kept what fitted in its own buffer, so
+ * they begin at different times.  Where a stream lost older events, what
+ * comes before its first one is incomplete: the report starts at the
+ * latest such first event, unless --no-cut.  Called with every source at
+ * its first event. */
+static void find_cut(struct report *r)
+{
+	r->cut_source = -1;
+	if (strcmp(r->trace.mode, "overwrite"))
+		return;
+	for (unsigned i = 0; i < r->merge.heap_len; i++) {
+		unsigned src = r->merge.heap[i], n = r->merge.nreaders;
+		bool lost = src < n ? r->merge.readers[src].stream->lost_overwritten > 0
+				    : report_kernel_overwritten(r->kernel, src - n);
+		uint64_t ts = src < n ? r->merge.readers[src].ts
+				      : report_kernel_handle(r->kernel)->cpus[src - n].ts;
+
+		if (lost && (r->cut_source < 0 || ts > r->cut_ts)) {
+			r->cut_ts = ts;
+			r->cut_source = (int)src;
+		}
+	}
+	if (r->cut_source >= 0 && r->cut_ts <= r->first_ts)
+		r->cut_source = -1; /* nothing before it */
+}
+
+/* "# overwrite mode: ..." in the header. */
+static void print_cut(const struct report *r)
+{
+	char when[32];
+	unsigned src = (unsigned)r->cut_source;
+	size_t n = report_put_time(&r->trace.clock, r->ts == TS_DELTA ? TS_START : r->ts,
+				   r->cut_ts, when);
+
+	when[n] = '\0';
+	if (src < r->merge.nreaders)
+		printf("# overwrite mode: every stream is complete from %s, where stream %s-%u begins",
+		       when, r->merge.readers[src].stream->comm,
+		       r->merge.readers[src].stream->tid);
+	else
+		printf("# overwrite mode: every stream is complete from %s, where kernel cpu %u begins",
+		       when, report_kernel_cpu(r->kernel, src - r->merge.nreaders));
+	printf(r->no_cut ? " (--no-cut: older events shown)\n"
+			 : "; older events are left out (--no-cut shows them)\n");
+}
+
 static void print_header(const struct report *r)
 {
 	const struct tk_trace *t = &r->trace;
@@ -317,6 +497,8 @@ static void print_header(const struct report *r)
 	gmtime_r(&secs, &tm);
 	strftime(start, sizeof(start), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	printf("# tracekit trace '%s'\n", t->dir);
+	if (t->incomplete)
+		printf("# incomplete: the recorder stopped before finishing it; what it wrote until then is here, with the counts of its last update\n");
 	printf("# host %s, started %s, clock %s at %" PRIu64 " Hz, %s mode\n",
 	       t->host, start, t->clock.tsc ? "tsc" : "mono", t->clock.freq,
 	       t->mode[0] ? t->mode : "discard");
@@ -344,6 +526,8 @@ static void print_header(const struct report *r)
 	}
 	if (r->kernel)
 		report_kernel_header(r->kernel);
+	if (r->cut_source >= 0)
+		print_cut(r);
 	printf("#\n");
 }
 
@@ -403,6 +587,27 @@ static void print_event(struct report *r, const struct tk_stream_reader *rd,
 	fwrite_unlocked(line, 1, n, stdout);
 }
 
+static bool in_window(const struct report *r, uint64_t ts)
+{
+	const struct tk_trace_clock *c = &r->trace.clock;
+
+	return (!r->from.set ||
+		report_bound_time(c, r->first_ts, &r->from, ts) >= r->from.lo) &&
+	       (!r->to.set || report_bound_time(c, r->first_ts, &r->to, ts) <= r->to.hi);
+}
+
+/* -F on a user event: its fields, then the common ones. */
+static bool user_filter_match(struct report *r, const struct tk_stream_reader *rd,
+			      const struct event_state *st)
+{
+	unsigned n = st->ev->nfields;
+
+	memcpy(r->fvalues, rd->values, n * sizeof(*r->fvalues));
+	report_common_values(r->fvalues + n, rd->stream->tid, rd->stream->comm,
+			     rd->cpu);
+	return tk_filter_match(st->filter, r->fvalues);
+}
+
 static void show_ftrace(struct report *r, struct tk_stream_reader *rd)
 {
 	char prefix[128];
@@ -451,13 +656,30 @@ static void print_counts(const struct report *r)
 	free(c);
 }
 
+/* The next event of the merge (earlier sources that fail are said and
+ * end there): 1 with *ev, 0 at the end. */
+static int next_event(struct report *r, struct tk_merge_event *ev)
+{
+	char err[512];
+	int ret;
+
+	while ((ret = tk_merge_next(&r->merge, ev, err, sizeof(err))) < 0) {
+		/* that stream or CPU ends here; the others go on */
+		tk_error("%s", ret == -ENOMEM ? "out of memory" : err);
+		r->error = true;
+	}
+	return ret;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static char outbuf[1 << 20];
 	struct report r;
 	struct report_kernel_opts ko;
 	struct report_filter_result kf;
+	struct tk_merge_event ev;
 	char err[512];
+	bool more;
 
 	memset(&r, 0, sizeof(r));
 	memset(&ko, 0, sizeof(ko));
@@ -468,6 +690,9 @@ int cmd_report(int argc, char **argv)
 		tk_error("%s", err);
 		return TK_EXIT_FAILURE;
 	}
+	if (r.trace.incomplete)
+		tk_warn("'%s' is incomplete: its recorder stopped before finishing it (killed?); reading what it wrote",
+			r.dir);
 	ko.filter = r.filter;
 	ko.patterns = r.patterns;
 	ko.npatterns = r.npatterns;
@@ -475,52 +700,64 @@ int cmd_report(int argc, char **argv)
 	ko.count_only = r.count_only;
 	ko.tep_only = r.tep_only;
 	ko.clock = &r.trace.clock;
+	r.who.trace = &r.trace;
+	ko.who = &r.who;
 	if (report_kernel_open(r.dir, &ko, &kf, &r.kernel) < 0) {
 		tk_trace_free(&r.trace);
 		return TK_EXIT_FAILURE;
 	}
 	if (prepare_events(&r, &kf) < 0)
 		return TK_EXIT_USAGE;
+	if (check_patterns(&r) < 0)
+		return TK_EXIT_FAILURE;
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-	if (!r.no_header && !r.count_only && !r.profile)
-		print_header(&r);
-	r.ftrace = ftrace_view_open(&r.trace, r.profile);
 	if (tk_merge_open(&r.merge, &r.trace,
-			  r.kernel ? report_kernel_handle(r.kernel) : NULL) < 0) {
+			  r.kernel ? report_kernel_handle(r.kernel) : NULL) < 0 ||
+	    !(r.who_ok = calloc(r.trace.nstreams + 1, sizeof(*r.who_ok)))) {
 		tk_error("out of memory");
 		return TK_EXIT_FAILURE;
 	}
-	for (;;) {
-		struct tk_merge_event ev;
+	for (unsigned i = 0; i < r.trace.nstreams; i++)
+		r.who_ok[i] = report_who_selects(&r.who, r.trace.streams[i].pid,
+						 r.trace.streams[i].tid,
+						 r.trace.streams[i].comm);
+	/* the first event: every source is now at its own first one */
+	more = next_event(&r, &ev) > 0;
+	r.first_ts = more ? ev.ts : 0;
+	report_time_origin(r.first_ts);
+	find_cut(&r);
+	if (!r.no_header && !r.count_only && !r.profile)
+		print_header(&r);
+	r.ftrace = ftrace_view_open(&r.trace, r.profile);
+	for (; more; more = next_event(&r, &ev) > 0) {
 		struct tk_stream_reader *rd;
 		struct event_state *st;
-		int ret = tk_merge_next(&r.merge, &ev, err, sizeof(err));
 
-		if (!ret)
-			break;
-		if (ret < 0) {
-			/* that stream or CPU ends here; the others go on */
-			tk_error("%s", ret == -ENOMEM ? "out of memory" : err);
-			r.error = true;
+		r.nread++;
+		if ((r.from.set || r.to.set) && !in_window(&r, ev.ts))
 			continue;
-		}
+		if (r.cut_source >= 0 && !r.no_cut && ev.ts < r.cut_ts)
+			continue;
 		if (ev.kcpu) {
 			if (!r.profile)
-				report_kernel_emit(r.kernel, (unsigned)(ev.kcpu -
+				r.nshown += report_kernel_emit(r.kernel, (unsigned)(ev.kcpu -
 					report_kernel_handle(r.kernel)->cpus));
 			continue;
 		}
 		rd = ev.user;
 		st = state_of(rd->event);
-		if (st && st->shown &&
-		    (!st->filter || tk_filter_match(st->filter, rd->values))) {
-			if (r.count_only)
-				st->count++;
-			else if (r.ftrace && st->ftrace)
-				show_ftrace(&r, rd);
-			else if (!r.profile)
-				print_event(&r, rd, st);
-		}
+		if (!st || !st->shown || !r.who_ok[rd - r.merge.readers] ||
+		    (st->filter && !user_filter_match(&r, rd, st)))
+			continue;
+		if (r.count_only)
+			st->count++;
+		else if (r.ftrace && st->ftrace)
+			show_ftrace(&r, rd);
+		else if (r.profile)
+			continue;
+		else
+			print_event(&r, rd, st);
+		r.nshown++;
 	}
 	if (r.count_only)
 		print_counts(&r);
@@ -532,7 +769,22 @@ int cmd_report(int argc, char **argv)
 	for (unsigned i = 0; i < r.nstates; i++)
 		tk_filter_free(r.states[i].filter);
 	free(r.states);
+	free(r.who_ok);
+	free(r.fvalues);
+	free(r.who.pids);
+	free(r.who.tids);
 	free(r.patterns);
+	if (!r.nshown && !r.error && (r.selection[0] || r.profile)) {
+		/* said where nothing was selected: not for an empty trace */
+		if (r.profile && !r.selection[0])
+			tk_error("no function tracer event in the trace (%" PRIu64
+				 " events read)", r.nread);
+		else
+			tk_error("no %sevent matched %s (%" PRIu64 " events read)",
+				 r.profile ? "function tracer " : "", r.selection,
+				 r.nread);
+		r.error = true;
+	}
 	report_kernel_close(r.kernel);
 	tk_trace_free(&r.trace);
 	return r.error ? TK_EXIT_FAILURE : 0;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "instance-args.h"
 #include "kernel/kernel.h"
 
 static int remove_instance(const char *name)
@@ -50,6 +51,8 @@ int cmd_reset(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+B:ah", longopts, NULL)) != -1) {
 		if (c == 'B') {
+			if (!instance_name_ok(optarg))
+				return TK_EXIT_USAGE;
 			name = optarg;
 		} else if (c == 'a') {
 			all = true;

@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd-show.c - tracekit show [-B NAME]: print what an instance holds, as
- * the kernel formats it (its 'trace' file), like trace-cmd show.  Reading
- * does not consume: show again and the same events are there.
+ * cmd-show.c - tracekit show [-B NAME] [--ts raw]: print what an instance
+ * holds, as the kernel formats it (its 'trace' file), like trace-cmd show.
+ * Reading does not consume: show again and the same events are there.
+ *
+ * The instances 'start' makes count time in TSC ticks (x86-tsc, the clock
+ * of user events), which the kernel prints as they are; show prints
+ * seconds of CLOCK_MONOTONIC instead, as report does (--ts raw: ticks).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <getopt.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +19,47 @@
 #include <tracefs.h>
 #include "cli.h"
 #include "instance-args.h"
+#include "clock-now.h"
+#include "common/clock.h"
+
+/* Copy the kernel's text, each event's tick count as seconds: the first
+ * all-digit word ending in ':' after "[CPU]". */
+static int copy_seconds(int fd, const struct tk_trace_clock *c)
+{
+	FILE *in = fdopen(dup(fd), "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (!in)
+		return -errno;
+	while ((n = getline(&line, &cap, in)) > 0) {
+		char *p = line[0] == '#' ? NULL : strchr(line, ']');
+		char *digits = NULL, *end = NULL;
+
+		while (p && *p && !digits) {
+			p += strspn(p, "] ");
+			end = p + strspn(p, "0123456789");
+			if (end > p && *end == ':')
+				digits = p;
+			else
+				p += strcspn(p, " ");
+		}
+		if (!digits) {
+			fwrite(line, 1, (size_t)n, stdout);
+			continue;
+		}
+		uint64_t ns = tk_clock_to_mono(c, strtoull(digits, NULL, 10));
+
+		fwrite(line, 1, (size_t)(digits - line), stdout);
+		printf("%llu.%06llu", (unsigned long long)(ns / 1000000000u),
+		       (unsigned long long)(ns % 1000000000u / 1000u));
+		fwrite(end, 1, (size_t)(line + n - end), stdout);
+	}
+	free(line);
+	fclose(in);
+	return fflush(stdout) ? -errno : 0;
+}
 
 static int copy_out(int fd)
 {
@@ -31,23 +77,81 @@ static int copy_out(int fd)
 	return fflush(stdout) ? -errno : 0;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tracekit show [-B NAME] [--ts mono|raw]\n\n"
+		"Print the events instance NAME (default " TK_KINSTANCE_PREFIX ") holds, as the\n"
+		"kernel formats them, without taking them out.\n\n"
+		"  -B NAME     the instance\n"
+		"  --ts MODE   timestamps of a TSC-clocked instance: mono (default,\n"
+		"              seconds of CLOCK_MONOTONIC, as report prints them) or\n"
+		"              raw (clock ticks, as the kernel prints them)\n");
+}
+
+static int parse(int argc, char **argv, const char **name, bool *raw)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "ts", required_argument, NULL, 'T' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*name = TK_KINSTANCE_PREFIX;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+B:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'B':
+			*name = optarg;
+			break;
+		case 'T':
+			if (strcmp(optarg, "mono") && strcmp(optarg, "raw")) {
+				tk_error("--ts '%s': use mono or raw", optarg);
+				return TK_EXIT_USAGE;
+			}
+			*raw = !strcmp(optarg, "raw");
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			tk_option_error("show", argv, "+B:h");
+			return TK_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		tk_error("unexpected argument '%s' (see 'tracekit show --help')",
+			 argv[optind]);
+		return TK_EXIT_USAGE;
+	}
+	return 0;
+}
+
 int cmd_show(int argc, char **argv)
 {
 	struct tk_tracefs fs;
 	struct tk_kinstance k;
+	struct tk_trace_clock c;
 	const char *name;
-	int fd, ret = instance_args("show",
-				    "usage: tracekit show [-B NAME]\n\n"
-				    "Print the events instance NAME (default " TK_KINSTANCE_PREFIX
-				    ") holds, as the kernel formats them.\n",
-				    argc, argv, &name);
+	char clock[32];
+	bool raw = false;
+	int fd, ret = parse(argc, argv, &name, &raw);
 
 	if (ret)
 		return ret == 1 ? 0 : ret;
 	if (instance_open(name, &fs, &k) < 0)
 		return TK_EXIT_FAILURE;
+	tk_kinstance_clock(&k, clock, sizeof(clock));
 	fd = tracefs_instance_file_open(k.inst, "trace", O_RDONLY);
-	ret = fd < 0 ? (errno ? -errno : -EIO) : copy_out(fd);
+	if (fd < 0) {
+		ret = errno ? -errno : -EIO;
+	} else if (!raw && TK_CLOCK_TSC && !strcmp(clock, TK_KCLOCK_TSC)) {
+		clock_now(&c);
+		ret = copy_seconds(fd, &c);
+	} else {
+		ret = copy_out(fd);
+	}
 	if (fd >= 0)
 		close(fd);
 	if (ret < 0)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "instance-args.h"
 #include "common/clock.h"
 #include "format/event-info.h"
 #include "kernel/kernel.h"
@@ -78,6 +79,8 @@ static int parse(struct start *st, int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, opts, longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'B':
+			if (!instance_name_ok(optarg))
+				return -1;
 			st->name = optarg;
 			break;
 		case 'e': {
@@ -155,6 +158,21 @@ static int parse(struct start *st, int argc, char **argv)
 	return 0;
 }
 
+/* One line: what traces where, and what to do next. */
+static void say_started(const struct start *st)
+{
+	fprintf(stderr, "tracekit: tracing ");
+	for (unsigned i = 0; i < st->nrules; i++)
+		fprintf(stderr, "%s%s", i ? "," : "", st->rules[i].pattern);
+	if (st->c.tracer)
+		fprintf(stderr, "%stracer %s", st->nrules ? " and " : "", st->c.tracer);
+	if (st->pid)
+		fprintf(stderr, " of process %d", (int)st->pid);
+	fprintf(stderr, " in instance '%s'; 'tracekit show%s%s' prints it, 'extract' saves it, 'stop' and 'reset' end it\n",
+		st->name, strcmp(st->name, DEFAULT_INSTANCE) ? " -B " : "",
+		strcmp(st->name, DEFAULT_INSTANCE) ? st->name : "");
+}
+
 /* Each -e must name kernel events; say which is closest if not. */
 static int check_events(const struct start *st, const struct tk_kevents *all)
 {
@@ -225,6 +243,7 @@ int cmd_start(int argc, char **argv)
 		goto out;
 	}
 	tk_kinstance_close(&k);
+	say_started(&st);
 	ret = 0;
 out:
 	tk_kevents_free(&all);

@@ -35,6 +35,9 @@
 #include "format/stream-read.h"
 #include "format/trace.h"
 
+/* -d up to a year; for longer, no -d counts until Ctrl-C */
+#define MAX_SECONDS 31536000
+
 struct stat_opts {
 	const char **events;
 	unsigned nevents;
@@ -98,8 +101,11 @@ static int parse_options(struct stat_opts *o, int argc, char **argv)
 			char *end;
 
 			o->seconds = strtod(optarg, &end);
-			if (*end || o->seconds <= 0) {
-				tk_error("-d '%s': give a number of seconds", optarg);
+			/* !(x > 0) refuses NaN too */
+			if (end == optarg || *end || !(o->seconds > 0) ||
+			    o->seconds > MAX_SECONDS) {
+				tk_error("-d '%s': give a number of seconds, more than 0 and at most %d",
+					 optarg, MAX_SECONDS);
 				return -1;
 			}
 			break;

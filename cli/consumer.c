@@ -901,6 +901,12 @@ static void stream_recycle(struct rec_session *s, struct rec_stream *st)
 	struct tk_rb_stream *d = st->desc;
 
 	read_lost(st);
+	/* its name when it left (lib/stream.c stream_finish): a thread
+	 * renamed after its first event goes by its last name */
+	if (d->comm[0]) {
+		memcpy(st->comm, d->comm, 16);
+		st->comm[16] = '\0';
+	}
 	close_output(s, st);
 	a->cur[st->index] = NULL;
 	st->arena = NULL;
@@ -1188,6 +1194,46 @@ void consumer_flush_all(struct rec_session *s)
 		}
 		if (dfd >= 0)
 			close(dfd);
+	}
+}
+
+/* What stream @st has so far, for the live line: events written and in
+ * closed packets not yet written, bytes written and committed in its
+ * ring (the open packet too), and lost; everything read from the shared
+ * memory bounded, nothing changed. */
+void consumer_stream_progress(const struct rec_stream *st, uint64_t *events,
+			      uint64_t *bytes, uint64_t *lost)
+{
+	const struct rec_arena *a = st->arena;
+	const struct tk_rb_stream *d = st->desc;
+	uint64_t produced;
+
+	*events += st->events;
+	*bytes += st->bytes;
+	*lost += st->lost_write;
+	if (st->done || !a || !d) {
+		*lost += st->lost_full + st->lost_nested + st->lost_big +
+			 st->lost_overwritten;
+		return;
+	}
+	*lost += bounded(__atomic_load_n(&d->lost_full, __ATOMIC_RELAXED)) +
+		 bounded(__atomic_load_n(&d->lost_nested, __ATOMIC_RELAXED)) +
+		 bounded(__atomic_load_n(&d->lost_big, __ATOMIC_RELAXED)) +
+		 bounded(__atomic_load_n(&d->lost_overwritten, __ATOMIC_RELAXED));
+	produced = __atomic_load_n(&a->produced[st->index], __ATOMIC_ACQUIRE);
+	if (a->mode != TK_RB_DISCARD || produced < st->submitted ||
+	    produced - st->submitted > a->slots)
+		return;
+	for (uint64_t seq = st->submitted; seq <= produced; seq++) {
+		const struct tk_rb_slot *sl = &d->slot[seq % a->slots];
+		uint64_t commit = __atomic_load_n(&sl->commit, __ATOMIC_RELAXED);
+
+		if (__atomic_load_n(&sl->seq, __ATOMIC_RELAXED) != seq + 1 ||
+		    commit > a->chunk_size || commit < sizeof(struct tk_packet_header))
+			continue;
+		*bytes += commit;
+		if (seq < produced)
+			*events += events_bound(sl->events, commit);
 	}
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * instance-args.c - "-B NAME" and opening the instance, for the verbs
- * that act on an instance 'start' made (stop, show).
+ * that act on an instance 'start' made (stop, show); the check of a
+ * name that every -B gets.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -36,7 +37,16 @@ int instance_args(const char *verb, const char *help, int argc, char **argv,
 			 argv[optind], verb);
 		return TK_EXIT_USAGE;
 	}
-	return 0;
+	return instance_name_ok(*name) ? 0 : TK_EXIT_USAGE;
+}
+
+bool instance_name_ok(const char *name)
+{
+	const char *why = tk_kinstance_name_invalid(name);
+
+	if (why)
+		tk_error("-B '%s': %s", name, why);
+	return !why;
 }
 
 int instance_open(const char *name, struct tk_tracefs *fs, struct tk_kinstance *k)

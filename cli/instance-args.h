@@ -14,6 +14,9 @@
 int instance_args(const char *verb, const char *help, int argc, char **argv,
 		  const char **name);
 
+/* Whether @name (given with -B) can name an instance; prints why not. */
+bool instance_name_ok(const char *name);
+
 /* Open tracefs and instance @name; prints the error and returns -1 on
  * failure.  Close with instance_close(). */
 int instance_open(const char *name, struct tk_tracefs *fs, struct tk_kinstance *k);

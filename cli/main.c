@@ -20,6 +20,7 @@ static const struct tk_command commands[] = {
 	{ "start", cmd_start, "start kernel tracing into a named instance and return" },
 	{ "stop", cmd_stop, "stop tracing in an instance started by 'start'" },
 	{ "show", cmd_show, "print what an instance started by 'start' holds" },
+	{ "extract", cmd_extract, "make a trace directory of what an instance started by 'start' holds" },
 	{ "reset", cmd_reset, "remove an instance started by 'start'" },
 };
 

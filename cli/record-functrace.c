@@ -36,11 +36,13 @@
 struct ft_mod {
 	struct tk_sym_module m;
 	uint32_t entries, traced, unusable, cyg;
+	bool warned;
 };
 
 static struct ft_mod *mods;
 static unsigned nmods;
 static char *preload; /* libtracekit to preload, NULL if not needed */
+static pid_t attach_pid; /* record -P */
 
 struct traceable {
 	char **name;
@@ -176,6 +178,7 @@ int functrace_record_check(struct rec_options *o, const char *program,
 		program = exe;
 	}
 	known = program && traceable_read(program, &t) == 0;
+	attach_pid = o->attach_pid;
 	if (!o->user_tracer) {
 		if (known)
 			traceable_free(&t);
@@ -313,6 +316,51 @@ int functrace_on_module(uint32_t pid, const void *msg, size_t len)
 	f->traced = m->traced;
 	f->unusable = m->unusable;
 	f->cyg = m->cyg;
+	/* started by record, the program converted gcc's NOPs before main:
+	 * what is left cannot be patched (record -P: functrace_attach_check) */
+	if (f->unusable && !f->warned && !attach_pid) {
+		tk_warn("process %u: '%s': %u of %u function entries cannot be patched (their first bytes straddle a cache line)",
+			pid, path, f->unusable, f->entries);
+		f->warned = true;
+	}
+	return 0;
+}
+
+bool functrace_heard_from(uint32_t pid)
+{
+	for (unsigned i = 0; i < nmods; i++)
+		if (mods[i].m.pid == pid)
+			return true;
+	return false;
+}
+
+int functrace_attach_check(const struct rec_options *o, uint32_t pid, bool force,
+			   char *err, size_t len)
+{
+	uint32_t traced = 0, unusable = 0;
+	const char *path = NULL;
+
+	for (unsigned i = 0; i < nmods; i++) {
+		if (mods[i].m.pid != pid)
+			continue;
+		traced += mods[i].traced + mods[i].cyg;
+		unusable += mods[i].unusable;
+		if (mods[i].unusable && !path)
+			path = mods[i].m.path;
+	}
+	if (traced || !unusable)
+		return 0;
+	snprintf(err, len,
+		 "process %u: none of the %u function entries of '%s' can be patched: "
+		 "gcc's single-byte NOPs become patchable only before the program's "
+		 "threads run; start it with TRACEKIT_FUNCTRACE=1 in its environment "
+		 "(and LD_PRELOAD=libtracekit.so.0 if it does not link libtracekit), "
+		 "or record it from its start: tracekit record -p %s -- CMD%s",
+		 pid, unusable, path, o->user_tracer,
+		 force ? "" : " (--force records anyway)");
+	if (!force)
+		return -1;
+	tk_warn("%s", err);
 	return 0;
 }
 

@@ -44,6 +44,16 @@ long functrace_config_append(const struct rec_options *o, char *buf, size_t len,
 /* A MODULE message from process @pid.  Returns 0 or -EPROTO. */
 int functrace_on_module(uint32_t pid, const void *msg, size_t len);
 
+/* record -P with a user tracer: once process @pid has reported its
+ * objects, whether tracing can go on.  Its entries may all be unusable
+ * (gcc's single-byte NOPs are made patchable only before threads run):
+ * then returns -1 with how to start the program in err[len], unless
+ * @force (a warning then).  0 otherwise. */
+int functrace_attach_check(const struct rec_options *o, uint32_t pid, bool force,
+			   char *err, size_t len);
+/* Whether process @pid has reported any object. */
+bool functrace_heard_from(uint32_t pid);
+
 /* Save the symbols of the objects reported into @dir; prints and returns
  * < 0 on failure. */
 int functrace_save_symbols(const struct rec_options *o, const char *dir);

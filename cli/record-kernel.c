@@ -18,17 +18,35 @@
  *   record_kernel_stop     tracing off, flush, counts, manifest part
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
 #include "common/clock.h"
 #include "record-functrace.h"
 #include "record-kernel.h"
 #include "tracekit/runtime.h"
+
+/* Append @from's items to @to; @from is left empty. */
+static void move_globs(struct rec_list *to, struct rec_list *from)
+{
+	for (unsigned i = 0; i < from->count; i++) {
+		const char **grown = realloc(to->item, (to->count + 1) * sizeof(*grown));
+
+		if (!grown)
+			break;
+		to->item = grown;
+		to->item[to->count++] = from->item[i];
+	}
+	free(from->item);
+	from->item = NULL;
+	from->count = 0;
+}
 
 int record_kernel_tracer(struct rec_options *o, const char *program)
 {
@@ -44,6 +62,13 @@ int record_kernel_tracer(struct rec_options *o, const char *program)
 		*slot = o->bare_tracer;
 		o->bare_went_kernel = !user && program;
 		o->bare_tracer = NULL;
+		/* its -l, -n, -g go with it */
+		move_globs(user ? &o->func_filter : &o->kernel_funcs.filter,
+			   &o->bare_funcs.filter);
+		move_globs(user ? &o->func_notrace : &o->kernel_funcs.notrace,
+			   &o->bare_funcs.notrace);
+		move_globs(user ? &o->graph_funcs : &o->kernel_funcs.graph,
+			   &o->bare_funcs.graph);
 	}
 	return 0;
 }
@@ -118,8 +143,10 @@ int record_kernel_add_rule(struct record_kernel *rk, const struct rec_rule *rule
 
 int record_kernel_check(struct record_kernel *rk, const struct rec_options *o)
 {
-	bool func_lists = o->func_filter.count || o->func_notrace.count ||
+	bool user_lists = o->func_filter.count || o->func_notrace.count ||
 			  o->graph_funcs.count;
+	bool kernel_lists = o->kernel_funcs.filter.count ||
+			    o->kernel_funcs.notrace.count || o->kernel_funcs.graph.count;
 
 	rk->tracer = o->kernel_tracer;
 	rk->wanted = rk->nrules || rk->tracer;
@@ -128,7 +155,7 @@ int record_kernel_check(struct record_kernel *rk, const struct rec_options *o)
 			 o->kernel_stack ? "--stack" : "-F");
 		return -1;
 	}
-	if (func_lists && !rk->tracer && !o->user_tracer) {
+	if ((user_lists && !o->user_tracer) || (kernel_lists && !rk->tracer)) {
 		tk_error("-l, -n and -g need a function tracer (-p function or -p function_graph)");
 		return -1;
 	}
@@ -242,12 +269,12 @@ int record_kernel_start(struct record_kernel *rk, const struct rec_options *o,
 	c.rules = rk->rules;
 	c.nrules = rk->nrules;
 	c.tracer = rk->tracer;
-	c.func_filter = o->func_filter.item;
-	c.nfunc_filter = o->func_filter.count;
-	c.func_notrace = o->func_notrace.item;
-	c.nfunc_notrace = o->func_notrace.count;
-	c.graph_funcs = o->graph_funcs.item;
-	c.ngraph_funcs = o->graph_funcs.count;
+	c.func_filter = o->kernel_funcs.filter.item;
+	c.nfunc_filter = o->kernel_funcs.filter.count;
+	c.func_notrace = o->kernel_funcs.notrace.item;
+	c.nfunc_notrace = o->kernel_funcs.notrace.count;
+	c.graph_funcs = o->kernel_funcs.graph.item;
+	c.ngraph_funcs = o->kernel_funcs.graph.count;
 	c.pids = pids;
 	c.npids = npids;
 	c.event_fork = npids > 0;
@@ -303,6 +330,29 @@ fail_quiet:
 bool record_kernel_capturing(const struct record_kernel *rk)
 {
 	return rk->cap != NULL;
+}
+
+uint64_t record_kernel_bytes(const struct record_kernel *rk, const char *dir)
+{
+	uint64_t bytes = 0;
+	char *kdir;
+	struct dirent *e;
+	DIR *d;
+
+	if (!rk->cap || asprintf(&kdir, "%s/kernel", dir) < 0)
+		return 0;
+	d = opendir(kdir);
+	while (d && (e = readdir(d))) {
+		struct stat st;
+
+		if (!strncmp(e->d_name, "cpu", 3) &&
+		    fstatat(dirfd(d), e->d_name, &st, 0) == 0)
+			bytes += (uint64_t)st.st_size;
+	}
+	if (d)
+		closedir(d);
+	free(kdir);
+	return bytes;
 }
 
 int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,

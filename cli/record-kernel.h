@@ -33,6 +33,8 @@ struct record_kernel {
 /* Whether kernel pages are being captured (between a successful
  * record_kernel_start and record_kernel_stop). */
 bool record_kernel_capturing(const struct record_kernel *rk);
+/* Bytes of kernel pages written to @dir/kernel so far (while capturing). */
+uint64_t record_kernel_bytes(const struct record_kernel *rk, const char *dir);
 
 /* Which tracer a bare -p function|function_graph means for @program
  * (user code if it is built for it, else the kernel), then refuse what

@@ -20,6 +20,7 @@
 #include "common/filter.h"
 #include "format/kernel-print.h"
 #include "format/kernel-read.h"
+#include "common/pattern.h"
 #include "report.h"
 
 #define COMM_CACHE 4096 /* pids whose comm is cached, a power of two */
@@ -62,8 +63,27 @@ struct report_kernel {
 	bool unknown_lost;  /* a page said "lost" without a count */
 };
 
+/* The common fields of report_common_fields() that the kernel's records
+ * lack (common_pid they have): their descriptors at @d, NULL at @t. */
+static unsigned add_pseudo_fields(struct tk_field_desc *d,
+				  struct tep_format_field **t)
+{
+	struct tk_field_desc *all = report_common_fields(NULL, 0);
+	unsigned n = 0;
+
+	for (unsigned i = 0; all && i < REPORT_COMMON_FIELDS; i++) {
+		if (!strcmp(all[i].name, "common_pid"))
+			continue;
+		d[n] = all[i];
+		t[n++] = NULL;
+	}
+	free(all);
+	return n;
+}
+
 /* The event's fields as the filter knows them (integers, char arrays,
- * dynamic strings); others cannot be named in a filter. */
+ * dynamic strings, and common_comm, common_cpu); others cannot be named
+ * in a filter. */
 static int filter_fields(struct kevent *e)
 {
 	struct tep_format_field **all[2] = { tep_event_common_fields(e->ev),
@@ -74,6 +94,7 @@ static int filter_fields(struct kevent *e)
 	for (int pass = 0; pass < 2; pass++)
 		for (struct tep_format_field **f = all[pass]; f && *f; f++)
 			n++;
+	n += REPORT_COMMON_FIELDS;
 	e->fields = calloc(n + 1, sizeof(*e->fields));
 	e->tfields = calloc(n + 1, sizeof(*e->tfields));
 	if (!e->fields || !e->tfields) {
@@ -106,6 +127,8 @@ static int filter_fields(struct kevent *e)
 			e->tfields[e->nfields++] = f;
 		}
 	}
+	/* common_comm and common_cpu: not in the record (tfields NULL) */
+	e->nfields += add_pseudo_fields(e->fields + e->nfields, e->tfields + e->nfields);
 out:
 	free(all[0]);
 	free(all[1]);
@@ -115,13 +138,27 @@ out:
 /* Field values of a record for the filter; false if the record is too
  * short for them. */
 static bool record_values(struct report_kernel *rk, struct kevent *e,
-			  const unsigned char *data, unsigned size)
+			  const struct tk_kernel_cpu *c)
 {
+	const unsigned char *data = c->data;
+	unsigned size = c->data_size;
+
 	for (unsigned i = 0; i < e->nfields; i++) {
 		const struct tep_format_field *f = e->tfields[i];
 		struct tk_value *v = &rk->values[i];
-		unsigned off = (unsigned)f->offset;
+		unsigned off;
 
+		if (!f) { /* common_comm, common_cpu */
+			if (e->fields[i].kind == TK_KIND_STRING) {
+				v->str = tep_data_comm_from_pid(rk->k.tep,
+								tk_kernel_pid(&rk->k, data));
+				v->len = (uint32_t)strlen(v->str);
+			} else {
+				v->u = c->cpu;
+			}
+			continue;
+		}
+		off = (unsigned)f->offset;
 		if (off + (unsigned)f->size > size)
 			return false;
 		switch (e->fields[i].kind) {
@@ -184,11 +221,7 @@ static int prepare_event(struct report_kernel *rk, struct kevent *e,
 	if (tk_filter_compile(rk->o.filter, e->fields, e->nfields, &e->filter,
 			      &fe) < 0) {
 		e->shown = false;
-		if (!fr->first_event) {
-			fr->first_event = e->name;
-			fr->column = fe.column;
-			snprintf(fr->message, sizeof(fr->message), "%s", fe.message);
-		}
+		report_filter_note(fr, e->name, &fe);
 	} else {
 		fr->any_compiled = true;
 	}
@@ -342,7 +375,7 @@ static void print_lost(const struct tk_kernel_cpu *c)
 		printf("CPU:%u [EVENTS DROPPED]\n", c->cpu);
 }
 
-void report_kernel_emit(struct report_kernel *rk, unsigned i)
+bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 {
 	struct tk_kernel_cpu *c = &rk->k.cpus[i];
 	int id = tk_kernel_event_id(&rk->k, c->data);
@@ -361,15 +394,20 @@ void report_kernel_emit(struct report_kernel *rk, unsigned i)
 			print_lost(c);
 	}
 	if (!e->shown)
-		return;
-	if (e->filter && (!record_values(rk, e, c->data, c->data_size) ||
+		return false;
+	pid = tk_kernel_pid(&rk->k, c->data);
+	if (rk->o.who && !report_who_all(rk->o.who) &&
+	    !report_who_selects(rk->o.who, 0, (uint32_t)pid,
+				rk->o.who->comm ? tep_data_comm_from_pid(rk->k.tep, pid)
+						: NULL))
+		return false;
+	if (e->filter && (!record_values(rk, e, c) ||
 			  !tk_filter_match(e->filter, rk->values)))
-		return;
+		return false;
 	if (rk->o.count_only) {
 		e->count++;
-		return;
+		return true;
 	}
-	pid = tk_kernel_pid(&rk->k, c->data);
 	n = put_who(rk, line, pid, c->cpu);
 	put_latency(line + n, tk_kernel_flags(&rk->k, c->data),
 		    tk_kernel_preempt(&rk->k, c->data));
@@ -395,6 +433,25 @@ void report_kernel_emit(struct report_kernel *rk, unsigned i)
 	}
 	line[n++] = '\n';
 	fwrite_unlocked(line, 1, n, stdout);
+	return true;
+}
+
+unsigned report_kernel_cpu(const struct report_kernel *rk, unsigned i)
+{
+	return rk->k.cpus[i].cpu;
+}
+
+bool report_kernel_overwritten(const struct report_kernel *rk, unsigned i)
+{
+	return rk->k.cpus[i].overrun > 0;
+}
+
+bool report_kernel_matches(const struct report_kernel *rk, const char *pattern)
+{
+	for (unsigned id = 0; id < rk->nids; id++)
+		if (rk->events[id].ev && tk_pattern_match(pattern, rk->events[id].name))
+			return true;
+	return false;
 }
 
 int report_kernel_counts(const struct report_kernel *rk,

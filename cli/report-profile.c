@@ -138,6 +138,10 @@ void ftrace_profile_print(struct ftrace_profile *p, FILE *f)
 	for (unsigned i = 0; i < p->cap; i++)
 		if (p->e[i].name)
 			sorted[n++] = &p->e[i];
+	if (!n) { /* nothing to show: report says why, on stderr */
+		free(sorted);
+		return;
+	}
 	qsort(sorted, n, sizeof(*sorted), by_total);
 	fprintf(f, "  %-32s %10s %15s %15s %15s %15s\n", "Function", "Calls",
 		"Total (us)", "Self (us)", "Avg (us)", "Max (us)");

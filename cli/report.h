@@ -18,9 +18,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "common/filter.h"
 #include "format/trace.h"
 
-enum ts_mode { TS_MONO, TS_RAW, TS_REAL };
+/* --ts: seconds of CLOCK_MONOTONIC, clock ticks, seconds since the epoch,
+ * seconds since the trace's first event, since the line before. */
+enum ts_mode { TS_MONO, TS_RAW, TS_REAL, TS_START, TS_DELTA };
 
 /* Decimal digits of v right-aligned in @width, padded with @pad; returns
  * the chars written (more than width if needed). */
@@ -33,9 +36,33 @@ size_t report_put_prefix(char *buf, const char *comm, size_t comm_len,
 /* Its " [CPU] " part alone. */
 size_t report_put_prefix_cpu(char *buf, uint32_t cpu);
 
-/* The timestamp as --ts asks: seconds.microseconds or raw ticks. */
+/* The timestamp of the line being printed as --ts asks:
+ * seconds.microseconds or raw ticks.  TS_START counts from the origin set
+ * by report_time_origin(), TS_DELTA from the previous line's time. */
 size_t report_put_time(const struct tk_trace_clock *c, enum ts_mode mode,
 		       uint64_t ts, char *buf);
+void report_time_origin(uint64_t ts);
+
+/* --from T, --to T: a bound in the terms of the clock it was given in
+ * (as --ts prints, or since the first event). */
+struct report_bound {
+	bool set;
+	enum ts_mode clock; /* TS_START: since the trace's first event */
+	uint64_t lo, hi;    /* ns (ticks for TS_RAW); hi: the end of the last
+			     * digit given (--to 12.345 includes 12.345xxx) */
+};
+
+/* @arg ("[+]SECONDS[.FRACTION]", ticks with --ts raw) of option @opt,
+ * read in the terms of --ts @ts; 0, or -1 after saying why. */
+int report_bound_parse(enum ts_mode ts, const char *opt, const char *arg,
+		       struct report_bound *b);
+/* Timestamp @ts in @b's terms (@first: the trace's first event). */
+uint64_t report_bound_time(const struct tk_trace_clock *c, uint64_t first,
+			   const struct report_bound *b, uint64_t ts);
+
+/* "12,34" of option @opt added to *ids[*n]; -1 (said) if it is not a
+ * list of ids. */
+int report_ids_parse(const char *opt, const char *arg, uint32_t **ids, unsigned *n);
 
 /* True when --events selects @name (no pattern: every event). */
 bool report_selected(const char *const *patterns, unsigned n, const char *name);
@@ -45,6 +72,36 @@ struct report_count {
 	const char *name;
 	uint64_t count;
 };
+
+/* --pid, --tid, --comm: whose events are shown (all when none is given).
+ * A kernel event's thread is its common_pid; it belongs to process P
+ * when it is P or one of P's threads that have a user stream. */
+struct report_who {
+	uint32_t *pids, *tids;
+	unsigned npids, ntids;
+	const char *comm; /* a glob on the thread's name */
+	const struct tk_trace *trace;
+};
+
+static inline bool report_who_all(const struct report_who *w)
+{
+	return !w->npids && !w->ntids && !w->comm;
+}
+
+/* Whether the thread @tid of process @pid (0: unknown, look it up in the
+ * trace's streams) named @comm is selected. */
+bool report_who_selects(const struct report_who *w, uint32_t pid,
+			uint32_t tid, const char *comm);
+
+/* The fields every event offers -F besides its own, as the kernel's
+ * events have them: common_pid (the thread), common_comm, common_cpu.
+ * report_common_fields() appends their descriptors to @fields[0..n)
+ * in a new array (NULL if out of memory); values go at the same places. */
+#define REPORT_COMMON_FIELDS 3
+struct tk_field_desc *report_common_fields(const struct tk_field_desc *fields,
+					   unsigned n);
+void report_common_values(struct tk_value *v, uint32_t tid, const char *comm,
+			  uint32_t cpu);
 
 struct report_kernel;
 struct tk_kernel;
@@ -57,21 +114,35 @@ struct report_kernel_opts {
 	bool count_only;
 	bool tep_only; /* all field text from libtraceevent (for checking) */
 	const struct tk_trace_clock *clock;
+	const struct report_who *who;
 };
 
-/* What compiling -F for the kernel's events gave. */
+/* What compiling -F for the events gave: whether it compiled for any,
+ * and the error to show if for none. */
 struct report_filter_result {
 	bool any_compiled;
-	const char *first_event; /* the first event it did not compile for */
+	const char *first_event; /* the event of the error kept */
+	bool tied; /* other events failed as far into the expression */
 	int column;
 	char message[160];
 };
+
+/* Keep @fe (the filter did not compile for @event) if it is the error to
+ * show: the one that got furthest into the expression, as `record -f`
+ * says it for the event the user meant ('ms >' is a missing value for
+ * an event with a field ms, not an unknown field of all the others);
+ * the event is named when it alone got that far. */
+void report_filter_note(struct report_filter_result *fr, const char *event,
+			const struct tk_filter_error *fe);
 
 /* Open DIR's kernel events.  Returns 1 with *out set, 0 when the trace
  * has no kernel part, -1 after printing why it cannot be read. */
 int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 		       struct report_filter_result *fr,
 		       struct report_kernel **out);
+
+/* The CPU number of kernel source @i. */
+unsigned report_kernel_cpu(const struct report_kernel *rk, unsigned i);
 
 /* Header lines: events, tracer, clock, and each CPU's pages and losses. */
 void report_kernel_header(const struct report_kernel *rk);
@@ -80,8 +151,16 @@ void report_kernel_header(const struct report_kernel *rk);
  * (format/merge.h). */
 struct tk_kernel *report_kernel_handle(struct report_kernel *rk);
 
-/* Print (or count) CPU @i's current event if it is selected. */
-void report_kernel_emit(struct report_kernel *rk, unsigned i);
+/* Print (or count) CPU @i's current event if it is selected; returns
+ * whether it was. */
+bool report_kernel_emit(struct report_kernel *rk, unsigned i);
+
+/* Whether CPU @i lost events to overwriting (overwrite mode): its first
+ * event is then not the first it had. */
+bool report_kernel_overwritten(const struct report_kernel *rk, unsigned i);
+
+/* Whether @pattern (of --events) names any kernel event of the trace. */
+bool report_kernel_matches(const struct report_kernel *rk, const char *pattern);
 
 /* Append the kernel events' counts to @counts (grown as needed). */
 int report_kernel_counts(const struct report_kernel *rk,

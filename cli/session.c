@@ -232,11 +232,34 @@ static int send_config(struct rec_session *s, struct rec_process *p)
 	return 0;
 }
 
+/* The parent of @pid: field 4 of /proc/PID/stat, after the ')' that
+ * ends the command name; 0 if it cannot be read. */
+static uint32_t ppid_of(uint32_t pid)
+{
+	char path[32], buf[512], *end;
+	unsigned ppid = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	end = strrchr(buf, ')');
+	if (!end || sscanf(end + 1, " %*c %u", &ppid) != 1)
+		return 0;
+	return ppid;
+}
+
 static void on_hello(struct rec_process *p, const struct tk_msg_hello *h)
 {
 	p->hello = true;
 	p->pid = h->pid;
-	p->ppid = h->ppid;
+	p->ppid = h->ppid ? h->ppid : ppid_of(h->pid);
 	memcpy(p->comm, h->comm, 16);
 	p->comm[16] = '\0';
 	free(p->exe);
@@ -633,28 +656,35 @@ void session_stop(struct rec_session *s)
 	consumer_flush_all(s);
 	/* The TSC rate is measured over the recording; give it at least
 	 * MIN_CLOCK_SPAN_NS so that short recordings convert well too. */
-	for (;;) {
-		clock_sample(&s->clock.tsc_stop, &s->clock.mono_stop,
-			     &s->clock.real_stop);
-		if (s->clock.mono_stop - s->clock.mono_start >= MIN_CLOCK_SPAN_NS)
-			break;
+	while (ns_of(CLOCK_MONOTONIC) - s->clock.mono_start < MIN_CLOCK_SPAN_NS)
 		usleep(10000);
-	}
-	s->clock.freq = (uint64_t)((unsigned __int128)(s->clock.tsc_stop -
-						       s->clock.tsc_start) *
-				   1000000000u /
-				   (s->clock.mono_stop - s->clock.mono_start));
+	session_clock_now(s);
+}
+
+void session_clock_now(struct rec_session *s)
+{
+	clock_sample(&s->clock.tsc_stop, &s->clock.mono_stop, &s->clock.real_stop);
+	s->clock.freq = s->clock.mono_stop > s->clock.mono_start
+		? (uint64_t)((unsigned __int128)(s->clock.tsc_stop - s->clock.tsc_start) *
+			     1000000000u / (s->clock.mono_stop - s->clock.mono_start))
+		: 0;
 	if (!s->clock.freq)
 		s->clock.freq = 1;
 }
 
 int session_finish(struct rec_session *s)
 {
+	return session_write_index(s, false);
+}
+
+int session_write_index(struct rec_session *s, bool incomplete)
+{
 	struct tk_trace t;
 	int ret;
 
 	memset(&t, 0, sizeof(t));
 	t.dir = s->dir;
+	t.incomplete = incomplete;
 	snprintf(t.host, sizeof(t.host), "%s", s->host);
 	snprintf(t.mode, sizeof(t.mode), "%s",
 		 s->opt->overwrite ? "overwrite" : "discard");
@@ -707,15 +737,16 @@ void session_print_streams(const struct rec_session *s, FILE *f)
 {
 	uint64_t events = 0, lost = 0, bytes = 0;
 
-	fprintf(f, "%-24s %8s %12s %12s %12s\n", "STREAM", "TID", "EVENTS",
+	/* streams named NAME-TID, as report's header and lines name them */
+	fprintf(f, "%-24s %8s %12s %12s %12s\n", "STREAM", "PID", "EVENTS",
 		"LOST", "BYTES");
 	for (unsigned i = 0; i < s->nstreams; i++) {
 		struct tk_trace_stream ts;
 		char name[40];
 
 		consumer_stream_stats(s->streams[i], &ts);
-		snprintf(name, sizeof(name), "%s-%u", ts.comm, ts.pid);
-		fprintf(f, "%-24s %8u %12llu %12llu %12llu\n", name, ts.tid,
+		snprintf(name, sizeof(name), "%s-%u", ts.comm, ts.tid);
+		fprintf(f, "%-24s %8u %12llu %12llu %12llu\n", name, ts.pid,
 			(unsigned long long)ts.events,
 			(unsigned long long)tk_stream_lost(&ts),
 			(unsigned long long)ts.bytes);

@@ -58,14 +58,21 @@ struct rec_options {
 	const char *bare_tracer;   /* -p function[_graph] before the choice */
 	bool bare_went_kernel;     /* ... which went to the kernel: the program
 				    * is not built for function tracing */
+	/* -l, -n, -g belong to the -p they follow (before any -p: to the
+	 * first): the user tracer's here, the kernel's and the bare one's
+	 * (until it goes to one side) in struct rec_func_lists below */
 	struct rec_list func_filter;  /* -l GLOB: trace only these functions */
 	struct rec_list func_notrace; /* -n GLOB: never these */
 	struct rec_list graph_funcs;  /* -g FUNC: only FUNC and its callees */
+	struct rec_func_lists {
+		struct rec_list filter, notrace, graph;
+	} kernel_funcs, bare_funcs;
 	unsigned max_graph_depth;     /* --max-graph-depth, 0: no limit */
 	bool func_stack;              /* --func-stack: user call stacks */
 	bool kernel_stack;            /* --stack: kernel stack per event */
 	bool only_command;            /* -F: kernel events of CMD and children */
-	uint32_t kernel_buffer_kb;    /* -b applies per CPU too */
+	uint32_t kernel_buffer_kb;    /* --kernel-buffer, per CPU; 0: the
+				       * kernel's default */
 };
 
 struct rec_process;
@@ -211,6 +218,12 @@ unsigned session_connected(const struct rec_session *s);
 void session_stop(struct rec_session *s);
 /* Write the trace index; returns 0 or < 0 with s->error set. */
 int session_finish(struct rec_session *s);
+/* The same while recording (@incomplete: the manifest says so), as
+ * often as processes and streams come: a recorder killed then leaves a
+ * trace that can be read. */
+int session_write_index(struct rec_session *s, bool incomplete);
+/* Take the clock's stop pair now and the rate since the start. */
+void session_clock_now(struct rec_session *s);
 /* The user streams' table: per-stream counts, then how each process's
  * call sites are made. */
 void session_print_streams(const struct rec_session *s, FILE *f);
@@ -248,6 +261,9 @@ void consumer_sleep_end(struct rec_session *s);
 void consumer_flush_all(struct rec_session *s);
 void consumer_stream_stats(const struct rec_stream *st,
 			   struct tk_trace_stream *out);
+/* Events, bytes and lost of @st so far, added to the three counts. */
+void consumer_stream_progress(const struct rec_stream *st, uint64_t *events,
+			      uint64_t *bytes, uint64_t *lost);
 
 /* clock pairs */
 void clock_sample(uint64_t *tsc, uint64_t *mono, uint64_t *real);

@@ -5,8 +5,9 @@
  * One SOCK_SEQPACKET connection per process, on abstract UNIX sockets:
  * "@tracekit-PID" is the process's listener (attach, list), and the
  * recorder of `record -- CMD` listens on the name it passes in the
- * TRACEKIT_SESSION variable.  Both ends accept only a peer of the same uid,
- * or root.  Every message starts with struct tk_msg; all integers are
+ * TRACEKIT_SESSION variable.  Both ends accept only root or a peer of
+ * their effective uid, and only root when they are not dumpable
+ * (unix-socket.c).  Every message starts with struct tk_msg; all integers are
  * native-endian (both ends are on one machine).
  *
  *   process -> recorder   HELLO, EVENT..., EVENTS_DONE; ARENA (its buffers:

@@ -3,12 +3,18 @@
  * unix-socket.c - abstract UNIX socket names and peer checks.
  *
  * Abstract names have no file permissions, so whoever connects is checked
- * with SO_PEERCRED: only root and the same uid are answered.
+ * with SO_PEERCRED, as ptrace would check it: root, or the same effective
+ * uid (the one whose rights the process has: a setuid-root program
+ * started by a user runs as root), and only root when this process is not
+ * dumpable (setuid programs and those that changed credentials are not).
+ * Anyone can bind a free abstract name, so a client also checks that the
+ * name of process PID is held by process PID.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 #include "unix-socket.h"
 
@@ -24,6 +30,14 @@ socklen_t tk_abstract_addr(struct sockaddr_un *sa, const char *name)
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
 }
 
+static bool cred_allowed(const struct ucred *cred)
+{
+	if (cred->uid == 0)
+		return true;
+	/* SUID_DUMP_USER is 1; 0 and 2 leave the process to root */
+	return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 1 && cred->uid == geteuid();
+}
+
 bool tk_peer_allowed(int fd)
 {
 	struct ucred cred;
@@ -31,7 +45,18 @@ bool tk_peer_allowed(int fd)
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		return false;
-	return cred.uid == 0 || cred.uid == getuid();
+	return cred_allowed(&cred);
+}
+
+int tk_peer_check(int fd, pid_t pid, struct ucred *peer)
+{
+	socklen_t len = sizeof(*peer);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, peer, &len) < 0)
+		return -errno;
+	if (pid && peer->pid != pid)
+		return -EADDRINUSE;
+	return cred_allowed(peer) ? 0 : -EPERM;
 }
 
 ssize_t tk_recv_fds(int sock, void *buf, size_t size, int *fds,

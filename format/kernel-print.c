@@ -117,7 +117,8 @@ struct tk_kprint *tk_kprint_prepare(struct tk_kprint_env *env,
 		p->min_size = p->stack_caller_off; /* callers: as many as fit */
 		p->compiled = true;
 	} else {
-		p->needs_symbols = ev->handler || tk_kprog_needs_symbols(ev);
+		p->needs_symbols = ev->handler || tk_kplugin_serves(ev) ||
+				   tk_kprog_needs_symbols(ev);
 	}
 	return p;
 }
@@ -129,11 +130,9 @@ static void compile(struct tk_kprint *p)
 
 	p->compiled = true;
 	p->how = PRINT_TEP;
-	if (p->ev->handler) {
-		p->plugin = tk_kplugin_prepare(p->tep, p->ev, p->env->syms, &known);
-		if (!known)
-			return;
-	}
+	p->plugin = tk_kplugin_prepare(p->tep, p->ev, p->env->syms, &known);
+	if (p->ev->handler && !known)
+		return; /* a handler we do not mirror prints it */
 	p->prog = tk_kprog_compile(p->tep, p->ev, p->env->sym_addr, p->env->sym_ctx,
 				   p->env->syms);
 	if (p->prog || (p->plugin && !tk_kplugin_prefix(p->plugin)))

@@ -25,6 +25,7 @@
 #include <event-parse.h>
 #include <kbuffer.h>
 #include "kernel-read.h"
+#include "trace.h"
 
 #define MAX_SAVED_FILE (256u << 20)
 #define MAX_CPUS 4096
@@ -87,69 +88,101 @@ static void unescape(char *s)
 	*o = '\0';
 }
 
-static uint64_t num(const char *v)
+/* A manifest number (trace.h), at most @max. */
+static bool num(const char *v, uint64_t max, uint64_t *out)
 {
-	return v ? strtoull(v, NULL, 10) : 0;
+	return tk_manifest_u64(v, out) && *out <= max;
 }
 
-/* The manifest's "kernel" and "kcpu" records (others are read by
- * trace-read.c); unknown keys are skipped. */
-static void read_manifest(const char *dir, struct tk_kernel *k)
+static bool page_size_ok(uint64_t n)
+{
+	return n >= 64 && n <= (64u << 20) && !(n & (n - 1));
+}
+
+/*
+ * The manifest's "kernel" and "kcpu" records (others are read by
+ * trace-read.c); unknown keys are skipped, a number that is not one or
+ * out of range is an error.  The first pass (@counts false) takes the
+ * kernel record; the second, once the CPU files are open, the kcpu counts.
+ */
+static int read_manifest(const char *dir, struct tk_kernel *k, bool counts,
+			 char *err, size_t errlen)
 {
 	char *path, *line = NULL;
 	size_t cap = 0;
+	int lineno = 0, ret = 0;
 	FILE *f;
 
 	if (asprintf(&path, "%s/tracekit.manifest", dir) < 0)
-		return;
+		return -ENOMEM;
 	f = fopen(path, "r");
-	free(path);
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0) {
+	if (!f) {
+		free(path);
+		return 0;
+	}
+	while (!ret && getline(&line, &cap, f) > 0) {
 		char *save, *kind = strtok_r(line, " \t\n", &save), *tok;
-		const char *cpu = NULL, *overrun = NULL, *dropped = NULL;
+		uint64_t cpu = UINT64_MAX, overrun = 0, dropped = 0, v;
 
+		lineno++;
+		if (kind && !strcmp(kind, "tracekit") && strstr(save, "state=recording"))
+			k->incomplete = true; /* the recorder never finished */
 		if (!kind || (strcmp(kind, "kernel") && strcmp(kind, "kcpu")))
 			continue;
-		while ((tok = strtok_r(NULL, " \t\n", &save))) {
-			char *v = strchr(tok, '=');
+		while (!ret && (tok = strtok_r(NULL, " \t\n", &save))) {
+			char *val = strchr(tok, '=');
+			bool ok = true;
 
-			if (!v)
+			if (!val)
 				continue;
-			*v++ = '\0';
-			unescape(v);
-			if (!strcmp(tok, "instance"))
-				snprintf(k->instance, sizeof(k->instance), "%s", v);
-			else if (!strcmp(tok, "clock"))
-				snprintf(k->clock, sizeof(k->clock), "%s", v);
-			else if (!strcmp(tok, "tracer"))
-				snprintf(k->tracer, sizeof(k->tracer), "%s", v);
-			else if (!strcmp(tok, "events") && !k->events)
-				k->events = strdup(v);
-			else if (!strcmp(tok, "pid_filter") && !k->pid_filter && *v)
-				k->pid_filter = strdup(v);
-			else if (!strcmp(tok, "stack"))
-				k->stack = num(v) != 0;
-			else if (!strcmp(tok, "page_size") && !strcmp(kind, "kernel"))
-				k->page_size = (unsigned)num(v);
-			else if (!strcmp(tok, "cpu"))
-				cpu = v;
-			else if (!strcmp(tok, "overrun"))
-				overrun = v;
-			else if (!strcmp(tok, "dropped"))
-				dropped = v;
+			*val++ = '\0';
+			unescape(val);
+			if (!strcmp(kind, "kcpu")) {
+				if (!strcmp(tok, "cpu"))
+					ok = num(val, MAX_CPUS - 1, &cpu);
+				else if (!strcmp(tok, "overrun"))
+					ok = num(val, UINT64_MAX, &overrun);
+				else if (!strcmp(tok, "dropped"))
+					ok = num(val, UINT64_MAX, &dropped);
+			} else if (counts) {
+				continue;
+			} else if (!strcmp(tok, "instance")) {
+				snprintf(k->instance, sizeof(k->instance), "%s", val);
+			} else if (!strcmp(tok, "clock")) {
+				snprintf(k->clock, sizeof(k->clock), "%s", val);
+			} else if (!strcmp(tok, "tracer")) {
+				snprintf(k->tracer, sizeof(k->tracer), "%s", val);
+			} else if (!strcmp(tok, "events") && !k->events) {
+				k->events = strdup(val);
+			} else if (!strcmp(tok, "pid_filter") && !k->pid_filter &&
+				   *val) {
+				k->pid_filter = strdup(val);
+			} else if (!strcmp(tok, "stack")) {
+				ok = num(val, 1, &v);
+				k->stack = ok && v;
+			} else if (!strcmp(tok, "page_size")) {
+				ok = num(val, UINT32_MAX, &v) && page_size_ok(v);
+				if (ok)
+					k->page_size = (unsigned)v;
+			}
+			if (!ok) {
+				snprintf(err, errlen, "'%s' line %d: bad %s %s '%s'", path,
+					 lineno, kind, tok, val);
+				ret = -EINVAL;
+			}
 		}
-		if (!strcmp(kind, "kcpu") && cpu) {
+		if (!ret && counts && !strcmp(kind, "kcpu")) {
 			for (unsigned i = 0; i < k->ncpus; i++)
-				if (k->cpus[i].cpu == num(cpu)) {
-					k->cpus[i].overrun = num(overrun);
-					k->cpus[i].dropped = num(dropped);
+				if (k->cpus[i].cpu == cpu) {
+					k->cpus[i].overrun = overrun;
+					k->cpus[i].dropped = dropped;
 				}
 		}
 	}
 	free(line);
 	fclose(f);
+	free(path);
+	return ret;
 }
 
 /* One "\tfield:TYPE NAME;\toffset:N;\tsize:N;..." line, @len bytes: its
@@ -252,6 +285,44 @@ static int parse_formats(struct tk_kernel *k, const char *kdir, char *err,
 	return parsed;
 }
 
+/*
+ * The lines of a printk_formats file that have the kernel's shape,
+ * '0xADDR : "TEXT"', copied into a new buffer (NULL if out of memory).
+ * libtraceevent (1.7) trusts the file: a line without " : " makes it read
+ * past the line, and it trims the closing quote and a trailing "\n" by
+ * looking two bytes back without checking the length, so a TEXT shorter
+ * than two bytes gets a "\n" here that its trim takes off again.
+ */
+static char *printk_formats_sane(const char *buf)
+{
+	size_t cap = strlen(buf) * 2 + 1, n = 0;
+	char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	for (const char *l = buf; *l;) {
+		size_t len = strcspn(l, "\n"), hex = 0, text;
+
+		if (len > 2 && l[0] == '0' && l[1] == 'x')
+			hex = strspn(l + 2, "0123456789abcdefABCDEF");
+		text = len - 2 - hex; /* from the space before ':' */
+		if (hex >= 1 && hex <= 16 && text >= 5 && !strncmp(l + 2 + hex, " : \"", 4) &&
+		    l[len - 1] == '"') {
+			memcpy(out + n, l, len - 1);
+			n += len - 1;
+			if (text - 5 < 2) {
+				memcpy(out + n, "\\n", 2);
+				n += 2;
+			}
+			memcpy(out + n, "\"\n", 2);
+			n += 2;
+		}
+		l += len + (l[len] == '\n');
+	}
+	out[n] = '\0';
+	return out;
+}
+
 /* Optional text files that name pids and printk strings (kallsyms, the
  * biggest, is read when first needed: tk_kernel_load_symbols). */
 static void parse_extras(struct tk_kernel *k, const char *kdir)
@@ -259,18 +330,23 @@ static void parse_extras(struct tk_kernel *k, const char *kdir)
 	static const struct {
 		const char *name;
 		int (*parse)(struct tep_handle *, const char *);
+		char *(*sane)(const char *);
 	} extras[] = {
-		{ "printk_formats", tep_parse_printk_formats },
-		{ "saved_cmdlines", tep_parse_saved_cmdlines },
+		{ "printk_formats", tep_parse_printk_formats, printk_formats_sane },
+		{ "saved_cmdlines", tep_parse_saved_cmdlines, NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(extras) / sizeof(extras[0]); i++) {
-		char *path, *buf;
+		char *path, *buf, *sane;
 
 		if (asprintf(&path, "%s/%s", kdir, extras[i].name) < 0)
 			continue;
 		if (slurp(path, &buf, NULL) == 0) {
-			extras[i].parse(k->tep, buf);
+			sane = extras[i].sane ? extras[i].sane(buf) : buf;
+			if (sane)
+				extras[i].parse(k->tep, sane);
+			if (sane != buf)
+				free(sane);
 			free(buf);
 		}
 		free(path);
@@ -392,16 +468,11 @@ int tk_kernel_open(const char *dir, struct tk_kernel *k, char *err,
 	}
 	k->long_size = sizeof(long);
 	k->page_size = 0;
-	read_manifest(dir, k); /* page size first; CPUs' counts below */
-	if (!k->page_size)
-		k->page_size = (unsigned)sysconf(_SC_PAGESIZE);
-	if (k->page_size < 64 || k->page_size > (64u << 20) ||
-	    (k->page_size & (k->page_size - 1))) {
-		snprintf(err, errlen, "'%s/tracekit.manifest': bad kernel page_size %u",
-			 dir, k->page_size);
-		ret = -EINVAL;
+	ret = read_manifest(dir, k, false, err, errlen); /* CPUs' counts below */
+	if (ret)
 		goto out;
-	}
+	if (!k->page_size) /* a trace from before the manifest said it */
+		k->page_size = (unsigned)sysconf(_SC_PAGESIZE);
 	k->tep = tep_alloc();
 	if (!k->tep) {
 		ret = -ENOMEM;
@@ -441,7 +512,7 @@ int tk_kernel_open(const char *dir, struct tk_kernel *k, char *err,
 	if (ret)
 		goto out;
 	tep_set_cpus(k->tep, (int)k->ncpus);
-	read_manifest(dir, k);
+	ret = read_manifest(dir, k, true, err, errlen);
 out:
 	free(buf);
 	free(path);
@@ -514,6 +585,8 @@ static int load_page(struct tk_kernel *k, struct tk_kernel_cpu *c, char *err,
 		uint64_t commit = 0;
 		unsigned data;
 
+		if (avail < hdr && k->incomplete)
+			return 0; /* the recorder was killed while writing it */
 		if (avail < hdr)
 			return bad_page(c, off, "truncated page header", err, errlen);
 		if (avail > k->page_size)
@@ -527,6 +600,8 @@ static int load_page(struct tk_kernel *k, struct tk_kernel_cpu *c, char *err,
 		    ((commit & MISSED_STORED) && data + k->long_size > k->page_size - hdr))
 			return bad_page(c, off, "page commit size past the page", err,
 					errlen);
+		if (hdr + data > avail && k->incomplete)
+			return 0;
 		if (hdr + data > avail)
 			return bad_page(c, off, "the file ends inside a page (truncated)",
 					err, errlen);

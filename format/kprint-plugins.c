@@ -5,17 +5,27 @@
  *
  * trace-cmd loads libtraceevent's plugins, and some replace or prefix an
  * event's print fmt.  We recognise a handler by the plugin file it lives
- * in (dladdr) and the event it serves, and print what it prints:
+ * in (dladdr) and the event it serves, and print what it prints.  An event
+ * that one of these plugins serves is printed so even when libtraceevent
+ * found no plugin to load (its plugin package is apart: trace-cmd depends
+ * on it, we do not), so that report reads as trace-cmd whatever is
+ * installed:
  *
  *   plugin_sched_switch  sched_switch:  COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]
- *                        (STATE: letters of "SDTtZXxW" joined by '|',
- *                        R when none), sched_wakeup(_new):
+ *                        (STATE: the letters of the bits set, joined by
+ *                        '|', R when none), sched_wakeup(_new):
  *                        COMM:PID [PRIO] success=N CPU:NNN; both register
  *                        each comm they print with its pid
  *   plugin_kmem          "(FUNC+0xOFF) " of call_site, then the print fmt
  *   plugin_hrtimer       hrtimer_expire_entry: hrtimer=0x.. now=N
  *                        function=FUNC/0x..; hrtimer_start: hrtimer=0x..
  *                        function=FUNC/0x.. expires=N softexpires=N
+ *
+ * The state letters changed with libtraceevent 1.8: before, a fixed
+ * "SDTtZXxW" for bits 0-7; since, the letters the kernel's own format
+ * gives prev_state in its __print_flags() (on Linux 6.x "SDTtXZPI"), so
+ * that a kernel that renumbers its states still reads right.  We do as
+ * the libtraceevent we run with does (its version, from its file name).
  *
  * Fields are read as libtraceevent reads them (zero-extended); a handler
  * is mirrored only when every field it reads is there with a numeric
@@ -40,12 +50,33 @@ struct fld {
 	int size;
 };
 
+#define STATE_BITS 32
+
 struct tk_kplugin {
 	enum kind kind;
 	struct tep_handle *tep;
 	struct tk_ksym_cache *syms;
 	struct fld f[8];
 	struct fld comm[2];
+	char states[STATE_BITS + 1]; /* K_SWITCH: letter of each state bit */
+};
+
+/* The events each mirrored plugin registers a handler for, by system. */
+static const struct {
+	const char *plugin, *system, *event;
+	enum kind kind;
+} served[] = {
+	{ "plugin_sched_switch.so", "sched", "sched_switch", K_SWITCH },
+	{ "plugin_sched_switch.so", "sched", "sched_wakeup", K_WAKEUP },
+	{ "plugin_sched_switch.so", "sched", "sched_wakeup_new", K_WAKEUP },
+	{ "plugin_kmem.so", "kmem", "kfree", K_CALL_SITE },
+	{ "plugin_kmem.so", "kmem", "kmalloc", K_CALL_SITE },
+	{ "plugin_kmem.so", "kmem", "kmalloc_node", K_CALL_SITE },
+	{ "plugin_kmem.so", "kmem", "kmem_cache_alloc", K_CALL_SITE },
+	{ "plugin_kmem.so", "kmem", "kmem_cache_alloc_node", K_CALL_SITE },
+	{ "plugin_kmem.so", "kmem", "kmem_cache_free", K_CALL_SITE },
+	{ "plugin_hrtimer.so", "timer", "hrtimer_expire_entry", K_HRT_EXPIRE },
+	{ "plugin_hrtimer.so", "timer", "hrtimer_start", K_HRT_START },
 };
 
 /* Field names by handler, in f[] order (NULL ends; '?' prefix: optional;
@@ -77,6 +108,113 @@ static const char *plugin_of(tep_event_handler_func fn)
 bool tk_kplugin_saves_comms(struct tep_event *ev)
 {
 	return ev->handler && !strcmp(plugin_of(ev->handler), "plugin_sched_switch.so");
+}
+
+/* The handler a plugin we mirror has (or would have, had libtraceevent
+ * loaded it) for @ev: its entry in served[], or -1. */
+static int served_by(struct tep_event *ev)
+{
+	const char *plugin = ev->handler ? plugin_of(ev->handler) : NULL;
+
+	for (int i = 0; i < (int)(sizeof(served) / sizeof(served[0])); i++)
+		if (!strcmp(ev->name, served[i].event) &&
+		    (plugin ? !strcmp(plugin, served[i].plugin)
+			    : ev->system && !strcmp(ev->system, served[i].system)))
+			return i;
+	return -1;
+}
+
+bool tk_kplugin_serves(struct tep_event *ev)
+{
+	return served_by(ev) >= 0;
+}
+
+/* libtraceevent's version as major * 10000 + minor * 100 + patch, from the
+ * name of the file it was loaded from (libtraceevent.so.1.7.1); -1 when
+ * that does not say. */
+static int version = -2;
+
+void tk_kplugin_assume_tep_version(int v)
+{
+	version = v;
+}
+
+static int tep_version(void)
+{
+	Dl_info info;
+	char *path;
+	const char *v;
+	unsigned major, minor, patch = 0;
+
+	if (version != -2)
+		return version;
+	version = -1;
+	if (!dladdr((void *)tep_alloc, &info) || !info.dli_fname)
+		return version;
+	path = realpath(info.dli_fname, NULL);
+	v = path ? strstr(path, ".so.") : NULL;
+	if (v && sscanf(v + 4, "%u.%u.%u", &major, &minor, &patch) >= 2)
+		version = (int)(major * 10000 + minor * 100 + patch);
+	free(path);
+	return version;
+}
+
+/* Whether @arg, through the operators around it, reads field @name. */
+static bool reads_field(const struct tep_print_arg *arg, const char *name)
+{
+	if (!arg)
+		return false;
+	if (arg->type == TEP_PRINT_FIELD)
+		return arg->field.name && !strcmp(arg->field.name, name);
+	if (arg->type == TEP_PRINT_TYPE)
+		return reads_field(arg->typecast.item, name);
+	if (arg->type == TEP_PRINT_OP)
+		return reads_field(arg->op.left, name) || reads_field(arg->op.right, name);
+	return false;
+}
+
+/* The __print_flags() of field @name in @arg or the operators around it. */
+static const struct tep_print_flag_sym *flags_of(const struct tep_print_arg *arg,
+						 const char *name)
+{
+	const struct tep_print_flag_sym *sym;
+
+	if (!arg)
+		return NULL;
+	if (arg->type == TEP_PRINT_FLAGS)
+		return reads_field(arg->flags.field, name) ? arg->flags.flags : NULL;
+	if (arg->type != TEP_PRINT_OP)
+		return NULL;
+	sym = flags_of(arg->op.left, name);
+	return sym ? sym : flags_of(arg->op.right, name);
+}
+
+/* The letter of each prev_state bit, as the plugin of the libtraceevent
+ * we run with prints it (top comment); the letters stop at the first
+ * bit that has none. */
+static void state_letters(struct tep_event *ev, char *states)
+{
+	const struct tep_print_flag_sym *sym = NULL;
+	int version = tep_version();
+
+	memset(states, 0, STATE_BITS + 1);
+	if (version >= 0 && version < 10800) {
+		memcpy(states, "SDTtZXxW", 8);
+		return;
+	}
+	for (const struct tep_print_arg *arg = ev->print_fmt.args; arg && !sym; arg = arg->next)
+		sym = flags_of(arg, "prev_state");
+	if (!sym) {
+		memcpy(states, "SDTtXZPI", 8);
+		return;
+	}
+	for (; sym; sym = sym->next) {
+		unsigned long bits = strtoul(sym->value, NULL, 0);
+		int bit = bits ? __builtin_ctzl(bits) : STATE_BITS;
+
+		if (bit < STATE_BITS && sym->str && sym->str[0])
+			states[bit] = sym->str[0];
+	}
 }
 
 static bool find(struct tep_event *ev, const char *spec, struct fld *out)
@@ -118,39 +256,31 @@ static bool find_comm(struct tep_event *ev, const char *name, struct fld *out)
 struct tk_kplugin *tk_kplugin_prepare(struct tep_handle *tep, struct tep_event *ev,
 				      struct tk_ksym_cache *syms, bool *known)
 {
-	const char *plugin;
+	int i = served_by(ev);
 	struct tk_kplugin *pl;
 	enum kind kind;
 
 	*known = false;
-	if (!ev->handler)
+	if (i < 0)
 		return NULL;
-	plugin = plugin_of(ev->handler);
-	if (!strcmp(plugin, "plugin_sched_switch.so"))
-		kind = !strcmp(ev->name, "sched_switch") ? K_SWITCH : K_WAKEUP;
-	else if (!strcmp(plugin, "plugin_kmem.so"))
-		kind = K_CALL_SITE;
-	else if (!strcmp(plugin, "plugin_hrtimer.so") && !strcmp(ev->name, "hrtimer_expire_entry"))
-		kind = K_HRT_EXPIRE;
-	else if (!strcmp(plugin, "plugin_hrtimer.so") && !strcmp(ev->name, "hrtimer_start"))
-		kind = K_HRT_START;
-	else
-		return NULL;
+	kind = served[i].kind;
 	pl = calloc(1, sizeof(*pl));
 	if (!pl)
 		return NULL;
 	pl->kind = kind;
 	pl->tep = tep;
 	pl->syms = syms;
-	for (int i = 0; i < 8; i++) {
-		pl->f[i].off = -1;
-		if (field_names[kind][i] && !find(ev, field_names[kind][i], &pl->f[i]))
+	for (int j = 0; j < 8; j++) {
+		pl->f[j].off = -1;
+		if (field_names[kind][j] && !find(ev, field_names[kind][j], &pl->f[j]))
 			goto no;
 	}
 	if ((kind == K_SWITCH && (!find_comm(ev, "prev_comm", &pl->comm[0]) ||
 				  !find_comm(ev, "next_comm", &pl->comm[1]))) ||
 	    (kind == K_WAKEUP && !find_comm(ev, "comm", &pl->comm[0])))
 		goto no;
+	if (kind == K_SWITCH)
+		state_letters(ev, pl->states);
 	*known = true;
 	return pl;
 no:
@@ -188,12 +318,11 @@ static void comm(const struct tk_kplugin *pl, const unsigned char *data,
 	tk_oput(o, ":", 1);
 }
 
-static void state(struct tk_obuf *o, int val)
+static void state(struct tk_obuf *o, const char *states, int val)
 {
-	static const char states[] = "SDTtZXxW";
 	bool found = false;
 
-	for (unsigned i = 0; i < sizeof(states) - 1; i++) {
+	for (unsigned i = 0; states[i]; i++) {
 		if (!(val & (1 << i)))
 			continue;
 		if (found)
@@ -250,7 +379,7 @@ long tk_kplugin_run(const struct tk_kplugin *pl, const unsigned char *data,
 		tk_oput(&o, " [", 2);
 		tk_odec(&o, (int)rd(data, &f[1]));
 		tk_oput(&o, "] ", 2);
-		state(&o, (int)rd(data, &f[2]));
+		state(&o, pl->states, (int)rd(data, &f[2]));
 		tk_oput(&o, " ==> ", 5);
 		pid = rd(data, &f[3]);
 		if (pl->comm[1].off >= 0)

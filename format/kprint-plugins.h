@@ -15,11 +15,20 @@ struct tep_event;
 struct tk_kplugin;
 struct tk_ksym_cache;
 
-/* The plugin handler of @ev, mirrored: NULL when @ev has no handler or
- * one we do not mirror (*known then says which).  Symbol lookups go
- * through @syms (may be NULL).  Free with free(). */
+/* The plugin handler of @ev, mirrored: the handler libtraceevent loaded
+ * for it, or the one a plugin we mirror registers for such an event when
+ * libtraceevent loaded none.  NULL when there is none we mirror, or it
+ * cannot be mirrored for this format (*known false in both cases).
+ * Symbol lookups go through @syms (may be NULL).  Free with free(). */
 struct tk_kplugin *tk_kplugin_prepare(struct tep_handle *tep, struct tep_event *ev,
 				      struct tk_ksym_cache *syms, bool *known);
+
+/* Whether a plugin we mirror serves @ev (tk_kplugin_prepare finds it). */
+bool tk_kplugin_serves(struct tep_event *ev);
+
+/* Print as the plugins of libtraceevent @version (major * 10000 + minor
+ * * 100 + patch) do, not as those of the one loaded; for tests. */
+void tk_kplugin_assume_tep_version(int version);
 
 /* True when the handler comes from plugin_sched_switch (it registers the
  * comms it prints, which changes the COMM column of later lines). */

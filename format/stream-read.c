@@ -22,6 +22,7 @@ int tk_stream_open(struct tk_stream_reader *r, const struct tk_trace *t,
 
 	memset(r, 0, sizeof(*r));
 	r->stream = s;
+	r->incomplete = t->incomplete;
 	r->process = tk_trace_process_of(t, s->class_id);
 	if (asprintf(&r->path, "%s/%s", t->dir, s->file) < 0)
 		return -ENOMEM;
@@ -111,6 +112,8 @@ int tk_stream_next(struct tk_stream_reader *r, char *err, size_t errlen)
 	while (r->pos >= r->content_end) {
 		int ret;
 
+		if (r->truncated && r->incomplete)
+			return 0; /* the recorder was killed while writing it */
 		if (r->truncated)
 			return bad(r, r->size, "the file ends inside a packet (truncated)",
 				   err, errlen);
@@ -122,6 +125,8 @@ int tk_stream_next(struct tk_stream_reader *r, char *err, size_t errlen)
 	}
 	hsize = tk_event_header_decode(r->map + r->pos, r->content_end - r->pos,
 				       r->last_ts, &id, &ts);
+	if (!hsize && r->truncated && r->incomplete)
+		return 0;
 	if (!hsize)
 		return bad(r, r->pos, "truncated event header", err, errlen);
 	ev = tk_process_event(r->process, id);
@@ -138,6 +143,8 @@ int tk_stream_next(struct tk_stream_reader *r, char *err, size_t errlen)
 	r->payload = r->map + r->pos + hsize;
 	n = tk_record_decode(ev, r->payload, r->content_end - r->pos - hsize,
 			     r->values);
+	if (n < 0 && r->truncated && r->incomplete)
+		return 0;
 	if (n < 0)
 		return bad(r, r->pos, "malformed event record", err, errlen);
 	r->payload_size = (size_t)n;

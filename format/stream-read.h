@@ -26,6 +26,8 @@ struct tk_stream_reader {
 	uint32_t cpu;
 	uint64_t discarded; /* events_discarded of the current packet */
 	bool truncated;     /* the current packet goes past the file's end */
+	bool incomplete;    /* of a trace whose recorder never finished: the
+			     * file may end inside a packet, or an event */
 
 	/* the current event, after tk_stream_next() returned 1 */
 	uint64_t ts;

@@ -90,26 +90,40 @@ static const char *get(const struct kv *kv, int n, const char *key)
 	return NULL;
 }
 
-static bool get_u64(const struct kv *kv, int n, const char *key, uint64_t *out)
+/* A key that must be there, with a number at most @max. */
+static bool get_num(const struct kv *kv, int n, const char *key, uint64_t max,
+		    uint64_t *out)
 {
 	const char *v = get(kv, n, key);
-	char *end;
 
-	if (!v || !*v)
-		return false;
-	errno = 0;
-	*out = strtoull(v, &end, 10);
-	return !errno && !*end && v[0] != '-';
+	return v && tk_manifest_u64(v, out) && *out <= max;
+}
+
+static bool get_u64(const struct kv *kv, int n, const char *key, uint64_t *out)
+{
+	return get_num(kv, n, key, UINT64_MAX, out);
 }
 
 static bool get_u32(const struct kv *kv, int n, const char *key, uint32_t *out)
 {
 	uint64_t v;
 
-	if (!get_u64(kv, n, key, &v) || v > UINT32_MAX)
+	if (!get_num(kv, n, key, UINT32_MAX, &v))
 		return false;
 	*out = (uint32_t)v;
 	return true;
+}
+
+/* A key that may be absent (then *out is left as it is); if there, it is
+ * a number. */
+static bool opt_u64(const struct kv *kv, int n, const char *key, uint64_t *out)
+{
+	return !get(kv, n, key) || get_u64(kv, n, key, out);
+}
+
+static bool opt_u32(const struct kv *kv, int n, const char *key, uint32_t *out)
+{
+	return !get(kv, n, key) || get_u32(kv, n, key, out);
 }
 
 static void copy_str(char *dst, size_t size, const char *src)
@@ -209,8 +223,10 @@ static int add_process(struct tk_trace *t, const struct kv *kv, int n,
 	if (!get_u32(kv, n, "pid", &p->pid) || !get_u32(kv, n, "class", &p->class_id) ||
 	    !events || strstr(events, "..") || events[0] == '/')
 		return -EINVAL;
-	get_u32(kv, n, "ppid", &p->ppid);
-	get_u64(kv, n, "lost_nobuf", &p->lost_nobuf);
+	if (!opt_u32(kv, n, "ppid", &p->ppid))
+		return -EINVAL;
+	if (!opt_u64(kv, n, "lost_nobuf", &p->lost_nobuf))
+		return -EINVAL;
 	copy_str(p->comm, sizeof(p->comm), get(kv, n, "comm"));
 	p->exe = strdup(get(kv, n, "exe") ? get(kv, n, "exe") : "");
 	t->nprocesses++;
@@ -246,14 +262,15 @@ static int add_stream(struct tk_trace *t, const struct kv *kv, int n)
 	s->file = strdup(file);
 	t->nstreams++;
 	copy_str(s->comm, sizeof(s->comm), get(kv, n, "comm"));
-	get_u64(kv, n, "instance", &s->instance);
-	get_u64(kv, n, "events", &s->events);
-	get_u64(kv, n, "bytes", &s->bytes);
-	get_u64(kv, n, "packets", &s->packets);
-	get_u64(kv, n, "lost_full", &s->lost_full);
-	get_u64(kv, n, "lost_nested", &s->lost_nested);
-	get_u64(kv, n, "lost_big", &s->lost_big);
-	get_u64(kv, n, "lost_overwritten", &s->lost_overwritten);
+	if (!opt_u64(kv, n, "instance", &s->instance) ||
+	    !opt_u64(kv, n, "events", &s->events) ||
+	    !opt_u64(kv, n, "bytes", &s->bytes) ||
+	    !opt_u64(kv, n, "packets", &s->packets) ||
+	    !opt_u64(kv, n, "lost_full", &s->lost_full) ||
+	    !opt_u64(kv, n, "lost_nested", &s->lost_nested) ||
+	    !opt_u64(kv, n, "lost_big", &s->lost_big) ||
+	    !opt_u64(kv, n, "lost_overwritten", &s->lost_overwritten))
+		return -EINVAL;
 	return 0;
 }
 
@@ -268,9 +285,10 @@ static int set_clock(struct tk_trace *t, const struct kv *kv, int n)
 	    !get_u64(kv, n, "real_start", &c->real_start))
 		return -EINVAL;
 	c->tsc = strcmp(src, "tsc") == 0;
-	get_u64(kv, n, "tsc_stop", &c->tsc_stop);
-	get_u64(kv, n, "mono_stop", &c->mono_stop);
-	get_u64(kv, n, "real_stop", &c->real_stop);
+	if (!opt_u64(kv, n, "tsc_stop", &c->tsc_stop) ||
+	    !opt_u64(kv, n, "mono_stop", &c->mono_stop) ||
+	    !opt_u64(kv, n, "real_stop", &c->real_stop))
+		return -EINVAL;
 	return 0;
 }
 
@@ -319,8 +337,11 @@ int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 		if (!kind)
 			continue;
 		if (lineno == 1) {
+			const char *state = get(kv, n, "state");
+
 			if (strcmp(kind, "tracekit") != 0)
 				goto bad;
+			t->incomplete = state && !strcmp(state, "recording");
 			continue;
 		}
 		if (strcmp(kind, "host") == 0) {

@@ -68,7 +68,8 @@ static void put_manifest(FILE *f, const struct tk_trace *t)
 {
 	const struct tk_trace_clock *c = &t->clock;
 
-	fprintf(f, "tracekit version=%d\n", TK_TRACE_VERSION);
+	fprintf(f, "tracekit version=%d%s\n", TK_TRACE_VERSION,
+		t->incomplete ? " state=recording" : "");
 	fprintf(f, "host name=");
 	put_value(f, t->host);
 	fprintf(f, " mode=");
@@ -166,7 +167,21 @@ static void write_desc(FILE *f, const void *arg)
 {
 	const struct tk_trace_process *p = arg;
 
-	fwrite(p->desc_blob, 1, p->desc_blob_size, f);
+	if (p->desc_blob_size) /* none when the process defines no event */
+		fwrite(p->desc_blob, 1, p->desc_blob_size, f);
+}
+
+static bool same_size(const char *dir, const char *path, size_t size)
+{
+	struct stat st;
+	char *full;
+	bool same;
+
+	if (asprintf(&full, "%s/%s", dir, path) < 0)
+		return false;
+	same = stat(full, &st) == 0 && (uint64_t)st.st_size == size;
+	free(full);
+	return same;
 }
 
 int tk_trace_write_index(const struct tk_trace *t, char *err, size_t errlen)
@@ -190,6 +205,8 @@ int tk_trace_write_index(const struct tk_trace *t, char *err, size_t errlen)
 	for (unsigned i = 0; i < t->nprocesses; i++) {
 		snprintf(path, sizeof(path), "events/%u.desc",
 			 t->processes[i].class_id);
+		if (same_size(t->dir, path, t->processes[i].desc_blob_size))
+			continue; /* written before, and nothing was added */
 		ret = write_file(t->dir, path, write_desc, &t->processes[i], err,
 				 errlen);
 		if (ret)

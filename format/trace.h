@@ -23,6 +23,24 @@
 #define TK_MANIFEST_NAME "tracekit.manifest"
 #define TK_TRACE_VERSION 1
 
+/* A manifest value that is a number: decimal digits only (no sign, no
+ * space), within 64 bits.  trace-read.c and kernel-read.c both read
+ * numbers so. */
+static inline bool tk_manifest_u64(const char *v, uint64_t *out)
+{
+	uint64_t n = 0;
+
+	if (!*v)
+		return false;
+	for (; *v; v++) {
+		if (*v < '0' || *v > '9' || n > (UINT64_MAX - (uint64_t)(*v - '0')) / 10)
+			return false;
+		n = n * 10 + (uint64_t)(*v - '0');
+	}
+	*out = n;
+	return true;
+}
+
 struct tk_trace_clock {
 	bool tsc;      /* timestamps are TSC cycles; else CLOCK_MONOTONIC ns */
 	uint64_t freq; /* Hz of the timestamps */
@@ -78,6 +96,8 @@ struct tk_trace_kernel {
 
 struct tk_trace {
 	char *dir;
+	bool incomplete; /* written while recording: the recorder never
+			  * finished it (manifest "tracekit state=recording") */
 	char host[65];
 	char mode[16];
 	struct tk_trace_clock clock;
@@ -93,7 +113,10 @@ static inline uint64_t tk_stream_lost(const struct tk_trace_stream *s)
 	return s->lost_full + s->lost_nested + s->lost_big + s->lost_overwritten;
 }
 
-/* Write the manifest, descriptor files and CTF metadata of @t into t->dir.
+/* Write the manifest, descriptor files and CTF metadata of @t into t->dir,
+ * each file whole (renamed into place).  A descriptor file that has its
+ * size already is kept: descriptors are only ever appended, so the
+ * recorder can call this as often as processes and streams come.
  * Returns 0 or -errno with err[errlen] naming the file. */
 int tk_trace_write_index(const struct tk_trace *t, char *err, size_t errlen);
 

@@ -16,13 +16,26 @@
 #include <tracefs.h>
 #include "kernel.h"
 
+_Static_assert(TK_KINSTANCE_NAME_MAX == 63, "the message below says 63");
+
+const char *tk_kinstance_name_invalid(const char *name)
+{
+	/* "." and ".." would be instances/ itself and the top level */
+	if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return "an instance name is not empty, has no '/' and is not '.' or '..'";
+	if (strlen(name) > TK_KINSTANCE_NAME_MAX)
+		return "an instance name has at most 63 bytes";
+	return NULL;
+}
+
 int tk_kinstance_create(struct tk_kinstance *k, const char *name, char *err,
 			size_t errlen)
 {
+	const char *why = tk_kinstance_name_invalid(name);
+
 	memset(k, 0, sizeof(*k));
-	if (!*name || strchr(name, '/') || !strcmp(name, ".") ||
-	    !strcmp(name, "..") || strlen(name) >= sizeof(k->name)) {
-		snprintf(err, errlen, "'%s' is not a usable instance name", name);
+	if (why) {
+		snprintf(err, errlen, "'%s': %s", name, why);
 		return -EINVAL;
 	}
 	if (tracefs_instance_exists(name)) {
@@ -51,9 +64,14 @@ int tk_kinstance_create(struct tk_kinstance *k, const char *name, char *err,
 int tk_kinstance_open(struct tk_kinstance *k, const char *name, char *err,
 		      size_t errlen)
 {
+	const char *why = tk_kinstance_name_invalid(name);
+
 	memset(k, 0, sizeof(*k));
-	if (!*name || strchr(name, '/') || strlen(name) >= sizeof(k->name) ||
-	    !tracefs_instance_exists(name)) {
+	if (why) {
+		snprintf(err, errlen, "'%s': %s", name, why);
+		return -EINVAL;
+	}
+	if (!tracefs_instance_exists(name)) {
 		snprintf(err, errlen, "no instance '%s'", name);
 		return -ENOENT;
 	}

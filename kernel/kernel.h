@@ -72,11 +72,18 @@ void tk_kevents_free(struct tk_kevents *l);
 
 #define TK_KINSTANCE_PREFIX "tracekit"
 
+#define TK_KINSTANCE_NAME_MAX 63
+
 struct tk_kinstance {
 	struct tracefs_instance *inst;
-	char name[64];
+	char name[TK_KINSTANCE_NAME_MAX + 1];
 };
 
+/* Whether @name can name an instance: NULL if so, else why not (a
+ * static string).  The kernel's rules (a directory in tracefs'
+ * instances/: not empty, no '/', not "." nor "..") and ours (it fits
+ * struct tk_kinstance).  Every verb that takes a name asks here. */
+const char *tk_kinstance_name_invalid(const char *name);
 /* Create instance @name; -EEXIST if it exists already. */
 int tk_kinstance_create(struct tk_kinstance *k, const char *name, char *err,
 			size_t errlen);
@@ -124,8 +131,14 @@ bool tk_kinstance_is_stale(const char *name);
 /* The tracers the kernel offers in instance @k (NULL: at the top level,
  * where there can be more), with nop, as one space-separated string. */
 int tk_ktracers(struct tk_kinstance *k, char *out, size_t len);
-/* Set current_tracer; -ENOENT if the kernel does not offer it (the list
- * is in @err), -EPERM if the kernel refuses it. */
+/* The tracers instance @k (new, tracing off) can run: each one it offers
+ * is tried; @usable gets those current_tracer takes (nop first), @refused
+ * those it refuses, as "name (why)", both space-separated.  Leaves nop.
+ * What list -t says and what record and start accept. */
+int tk_ktracers_usable(struct tk_kinstance *k, char *usable, size_t ulen,
+		       char *refused, size_t rlen);
+/* Set current_tracer; -ENOENT if the kernel does not offer it (the
+ * usable and refused ones are in @err), -EPERM if the kernel refuses it. */
 int tk_kinstance_set_tracer(struct tk_kinstance *k, const char *tracer,
 			    char *err, size_t errlen);
 /* Write function globs into @file (set_ftrace_filter, set_ftrace_notrace,

@@ -41,6 +41,32 @@ int tk_ktracers(struct tk_kinstance *k, char *out, size_t len)
 	return 0;
 }
 
+int tk_ktracers_usable(struct tk_kinstance *k, char *usable, size_t ulen,
+		       char *refused, size_t rlen)
+{
+	char list[512], *save = NULL, *name;
+	size_t u, r = 0;
+	int ret = tk_ktracers(k, list, sizeof(list));
+
+	if (ret < 0)
+		return ret;
+	u = (size_t)snprintf(usable, ulen, "nop");
+	refused[0] = '\0';
+	for (name = strtok_r(list, " ", &save); name; name = strtok_r(NULL, " ", &save)) {
+		if (!strcmp(name, "nop"))
+			continue;
+		if (tracefs_instance_file_write(k->inst, "current_tracer", name) >= 0)
+			u += (size_t)snprintf(usable + u, u < ulen ? ulen - u : 0, " %s",
+					      name);
+		else
+			r += (size_t)snprintf(refused + r, r < rlen ? rlen - r : 0,
+					      "%s%s (%s)", r ? " " : "", name,
+					      strerror(errno ? errno : EIO));
+	}
+	tracefs_instance_file_write(k->inst, "current_tracer", "nop");
+	return 0;
+}
+
 static bool offered(const char *tracer, const char *list)
 {
 	size_t n = strlen(tracer);
@@ -63,8 +89,13 @@ int tk_kinstance_set_tracer(struct tk_kinstance *k, const char *tracer,
 		return ret;
 	}
 	if (!offered(tracer, list)) {
-		snprintf(err, errlen, "tracer '%s' is not available (available: %s)",
-			 tracer, list);
+		char usable[512], refused[512];
+
+		if (tk_ktracers_usable(k, usable, sizeof(usable), refused,
+				       sizeof(refused)) < 0)
+			snprintf(usable, sizeof(usable), "%s", list);
+		snprintf(err, errlen, "tracer '%s' is not available (available: %s%s%s)",
+			 tracer, usable, refused[0] ? "; refused here: " : "", refused);
 		return -ENOENT;
 	}
 	if (tracefs_instance_file_write(k->inst, "current_tracer", tracer) >= 0)

@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -42,6 +43,8 @@
 #define NOBUF_RETRY_MS 500
 /* Bytes of pool a forked child makes at once. */
 #define CHILD_POOL_INIT (2u << 20)
+/* What the listener needs besides the static TLS (start_listener). */
+#define LISTENER_STACK (256 * 1024)
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int listen_fd = -1;
@@ -123,7 +126,9 @@ static void fill_hello(struct tk_msg_hello *hp)
 	h.m.len = sizeof(h);
 	h.version = TK_PROTOCOL_VERSION;
 	h.pid = (uint32_t)getpid();
-	h.ppid = (uint32_t)getppid();
+	/* h.ppid stays 0: the recorder reads it from /proc, so that no
+	 * system call of the runtime's set-up (a getppid() the program
+	 * did not make) is among the program's kernel events */
 	h.clock = TK_CLOCK_TSC;
 	h.forked = child_join;
 	read_comm(h.comm, sizeof(h.comm));
@@ -450,11 +455,40 @@ static void *listener_main(void *arg)
 	return NULL;
 }
 
+static int add_tls_size(struct dl_phdr_info *info, size_t size, void *data)
+{
+	size_t *total = data;
+
+	(void)size;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_TLS)
+			*total += info->dlpi_phdr[i].p_memsz +
+				  info->dlpi_phdr[i].p_align;
+	return 0;
+}
+
+/* glibc carves the static TLS of every module loaded at start-up (a
+ * server's `static __thread char buf[1 << 20]`) out of each thread's
+ * stack, and refuses a stack that cannot hold it (EINVAL): the listener's
+ * stack is its own need plus that. */
+static size_t listener_stack_size(void)
+{
+	size_t tls = 0;
+
+	dl_iterate_phdr(add_tls_size, &tls);
+	return (LISTENER_STACK + tls + 65535) & ~(size_t)65535;
+}
+
+/* Listen, and answer from a thread of our own.  Without that thread
+ * nobody would answer on the socket: it is closed, so that clients are
+ * told at once that there is no control socket rather than wait. */
 static void start_listener(void)
 {
 	sigset_t all, old;
 	pthread_attr_t attr;
 	pthread_t th;
+	size_t stack = listener_stack_size();
+	int err = EINVAL;
 
 	listen_fd = listen_socket();
 	if (listen_fd < 0)
@@ -463,11 +497,18 @@ static void start_listener(void)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	if (pthread_create(&th, &attr, listener_main, NULL) == 0)
+	/* the static TLS size is an estimate: grow the stack until it fits */
+	for (int i = 0; i < 4 && err == EINVAL; i++, stack *= 2)
+		if (pthread_attr_setstacksize(&attr, stack) == 0)
+			err = pthread_create(&th, &attr, listener_main, NULL);
+	if (err == 0)
 		pthread_setname_np(th, "tracekit-ctl");
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		close(listen_fd);
+		listen_fd = -1;
+	}
 }
 
 /* Connect to the recorder named by TRACEKIT_SESSION and introduce

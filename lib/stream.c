@@ -247,8 +247,10 @@ static void stream_finish(struct tk__thread *t, uint64_t tsc)
 	if (t->packet)
 		packet_close(w, t, tsc);
 	w->thread = NULL;
+	/* its name now, if it was renamed since its first event */
+	prctl(PR_GET_NAME, w->desc->comm, 0, 0, 0);
 	/* pairs with the acquire load of the state in cli/consumer.c: every
-	 * packet of the stream is closed */
+	 * packet of the stream is closed, its name written */
 	__atomic_store_n(&w->desc->state, TK_RB_CLOSED, __ATOMIC_RELEASE);
 	wake_recorder(a->hdr, true);
 	t->stream = NULL;

@@ -5,10 +5,12 @@
  *   tk_mark(app_tick, "tick %d of %s", n, name);
  *
  * The name is provider_event (split at the first underscore: provider
- * "app", event "tick"; with no underscore the provider is "mark").  Each
- * call site is an event of its own.  Arguments are recorded in binary,
- * typed by their C type (integers, floating point, strings, pointers; at
- * most 16); the format is applied only when the trace is read.
+ * "app", event "tick"; with no underscore the provider is "mark":
+ * tk_mark(started, ...) is the event mark:started).  Each call site is an
+ * event of its own.  Arguments are recorded in binary, typed by their C
+ * type (integers, floating point, strings, pointers; at most 16); the
+ * format is applied only when the trace is read, and checked against the
+ * arguments when compiling, as printf's is (-Wformat, in -Wall).
  */
 #ifndef TRACEKIT_MARKER_H
 #define TRACEKIT_MARKER_H
@@ -74,22 +76,22 @@ template <typename T> struct tk__mk_traits {
 };
 #define TK__MK_KIND(a) tk__mk_traits<decltype(a)>::kind
 #define TK__MK_SIZE(a) tk__mk_traits<decltype(a)>::size
-static inline void tk__mkv(struct tk_value *v, long long x) { v->i = x; }
-static inline void tk__mkv(struct tk_value *v, long x) { v->i = x; }
-static inline void tk__mkv(struct tk_value *v, int x) { v->i = x; }
-static inline void tk__mkv(struct tk_value *v, short x) { v->i = x; }
-static inline void tk__mkv(struct tk_value *v, signed char x) { v->i = x; }
-static inline void tk__mkv(struct tk_value *v, char x) { v->i = x; }
-static inline void tk__mkv(struct tk_value *v, bool x) { v->u = x; }
-static inline void tk__mkv(struct tk_value *v, unsigned long long x) { v->u = x; }
-static inline void tk__mkv(struct tk_value *v, unsigned long x) { v->u = x; }
-static inline void tk__mkv(struct tk_value *v, unsigned x) { v->u = x; }
-static inline void tk__mkv(struct tk_value *v, unsigned short x) { v->u = x; }
-static inline void tk__mkv(struct tk_value *v, unsigned char x) { v->u = x; }
-static inline void tk__mkv(struct tk_value *v, double x) { v->d = x; }
-static inline void tk__mkv(struct tk_value *v, float x) { v->d = x; }
-static inline void tk__mkv(struct tk_value *v, const char *x) { tk__value_str(v, x); }
-static inline void tk__mkv(struct tk_value *v, const void *x) { v->u = (uintptr_t)x; }
+TK__NOTRACE static inline void tk__mkv(struct tk_value *v, long long x) { v->i = x; }
+TK__NOTRACE static inline void tk__mkv(struct tk_value *v, long x) { v->i = x; }
+TK__NOTRACE static inline void tk__mkv(struct tk_value *v, int x) { v->i = x; }
+TK__NOTRACE static inline void tk__mkv(struct tk_value *v, short x) { v->i = x; }
+TK__NOTRACE static inline void tk__mkv(struct tk_value *v, signed char x) { v->i = x; }
+TK__NOTRACE static inline void tk__mkv(struct tk_value *v, char x) { v->i = x; }
+TK__NOTRACE static inline void tk__mkv(struct tk_value *v, bool x) { v->u = x; }
+TK__NOTRACE static inline void tk__mkv(struct tk_value *v, unsigned long long x) { v->u = x; }
+TK__NOTRACE static inline void tk__mkv(struct tk_value *v, unsigned long x) { v->u = x; }
+TK__NOTRACE static inline void tk__mkv(struct tk_value *v, unsigned x) { v->u = x; }
+TK__NOTRACE static inline void tk__mkv(struct tk_value *v, unsigned short x) { v->u = x; }
+TK__NOTRACE static inline void tk__mkv(struct tk_value *v, unsigned char x) { v->u = x; }
+TK__NOTRACE static inline void tk__mkv(struct tk_value *v, double x) { v->d = x; }
+TK__NOTRACE static inline void tk__mkv(struct tk_value *v, float x) { v->d = x; }
+TK__NOTRACE static inline void tk__mkv(struct tk_value *v, const char *x) { tk__value_str(v, x); }
+TK__NOTRACE static inline void tk__mkv(struct tk_value *v, const void *x) { v->u = (uintptr_t)x; }
 #define TK__MK_VALUE(v, a) tk__mkv((v), (a))
 #else
 #define TK__MK_KIND(a)                                                        \
@@ -104,10 +106,10 @@ static inline void tk__mkv(struct tk_value *v, const void *x) { v->u = (uintptr_
 #define TK__MK_SIZE(a)                                                        \
 	_Generic((a), float: 8, double: 8, char *: 0, const char *: 0,       \
 		 default: (TK__MK_KIND(a) == TK_KIND_PTR ? 8 : sizeof(a)))
-static inline void tk__mkv_i(struct tk_value *v, long long x) { v->i = x; }
-static inline void tk__mkv_u(struct tk_value *v, unsigned long long x) { v->u = x; }
-static inline void tk__mkv_d(struct tk_value *v, double x) { v->d = x; }
-static inline void tk__mkv_p(struct tk_value *v, const void *x) { v->u = (uintptr_t)x; }
+TK__NOTRACE static inline void tk__mkv_i(struct tk_value *v, long long x) { v->i = x; }
+TK__NOTRACE static inline void tk__mkv_u(struct tk_value *v, unsigned long long x) { v->u = x; }
+TK__NOTRACE static inline void tk__mkv_d(struct tk_value *v, double x) { v->d = x; }
+TK__NOTRACE static inline void tk__mkv_p(struct tk_value *v, const void *x) { v->u = (uintptr_t)x; }
 #define TK__MK_VALUE(v, a)                                                    \
 	_Generic((a), char: tk__mkv_i, signed char: tk__mkv_i,               \
 		 short: tk__mkv_i, int: tk__mkv_i, long: tk__mkv_i,           \
@@ -118,6 +120,15 @@ static inline void tk__mkv_p(struct tk_value *v, const void *x) { v->u = (uintpt
 		 double: tk__mkv_d, char *: tk__value_str,                    \
 		 const char *: tk__value_str, default: tk__mkv_p)((v), (a))
 #endif
+
+/* Never called: its format attribute has the compiler check the format
+ * against the arguments, as for printf ("%s" given an int warns). */
+TK__NOTRACE static inline void tk__mark_printf(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), unused));
+TK__NOTRACE static inline void tk__mark_printf(const char *fmt, ...)
+{
+	(void)fmt;
+}
 
 #define TK__MK_FIELD(i, a) { "a" #i, TK__MK_KIND(a), TK__MK_SIZE(a), 0, 0 },
 #define TK__MK_SET(i, a) TK__MK_VALUE(&tk__mv[i], a);
@@ -159,6 +170,8 @@ static inline void tk__mkv_p(struct tk_value *v, const void *x) { v->u = (uintpt
 				TK__FIRST(__VA_ARGS__),                      \
 				"",                                          \
 			};                                                   \
+		if (0)                                                       \
+			tk__mark_printf(__VA_ARGS__);                        \
 		if (TK__UNLIKELY(TK__SITE(&tk__mk_ev))) {                    \
 			struct tk_value tk__mv[tk__mk_n + 1];                \
 			TK__MAP(TK__MK_SET, __VA_ARGS__)                   \

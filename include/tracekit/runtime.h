@@ -33,6 +33,21 @@
 extern "C" {
 #endif
 
+/* On every function of the runtime that lands in the program's code (the
+ * inline helpers here, the emit and probe functions TK_EVENT generates,
+ * the module constructor): the function tracer never traces them, however
+ * the program is built for it (no -finstrument-functions or -pg call, no
+ * patchable entry). */
+#if defined(__has_attribute)
+#if __has_attribute(patchable_function_entry)
+#define TK__NOTRACE                                                           \
+	__attribute__((no_instrument_function, patchable_function_entry(0, 0)))
+#endif
+#endif
+#ifndef TK__NOTRACE
+#define TK__NOTRACE __attribute__((no_instrument_function))
+#endif
+
 #define TK__LIKELY(x) __builtin_expect(!!(x), 1)
 #define TK__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define TK__BARRIER() __asm__ __volatile__("" ::: "memory")
@@ -150,6 +165,7 @@ int tk_probe_disconnect_raw(struct tk_event *ev, tk__probe_fn fn, void *data);
 #define TK_CLOCK_TSC 0
 #endif
 
+TK__NOTRACE
 static inline uint64_t tk__clock(void)
 {
 #if TK_CLOCK_TSC
@@ -172,6 +188,7 @@ static inline uint64_t tk__clock(void)
 /* Write the header of event @id at time @tsc into @p, compact while less
  * than 2^32 ticks passed since the thread's previous event (or the start
  * of its packet), and return where the event's fields go. */
+TK__NOTRACE
 static inline char *tk__put_header(struct tk__thread *t, char *p, uint16_t id,
 				   uint64_t tsc)
 {
@@ -198,6 +215,7 @@ static inline char *tk__put_header(struct tk__thread *t, char *p, uint16_t id,
  * lost (counted).  The clock is read once the thread is marked busy, so
  * that an event recorded by a signal handler can never come before an
  * earlier timestamp. */
+TK__NOTRACE
 static inline char *tk__reserve(uint32_t payload, uint16_t id)
 {
 	struct tk__thread *t = &tk__thread;
@@ -230,6 +248,7 @@ static inline char *tk__reserve(uint32_t payload, uint16_t id)
 }
 
 /* Publish the event that ends at @end (reserved by tk__reserve). */
+TK__NOTRACE
 static inline void tk__commit(char *end)
 {
 	struct tk__thread *t = &tk__thread;
@@ -242,16 +261,19 @@ static inline void tk__commit(char *end)
 	t->busy = 0;
 }
 
+TK__NOTRACE
 static inline const char *tk__str_or_null(const char *s)
 {
 	return s ? s : "(null)";
 }
 
+TK__NOTRACE
 static inline uint32_t tk__strsize(const char *s)
 {
 	return (uint32_t)strlen(s) + 1;
 }
 
+TK__NOTRACE
 static inline char *tk__put_str(char *p, const char *s, uint32_t size)
 {
 	memcpy(p, s, size);
@@ -259,6 +281,7 @@ static inline char *tk__put_str(char *p, const char *s, uint32_t size)
 	return p + size;
 }
 
+TK__NOTRACE
 static inline char *tk__put_chars(char *p, const char *s, uint32_t n)
 {
 	uint32_t i = 0;
@@ -270,6 +293,7 @@ static inline char *tk__put_chars(char *p, const char *s, uint32_t n)
 	return p + n;
 }
 
+TK__NOTRACE
 static inline char *tk__put_bytes(char *p, const void *b, uint32_t n)
 {
 	memcpy(p, &n, 4);
@@ -278,12 +302,14 @@ static inline char *tk__put_bytes(char *p, const void *b, uint32_t n)
 	return p + 4 + n;
 }
 
+TK__NOTRACE
 static inline void tk__value_str(struct tk_value *v, const char *s)
 {
 	v->str = tk__str_or_null(s);
 	v->len = (uint32_t)strlen(v->str);
 }
 
+TK__NOTRACE
 static inline void tk__value_chars(struct tk_value *v, const char *s,
 				   uint32_t n)
 {
@@ -295,6 +321,7 @@ static inline void tk__value_chars(struct tk_value *v, const char *s,
 	v->len = i;
 }
 
+TK__NOTRACE
 static inline void tk__value_bytes(struct tk_value *v, const void *b,
 				   uint32_t n)
 {

@@ -25,7 +25,11 @@
  *   tk_probe_app_request_t and tk_probe_connect/disconnect helpers
  *
  * Events need at least one argument.  The print format's arguments are
- * field names.
+ * field names (at most 32), nothing else: the format is applied when the
+ * trace is read, to the recorded fields; anything else fails to compile
+ * (stages/check.h).  Compute a value in a field of its own instead:
+ *
+ *   tk_field_string(op, wr ? "write" : "read") ... TK_PRINT("%s", op)
  */
 #ifndef TRACEKIT_TRACEPOINT_H
 #define TRACEKIT_TRACEPOINT_H
@@ -38,6 +42,7 @@
 #include "stages/size.h"
 #include "stages/write.h"
 #include "stages/value.h"
+#include "stages/check.h"
 
 #ifdef __cplusplus
 #define TK__C_BEGIN extern "C" {
@@ -50,12 +55,16 @@
 #define TK_PROTO(...) __VA_ARGS__
 #define TK_ARGS(...) __VA_ARGS__
 #define TK_FIELDS(...) __VA_ARGS__
-#define TK_PRINT(fmt, ...) (fmt, #__VA_ARGS__)
+#define TK_PRINT(fmt, ...) (fmt, #__VA_ARGS__, __VA_ARGS__)
 
+/* The format, the arguments as text (kept in the descriptor), and as
+ * tokens (checked: stages/check.h). */
 #define TK__PFMT(print) TK__PFMT_I print
-#define TK__PFMT_I(fmt, args) fmt
+#define TK__PFMT_I(fmt, args, ...) fmt
 #define TK__PARGS(print) TK__PARGS_I print
-#define TK__PARGS_I(fmt, args) args
+#define TK__PARGS_I(fmt, args, ...) args
+#define TK__PRAW(print) TK__PRAW_I print
+#define TK__PRAW_I(fmt, args, ...) __VA_ARGS__
 
 #define TK__EV(p, n) tk__ev_##p##_##n
 
@@ -95,29 +104,36 @@
 			TK__PARGS(print),                                    \
 	};
 
-/* The out-of-line part of a call site: filter, record, probes. */
+/* The out-of-line part of a call site: the recording (behind its filter),
+ * then the probes.  The filter is the recorder's: it decides what is
+ * recorded, before any buffer space is reserved; the program's own probes
+ * see every hit, whatever the recorder filters. */
 #define TK__EVENT_EMIT(p, n, proto, args, fields)                            \
 	typedef void (*tk_probe_##p##_##n##_t)(void *data, proto);           \
-	__attribute__((unused)) static inline void tk__emit_##p##_##n(proto) \
+	TK__NOTRACE __attribute__((unused)) static inline void               \
+	tk__emit_##p##_##n(proto)                                            \
 	{                                                                    \
 		struct tk_event *tk__ev = &TK__EV(p, n);                     \
-		if (TK__UNLIKELY(__atomic_load_n(&tk__ev->filter,            \
-						 __ATOMIC_RELAXED) != NULL)) { \
-			struct tk_value tk__vals[TK__SEQ_COUNT(fields) + 1]; \
-			struct tk_value *tk__vp = tk__vals;                  \
-			TK__SEQ_VALUE(fields)                                \
-			(void)tk__vp;                                        \
-			if (!tk__filter_pass(tk__ev, tk__vals))              \
-				return;                                      \
-		}                                                            \
 		if (TK__LIKELY(__atomic_load_n(&tk__ev->record,              \
 					       __ATOMIC_RELAXED))) {         \
-			TK__SEQ_LOCALS(fields)                               \
-			uint32_t tk__size = 0 TK__SEQ_SIZE(fields);          \
-			char *tk__p = tk__reserve(tk__size, tk__ev->id);     \
-			if (TK__LIKELY(tk__p != NULL)) {                     \
-				TK__SEQ_WRITE(fields)                        \
-				tk__commit(tk__p);                           \
+			int tk__pass = 1;                                    \
+			if (TK__UNLIKELY(__atomic_load_n(&tk__ev->filter,    \
+							 __ATOMIC_RELAXED) != NULL)) { \
+				struct tk_value                              \
+					tk__vals[TK__SEQ_COUNT(fields) + 1]; \
+				struct tk_value *tk__vp = tk__vals;          \
+				TK__SEQ_VALUE(fields)                        \
+				(void)tk__vp;                                \
+				tk__pass = tk__filter_pass(tk__ev, tk__vals); \
+			}                                                    \
+			if (TK__LIKELY(tk__pass)) {                          \
+				TK__SEQ_LOCALS(fields)                       \
+				uint32_t tk__size = 0 TK__SEQ_SIZE(fields);  \
+				char *tk__p = tk__reserve(tk__size, tk__ev->id); \
+				if (TK__LIKELY(tk__p != NULL)) {             \
+					TK__SEQ_WRITE(fields)                \
+					tk__commit(tk__p);                   \
+				}                                            \
 			}                                                    \
 		}                                                            \
 		if (TK__UNLIKELY(__atomic_load_n(&tk__ev->probes,            \
@@ -131,13 +147,13 @@
 			tk__probes_end();                                    \
 		}                                                            \
 	}                                                                    \
-	__attribute__((unused)) static inline int                            \
+	TK__NOTRACE __attribute__((unused)) static inline int                \
 	tk_probe_connect_##p##_##n(tk_probe_##p##_##n##_t fn, void *data)    \
 	{                                                                    \
 		return tk_probe_connect_raw(&TK__EV(p, n), (tk__probe_fn)fn, \
 					    data);                           \
 	}                                                                    \
-	__attribute__((unused)) static inline int                            \
+	TK__NOTRACE __attribute__((unused)) static inline int                \
 	tk_probe_disconnect_##p##_##n(tk_probe_##p##_##n##_t fn, void *data) \
 	{                                                                    \
 		return tk_probe_disconnect_raw(&TK__EV(p, n),                \
@@ -146,6 +162,7 @@
 
 #define TK_EVENT(provider, name, proto, args, fields, print)                  \
 	TK__EVENT_OBJECT(provider, name)                                     \
+	TK__EVENT_CHECK(provider, name, fields, print)                       \
 	TK__EVENT_DESC(provider, name, fields, print)                        \
 	TK__EVENT_EMIT(provider, name, TK_PROTO(proto), TK_ARGS(args), fields)
 
@@ -180,13 +197,15 @@ extern const char __start_tk_keys[] __attribute__((weak, visibility("hidden")));
 extern const char __stop_tk_keys[] __attribute__((weak, visibility("hidden")));
 TK__C_END
 
-__attribute__((constructor, unused)) static void tk__module_ctor(void)
+TK__NOTRACE __attribute__((constructor, unused)) static void
+tk__module_ctor(void)
 {
 	tk__module_register(__start_tk_meta, __stop_tk_meta, __start_tk_keys,
 			    __stop_tk_keys);
 }
 
-__attribute__((destructor, unused)) static void tk__module_dtor(void)
+TK__NOTRACE __attribute__((destructor, unused)) static void
+tk__module_dtor(void)
 {
 	tk__module_unregister(__start_tk_meta, __stop_tk_meta);
 }

@@ -65,7 +65,6 @@ struct ft_module {
 	size_t stub_size;
 	bool seen;
 	bool announced;
-	bool warned;
 	struct ft_module *next;
 };
 
@@ -375,6 +374,10 @@ static bool wanted(const struct ft_options *o, const char *name, bool *root)
 	bool in = !o->nfilter || match_any(o->filter, o->nfilter, name);
 
 	*root = o->ngraph && match_any(o->graph, o->ngraph, name);
+	/* the runtime's code generated into the program (runtime.h marks
+	 * it TK__NOTRACE; this is for compilers that lack the attribute) */
+	if (!strncmp(name, "tk__", 4))
+		return *root = false;
 	if (o->nnotrace && match_any(o->notrace, o->nnotrace, name))
 		return false;
 	return in || *root;
@@ -487,15 +490,9 @@ void tk_ft_modules_announce(bool all)
 		memcpy(msg->build_id, m->elf.build_id, sizeof(msg->build_id));
 		msg->build_id_len = m->elf.build_id_len;
 		memcpy(msg + 1, m->path, len);
+		/* the recorder says what unusable entries mean (its
+		 * record-functrace.c): it knows how it was started */
 		if (tk_session_send(msg, msg->m.len, -1) == 0)
 			m->announced = true;
-		if (m->unusable && !m->warned) {
-			tk_ft_warn("'%s': %u of %u function entries cannot be patched "
-				   "(their first bytes straddle a cache line, or single-byte "
-				   "NOPs were seen only once threads ran: record the program "
-				   "from its start)",
-				   m->path, m->unusable, m->nsites);
-			m->warned = true;
-		}
 	}
 }

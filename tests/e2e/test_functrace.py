@@ -147,6 +147,25 @@ def test_profile():
     assert self_ < total
 
 
+def test_runtime_functions_never_traced():
+    """A program with tracekit events built for the function tracer
+    (patchable entries, gcc's -pg form, -finstrument-functions):
+    function_graph and --profile show its own functions only, never the
+    runtime's code generated into it (tk__emit_*, tk__module_ctor/dtor,
+    inline helpers); its events are recorded beside."""
+    for name in ("functk", "functk-mcount", "functk-cyg"):
+        d = os.path.join(tmpdir(), name)
+        p = record(d, [prog(name)], "-p", "function_graph", "-e", "ft:*")
+        assert p.stdout == "sum 5\n", p.stdout
+        rows = tracekit("report", d, "--profile").stdout.splitlines()[2:]
+        assert {r.split()[0]: int(r.split()[1]) for r in rows} == {"main": 1, "work": 3}, \
+            (name, rows)
+        counts = tracekit("report", d, "--count", "--events", "ft:*").stdout.split()
+        assert counts == ["3", "ft:mark", "3", "ft:step", "6", "total"], (name, counts)
+        names = {l["name"] for l in report(d, "--events", "ftrace:*") if "name" in l}
+        assert names == {"main", "work"}, (name, names)
+
+
 def test_function_filters():
     """-l globs select, -n removes; call sites are resolved."""
     d = os.path.join(tmpdir(), "t")
@@ -214,6 +233,54 @@ def test_func_stack_instrument_functions():
     assert all(re.fullmatch(r"0x[0-9a-f]+", s[-1]) for s in stacks), stacks
 
 
+def attach_functk(env, *opts):
+    """prog-functk -f started with ENV (added to ours), then record -P -p
+    function_graph OPTS, stopped with SIGINT after 0.5 s unless it ends
+    first; returns (record's exit status, stderr, trace dir)."""
+    d = os.path.join(tmpdir(), "t")
+    app = subprocess.Popen([prog("functk"), "-f"], stdout=subprocess.PIPE, text=True,
+                           env=dict(os.environ, **env))
+    try:
+        assert app.stdout.readline() == "ready %d\n" % app.pid
+        rec = subprocess.Popen([TRACEKIT, "record", "-q", "-o", d, "-P", str(app.pid),
+                                "-p", "function_graph"] + list(opts),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            rec.wait(timeout=0.5 + 1)
+        except subprocess.TimeoutExpired:
+            rec.send_signal(signal.SIGINT)
+        err = rec.communicate(timeout=30)[1]
+    finally:
+        app.kill()
+        app.wait()
+    return rec.returncode, err, d, app.pid
+
+
+def test_attach_gcc_nops_need_the_start():
+    """record -P -p on a gcc -fpatchable-function-entry build started
+    without TRACEKIT_FUNCTRACE=1: its single-byte NOPs were never made
+    patchable, so nothing can be traced: one line says the whole way (the
+    variable, LD_PRELOAD, or recording from the start) and record stops
+    with nothing left behind, unless --force; started with the variable,
+    its functions are traced."""
+    rc, err, d, pid = attach_functk({})
+    path = os.path.realpath(prog("functk"))
+    why = ("process %d: none of the 2 function entries of '%s' can be patched: gcc's "
+           "single-byte NOPs become patchable only before the program's threads run; "
+           "start it with TRACEKIT_FUNCTRACE=1 in its environment (and "
+           "LD_PRELOAD=libtracekit.so.0 if it does not link libtracekit), or record it "
+           "from its start: tracekit record -p function_graph -- CMD")
+    assert (rc, err) == (1, "tracekit: %s (--force records anyway)\n" % (why % (pid, path))), err
+    assert not os.path.exists(d)
+    rc, err, d, pid = attach_functk({}, "--force")
+    assert (rc, err) == (0, "tracekit: warning: %s\n" % (why % (pid, path))), err
+    assert os.path.exists(os.path.join(d, "tracekit.manifest"))
+    rc, err, d, pid = attach_functk({"TRACEKIT_FUNCTRACE": "1"})
+    assert (rc, err) == (0, ""), err
+    names = {l["name"] for l in report(d, "--events", "ftrace:*") if "name" in l}
+    assert names == {"work"}, names  # main is in its loop, not entered again
+
+
 def check_bytes(variant, expect):
     """Attach (record -P) to the program started with the runtime
     preloaded, stop recording with SIGINT (the program is not signalled)."""
@@ -276,9 +343,10 @@ def test_patch_while_running():
 def test_exit_inside_traced_functions():
     """pthread_exit and exit from inside traced functions."""
     d = os.path.join(tmpdir(), "t")
-    p = record(d, [prog("functree"), "exit"], "-p", "function_graph")
+    p = record(d, [prog("functree"), "exit"], "-p", "function_graph", check=False)
     assert p.stdout == "thread 5\n", p.stdout
     assert "exited with status 3" in p.stderr, p.stderr
+    assert p.returncode == 3, p.returncode  # the command's status
     lines = report(d)
     assert [l["line"] for l in lines if l["tid"] != lines[0]["tid"]] == [
         "texit_main() {", "  texit_outer() {", "    texit_inner() {"]

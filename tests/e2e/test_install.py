@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The installed library, headers and pkg-config file build a program, as
-`cc app.c $(pkg-config --cflags --libs tracekit)`, shared and static."""
+`cc app.c $(pkg-config --cflags --libs tracekit)`, shared and static; the
+installed tools and demo run from their prefix as they are."""
 import os
 import glob
 
@@ -54,3 +55,26 @@ def test_pkg_config_static():
     deps = run(["ldd", app], check=False).stdout
     assert "libtracekit" not in deps, deps
     check_records(app, libdir)
+
+
+def test_installed_programs_find_the_library():
+    """tracekit-demo, installed under a prefix the loader does not search,
+    runs without LD_LIBRARY_PATH (its rpath is relative to it), and the
+    installed tracekit records it."""
+    dest, env, libdir = install()
+    demo = glob.glob(os.path.join(dest, "**", "bin", "tracekit-demo"), recursive=True)
+    assert len(demo) == 1, demo
+    demo = demo[0]
+    tk = os.path.join(os.path.dirname(demo), "tracekit")
+    clean = {"LD_LIBRARY_PATH": ""}
+    found = [l.split("=>")[1].split()[0] for l in run(["ldd", demo], env=clean).stdout
+             .splitlines() if "libtracekit.so" in l]
+    assert len(found) == 1 and os.path.realpath(found[0]).startswith(os.path.realpath(dest)), \
+        found  # the installed copy, not one the loader finds elsewhere
+    p = run([demo, "5", "1"], env=clean)
+    assert p.stderr == "", p.stderr
+    d = os.path.join(tmpdir(), "t")
+    p = run([tk, "record", "-q", "-o", d, "--", demo, "5", "1"], env=clean)
+    assert p.stderr == "", p.stderr
+    events = [l["event"] for l in report_lines(d)]
+    assert events.count("demo:request_start") == 5, events

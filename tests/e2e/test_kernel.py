@@ -158,6 +158,68 @@ def test_getppid_without_F():
         "every ~100 us during the whole recording)" % (len(theirs), noise.tid)
 
 
+def test_runtime_makes_no_getppid():
+    """-F on a program that makes exactly 777 getppid() calls: the trace
+    holds 777, not 778 (the runtime's set-up made one for its HELLO; the
+    recorder now reads the parent from /proc), and the manifest's ppid is
+    still the parent, the recorder."""
+    with kernlib.guard():
+        d = os.path.join(tklib.tmpdir(), "t")
+        rec = subprocess.Popen([tklib.TRACEKIT, "record", "-q", "-o", d, "-e",
+                                "syscalls:sys_enter_getppid", "-F", "--",
+                                tklib.prog("kstat-getppid"), "777"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out, err = rec.communicate(timeout=60)
+    assert rec.returncode == 0 and err == "", err
+    p = tk("report", d, "--count")
+    counts = {l.split()[1]: int(l.split()[0]) for l in p.stdout.splitlines()}
+    assert counts == {"syscalls:sys_enter_getppid": 777, "total": 777}, p.stdout
+    ppids = re.findall(r"^process pid=\d+ ppid=(\d+) ", open(os.path.join(
+        d, "tracekit.manifest")).read(), re.M)
+    assert ppids == [str(rec.pid)], ppids
+
+
+def test_func_globs_belong_to_their_tracer():
+    """-l after -p user:function_graph is the user tracer's alone: with
+    kernel events beside, nothing is written to the kernel's
+    set_ftrace_filter (which this kernel may refuse), and only work() is
+    traced; before any -p, -l goes with the first -p; after a kernel -p,
+    to the kernel."""
+    functk = tklib.prog("functk")
+    with kernlib.guard() as fs:
+        refused = kernlib.probe_refused(fs)
+        d = os.path.join(tklib.tmpdir(), "a")
+        p = tk("record", "-q", "-o", d, "-p", "user:function_graph", "-l", "work", "-e",
+               "syscalls:sys_enter_getppid", "-F", "--", functk)
+        assert (p.returncode, p.stderr) == (0, ""), p.stderr
+        d2 = os.path.join(tklib.tmpdir(), "b")
+        p = tk("record", "-q", "-o", d2, "-l", "work", "-p", "user:function", "-e",
+               "syscalls:sys_enter_getppid", "-F", "--", functk)
+        assert (p.returncode, p.stderr) == (0, ""), p.stderr
+        d3 = os.path.join(tklib.tmpdir(), "c")
+        p3 = tk("record", "-q", "-o", d3, "-p", "user:function", "-p", "kernel:function",
+                "-l", "nosuchfunction_tk", "--", functk)
+    rows = tk("report", d, "--profile").stdout.splitlines()[2:]
+    assert [r.split()[:2] for r in rows] == [["work", "3"]], rows
+    assert manifest_kernel(d)["tracer"] == "nop"
+    counts = tk("report", d2, "--count").stdout.split()
+    assert counts == ["3", "ftrace:function", "3", "total"], counts
+    # the kernel's -l: refused here, or no such function
+    assert p3.returncode != 0, p3.stderr
+    if "ftrace_filter" in refused or "function" in refused:
+        assert "set_ftrace_filter" in p3.stderr or "function tracer" in p3.stderr, p3.stderr
+    else:
+        assert "nosuchfunction_tk" in p3.stderr, p3.stderr
+
+
+def manifest_kernel(d):
+    """The kernel record of DIR's manifest, as a dict."""
+    for line in open(os.path.join(d, "tracekit.manifest")):
+        if line.startswith("kernel "):
+            return dict(kv.split("=", 1) for kv in line.split()[1:])
+    raise AssertionError("no kernel record in %s" % d)
+
+
 # ---------------------------------------------------------------- 2. sched_switch
 
 def clock_freq(outdir):
@@ -290,16 +352,18 @@ def check_ticks(events, pid, at_least, at_most=None):
     return k, nenter
 
 
-def signal_run(target, sig):
-    """prog-ksys -f under record (-F, getppid events); after 0.3 s send SIG
-    to TARGET ('recorder' or 'program').  Returns (record's Popen, stdout,
-    stderr, trace dir, the worker's tid, ticks committed before the signal,
-    ticks at the end)."""
+def signal_run(target, sig, opts=(), after=0.3):
+    """prog-ksys -f under record (-F, getppid events, OPTS); after AFTER
+    seconds send SIG to TARGET ('recorder' or 'program').  Returns
+    (record's Popen, stdout, stderr, trace dir, the worker's tid, ticks
+    committed before the signal, ticks at the end)."""
     d = tklib.tmpdir()
     out, cnt, ready = (os.path.join(d, x) for x in ("trace", "counter", "ready"))
     rec = subprocess.Popen([tklib.TRACEKIT, "record", "-o", out, "-e", "kb:*", *GETPPID,
-                            "-F", "--", KSYS, "-f", "-p", "20", "-c", cnt, "-r", ready],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            "-F", *opts, "--", KSYS, "-f", "-p", "20", "-c", cnt,
+                            "-r", ready],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=tklib.default_sigint)
     pid = None
     try:
         end = time.time() + 10
@@ -308,10 +372,15 @@ def signal_run(target, sig):
                 "the program did not start: %r" % (rec.communicate(),)
             time.sleep(0.01)
         pid, tid = (int(x) for x in open(ready).read().split()[1:3])
-        time.sleep(0.3)
+        time.sleep(after)
         assert rec.poll() is None, "record ended early: %r" % (rec.communicate(),)
         before = read_counter(cnt)
         os.kill(rec.pid if target == "recorder" else pid, sig)
+        if target == "recorder" and sig == signal.SIGKILL:
+            # the program holds record's pipes open: end it too
+            rec.wait(timeout=30)
+            os.kill(pid, signal.SIGKILL)
+            kernlib.wait_gone(pid)
         stdout, stderr = rec.communicate(timeout=30)
     finally:
         if pid is not None:
@@ -327,11 +396,12 @@ def signal_run(target, sig):
 
 
 def recorder_signal(sig):
-    """SIG to the recorder: it ends with status 0, the trace holds every
+    """SIG to the recorder: it passes it on to the program, which it kills,
+    and ends with the program's status (128 + SIG); the trace holds every
     tick and getppid the program committed before."""
     with kernlib.guard():
         rec, out, err, d, tid, before, end = signal_run("recorder", sig)
-    assert rec.returncode == 0, "record exited %d after %s: %s" % (
+    assert rec.returncode == 128 + sig, "record exited %d after %s: %s" % (
         rec.returncode, sig.name, err)
     assert before > 100, "the program committed only %d ticks in 0.3 s" % before
     check_ticks(kernlib.report(d), tid, before, end)
@@ -348,12 +418,45 @@ def test_recorder_sigterm():
 def test_program_sigkill():
     with kernlib.guard():
         rec, out, err, d, tid, before, end = signal_run("program", signal.SIGKILL)
-    assert rec.returncode == 0, "record exited %d: %s" % (rec.returncode, err)
+    assert rec.returncode == 128 + 9, "record exited %d: %s" % (rec.returncode, err)
     assert "killed by signal 9" in err, err
     # the counter is final: tick k is fired before getppid and counted after it
     k, nenter = check_ticks(kernlib.report(d), tid, end, end + 1)
     assert nenter in (end, end + 1) and nenter <= k, \
         "%d sys_enter_getppid for %d ticks (%d counted)" % (nenter, k, end)
+
+
+def test_recorder_sigkill_trace_readable():
+    """SIGKILL the recorder 1 s in: the trace it leaves reads, user and
+    kernel events alike (a kernel file may end inside a page): report
+    exits 0 and says the trace is incomplete; the ticks are 0..K-1
+    contiguous, and each getppid there comes after its own tick.
+    `tracekit reset` removes the instance the recorder left."""
+    with kernlib.guard():
+        rec, out, err, d, tid, before, end = signal_run("recorder", signal.SIGKILL,
+                                                        opts=("-b", "64", "--kernel-buffer", "64"),
+                                                        after=1)
+        assert tk("reset").returncode == 0
+    assert rec.returncode == -signal.SIGKILL
+    p = tk("report", d, "--no-header")
+    assert p.returncode == 0 and p.stderr == (
+        "tracekit: warning: '%s' is incomplete: its recorder stopped before finishing it "
+        "(killed?); reading what it wrote\n" % d), (p.returncode, p.stderr)
+    events = kernlib.parse_report(p.stdout)
+    k, nenter = check_ticks(events, tid, 0, end)
+    assert k > 0 and nenter > 0, (k, nenter)
+    # each CPU's file ends where its last whole page was written, so the
+    # kernel side has holes; what it has sits between the right ticks
+    between, bad = [], []
+    for e in (e for e in events if e["tid"] == tid):
+        if e["name"] == "tick":
+            if between not in ([], ["sys_enter_getppid"], ["sys_exit_getppid"],
+                               ["sys_enter_getppid", "sys_exit_getppid"]):
+                bad.append(between)
+            between = []
+        else:
+            between.append(e["name"])
+    assert not bad, bad[:3]
 
 
 # ---------------------------------------------------------------- 4. bad input
@@ -413,15 +516,43 @@ def test_error_filter_rejected_by_kernel():
 
 def instance_tracers():
     """The tracers a tracefs instance offers here (the top level may offer
-    more, e.g. blk, that an instance cannot use)."""
+    more, e.g. blk, that an instance cannot use), as (usable, refused):
+    nop and those current_tracer takes, and {name: strerror} of those it
+    refuses."""
+    usable, refused = ["nop"], {}
     with kernlib.tracefs() as fs:
         inst = os.path.join(fs, "instances", "tkprobe-%d" % os.getpid())
         os.mkdir(inst)
         try:
             with open(os.path.join(inst, "available_tracers")) as f:
-                return f.read().split()
+                offered = f.read().split()
+            for t in offered:
+                if t == "nop":
+                    continue
+                try:
+                    with open(os.path.join(inst, "current_tracer"), "w") as f:
+                        f.write(t)
+                    usable.append(t)
+                except OSError as e:
+                    refused[t] = e.strerror
+            with open(os.path.join(inst, "current_tracer"), "w") as f:
+                f.write("nop")
         finally:
             os.rmdir(inst)
+    return usable, refused
+
+
+def check_not_available(line, tracer, tracers):
+    """LINE is record's or start's "tracer TRACER is not available" line,
+    naming TRACERS (what instance_tracers() found, outside kernlib's lock),
+    as list -t does."""
+    usable, refused = tracers
+    m = re.fullmatch(r"tracekit: tracer '%s' is not available \(available: ([^;]*)"
+                     r"(?:; refused here: (.*))?\)" % re.escape(tracer), line)
+    assert m, line
+    assert sorted(m.group(1).split()) == sorted(usable), (line, usable)
+    said = dict(re.findall(r"(\S+) \(([^)]*)\)", m.group(2) or ""))
+    assert said == refused, (line, refused)
 
 
 def test_error_tracer_not_available():
@@ -429,20 +560,19 @@ def test_error_tracer_not_available():
     level (not in an instance, where tracekit records): one line naming
     the tracers that can be used."""
     d = os.path.join(tklib.tmpdir(), "t")
-    usable = " ".join(instance_tracers())
+    tracers = instance_tracers()
+    usable, refused = tracers
     with kernlib.guard() as fs:
         top = open(os.path.join(fs, "available_tracers")).read().split()
         p = tk("record", "-o", d, "-p", "kernel:nosuchtracer", "--", KSYS, "-n", "1")
-    one_error(p, exact="tracekit: tracer 'nosuchtracer' is not available (available: %s)"
-              % usable)
+    check_not_available(one_error(p), "nosuchtracer", tracers)
     assert not os.path.exists(d)
-    top_only = [t for t in top if t not in usable.split()]
+    top_only = [t for t in top if t not in usable and t not in refused]
     if not top_only:
         return
     with kernlib.guard():
         p = tk("record", "-o", d, "-p", "kernel:" + top_only[0], "--", KSYS, "-n", "1")
-    one_error(p, exact="tracekit: tracer '%s' is not available (available: %s)"
-              % (top_only[0], usable))
+    check_not_available(one_error(p), top_only[0], tracers)
     assert not os.path.exists(d)
 
 

@@ -116,7 +116,10 @@ def test_start_stop_show_reset():
         child, pid = cued_child(n)
         try:
             p = tk("start", "-e", "syscalls:sys_enter_getppid", "-P", str(pid))
-            assert p.returncode == 0 and not p.stderr, p.stderr
+            assert p.returncode == 0 and p.stderr == (
+                "tracekit: tracing syscalls:sys_enter_getppid of process %d in instance "
+                "'tracekit'; 'tracekit show' prints it, 'extract' saves it, 'stop' and "
+                "'reset' end it\n" % pid), p.stderr
             assert "tracekit" in instances(fs)
             inst = os.path.join(fs, "instances", "tracekit")
             assert open(os.path.join(inst, "tracing_on")).read().strip() == "1"
@@ -140,6 +143,69 @@ def test_start_stop_show_reset():
             cleanup(child, "tracekit")
 
 
+def start_cued(child, pid):
+    """start the 'tracekit' instance on PID's getppid() calls, then cue
+    CHILD: the CLOCK_MONOTONIC times around its calls."""
+    assert tk("start", "-e", "syscalls:sys_enter_getppid", "-P", str(pid)).returncode == 0
+    t0 = time.monotonic()
+    cue(child)
+    return t0, time.monotonic()
+
+
+def test_show_seconds():
+    """show prints the TSC-clocked instance's timestamps as seconds of
+    CLOCK_MONOTONIC, as report does: the N calls fall between the times
+    taken around them; --ts raw prints the kernel's ticks."""
+    n = 10
+    with kernlib.guard():
+        child, pid = cued_child(n)
+        try:
+            t0, t1 = start_cued(child, pid)
+            secs, _ = show_getppid(pid)
+            raw, _ = show_getppid(pid, "--ts", "raw")
+        finally:
+            cleanup(child, "tracekit")
+    assert len(secs) == len(raw) == n, (secs, raw)
+    ts = [float(re.search(r" ([\d.]+): sys_getppid", l).group(1)) for l in secs]
+    assert all(re.search(r" \d+\.\d{6}: sys_getppid", l) for l in secs), secs[:2]
+    assert t0 - 0.001 <= ts[0] and ts[-1] <= t1 + 0.001 and ts == sorted(ts), (t0, ts, t1)
+    ticks = [int(re.search(r" (\d+): sys_getppid", l).group(1)) for l in raw]
+    assert ticks == sorted(ticks) and ticks[0] > 10**9, ticks[:2]
+    one_error(tk("show", "--ts", "real"), rc=2, exact="tracekit: --ts 'real': use mono or raw")
+
+
+def test_extract():
+    """start, N calls, stop, extract: a trace directory that report reads,
+    with exactly the N getppid() calls of the process, at the times they
+    were made; the events have left the instance; errors are one line."""
+    n = 12
+    d = os.path.join(tklib.tmpdir(), "x")
+    with kernlib.guard():
+        child, pid = cued_child(n)
+        try:
+            t0, t1 = start_cued(child, pid)
+            assert tk("stop").returncode == 0
+            p = tk("extract", "-o", d)
+            assert (p.returncode, p.stderr) == (
+                0, "tracekit: %d kernel events (0 lost) of instance 'tracekit' extracted to "
+                   "'%s'\n" % (n, d)), p.stderr
+            assert show_getppid(pid)[0] == []
+            one_error(tk("extract", "-o", d), rc=1,
+                      exact="tracekit: cannot create trace directory '%s': it exists (give "
+                            "another -o)" % d)
+        finally:
+            cleanup(child, "tracekit")
+        one_error(tk("extract", "-o", d + "2"), rc=1, exact="tracekit: no instance 'tracekit'")
+    evs = kernlib.report(d)
+    assert [(e["tid"], e["name"]) for e in evs] == [(pid, "sys_enter_getppid")] * n, evs[:3]
+    secs = [float(e["ts"]) for e in kernlib.parse_report(tk("report", d, "--no-header").stdout)]
+    assert t0 - 0.001 <= secs[0] and secs[-1] <= t1 + 0.001, (t0, secs, t1)
+    k, kcpu = manifest(d)
+    assert (k["instance"], k["events"], k["pid_filter"]) == (
+        "tracekit", "syscalls:sys_enter_getppid", str(pid)), k
+    assert sum(int(c["entries"]) for c in kcpu) == n
+
+
 def test_start_named_instance_and_stack():
     """-B NAME, and --stack: each event is followed by its kernel stack."""
     n = 5
@@ -148,7 +214,10 @@ def test_start_named_instance_and_stack():
         try:
             p = tk("start", "-B", "tracekit-t1", "--stack", "-e",
                    "syscalls:sys_enter_getppid", "-P", str(pid))
-            assert p.returncode == 0, p.stderr
+            assert p.returncode == 0 and p.stderr == (
+                "tracekit: tracing syscalls:sys_enter_getppid of process %d in instance "
+                "'tracekit-t1'; 'tracekit show -B tracekit-t1' prints it, 'extract' saves it, "
+                "'stop' and 'reset' end it\n" % pid), p.stderr
             cue(child)
             assert tk("stop", "-B", "tracekit-t1").returncode == 0
             cue(child, expect_done=False)
@@ -172,7 +241,7 @@ def test_start_named_instance_and_stack():
 
 def test_start_errors():
     """Each mistake: one line, the status, and no instance left."""
-    avail = sorted(test_kernel.instance_tracers())
+    tracers = test_kernel.instance_tracers()
     with kernlib.guard() as fs:
         try:
             one_error(tk("start"), rc=2,
@@ -183,10 +252,8 @@ def test_start_errors():
             one_error(tk("start", "-e", "sched:sched_switch", "-f", "prev_pidd == 1"),
                       rc=1, exact="tracekit: bad filter 'prev_pidd == 1' for "
                                   "'sched:sched_switch' at column 11: Field not found")
-            line = one_error(tk("start", "-p", "bogus"), rc=1)
-            m = re.match(r"^tracekit: tracer 'bogus' is not available \(available: (.*)\)$",
-                         line)
-            assert m and sorted(m.group(1).split()) == avail, line
+            test_kernel.check_not_available(one_error(tk("start", "-p", "bogus"), rc=1),
+                                            "bogus", tracers)
             one_error(tk("start", "-e", "sched:sched_switch", "-C", "bogus-clock"), rc=1,
                       pattern=r"^tracekit: the kernel offers no trace clock 'bogus-clock' "
                               r"\(offered: .*x86-tsc.*\)$")
@@ -237,7 +304,7 @@ def test_reset_stale_instances():
             rec.communicate(timeout=30)
             if os.path.isdir(os.path.join(fs, "instances", stale)):
                 os.rmdir(os.path.join(fs, "instances", stale))
-        assert rec.returncode == 0
+        assert rec.returncode == 128 + 15  # sleep's status: SIGTERM, passed on
         assert live not in instances(fs)
 
 
@@ -272,13 +339,15 @@ def test_record_F_counts_exact():
     with kernlib.guard():
         base = tklib.tmpdir()
         record_ksys(os.path.join(base, "a"), 0, "-F")
-        record_ksys(os.path.join(base, "b"), 300, "-F")
+        pb = record_ksys(os.path.join(base, "b"), 300, "-F")
     a, b = kernel_entries(os.path.join(base, "a")), kernel_entries(os.path.join(base, "b"))
     assert b - a == 300, "with -F: %d events for 0 calls, %d for 300" % (a, b)
     k, kcpu = manifest(os.path.join(base, "b"))
     assert k["events"] == "syscalls:sys_enter_getppid" and k["tracer"] == "nop"
     assert k["event_fork"] == "1" and k["stack"] == "0" and k["clock"] == "x86-tsc"
-    assert re.fullmatch(r"\d+", k["pid_filter"]), k["pid_filter"]
+    # docs/format.md: the command's pid alone with -F
+    assert k["pid_filter"] == re.search(r"^pid (\d+)$", pb.stdout, re.M).group(1), \
+        (k["pid_filter"], pb.stdout)
     assert k["instance"].startswith("tracekit-") and int(k["page_size"]) >= 4096
     assert int(k["cpus"]) == len(kcpu) >= 1
     for c in kcpu:
@@ -340,16 +409,17 @@ def test_record_P_kernel_only():
 def test_record_tracers():
     """-p nop records; the tracer list on a bad name; the kernel's refusal
     of the function tracer in one line (where it refuses)."""
-    avail = sorted(test_kernel.instance_tracers())
+    tracers = test_kernel.instance_tracers()
     with kernlib.guard() as fs:
         d = os.path.join(tklib.tmpdir(), "t")
         p = tklib.record(d, ["true"], "-q", "-p", "nop", "-e", "sched:sched_switch")
         assert p.returncode == 0 and not p.stderr, p.stderr
         assert manifest(d)[0]["tracer"] == "nop"
+        assert manifest(d)[0]["pid_filter"] == "%"  # the empty value: no pid filter
         d2 = os.path.join(tklib.tmpdir(), "t")
-        line = one_error(tk("record", "-o", d2, "-p", "kernel:bogus", "--", "true"), rc=1)
-        m = re.match(r"^tracekit: tracer 'bogus' is not available \(available: (.*)\)$", line)
-        assert m and sorted(m.group(1).split()) == avail, line
+        test_kernel.check_not_available(
+            one_error(tk("record", "-o", d2, "-p", "kernel:bogus", "--", "true"), rc=1),
+            "bogus", tracers)
         assert not os.path.exists(d2)
         refused = kernlib.probe_refused(fs).get("function")
         p = tk("record", "-o", d2, "-p", "kernel:function", "--", "true")
@@ -469,7 +539,8 @@ def test_record_overwrite_keeps_newest():
     n = 6000
     with kernlib.guard():
         d = os.path.join(tklib.tmpdir(), "t")
-        p = tklib.record(d, [sys.executable, "-c", CLOSES, str(n)], "-b", "8", "--overwrite",
+        p = tklib.record(d, [sys.executable, "-c", CLOSES, str(n)], "--kernel-buffer", "8",
+                         "--overwrite",
                          "-F", "-e", "syscalls:sys_enter_close", "-f", "fd >= %d" % CLOSE_BASE,
                          timeout=60)
     assert p.returncode == 0, p.stderr
@@ -493,6 +564,77 @@ def test_record_overwrite_keeps_newest():
         "kept fds %s..%s (%d), want the last %d" % (hex(fds[0]), hex(fds[-1]), len(fds), entries)
     assert last_line(p.stderr) == \
         "tracekit: %d kernel events (%d lost) recorded in '%s'" % (entries, overrun, d)
+
+
+def test_record_overwrite_cut_at_kernel_cpu():
+    """--overwrite with a small kernel buffer and a large user one: the
+    kernel CPUs keep the last few of 20000 getppid() calls, the user
+    stream everything.  report starts where the latest overwritten CPU
+    begins (kb:begin, before it, is left out; kb:end is there), says so
+    in the header; --no-cut shows kb:begin."""
+    n = 20000
+    with kernlib.guard():
+        d = os.path.join(tklib.tmpdir(), "t")
+        tklib.record(d, [KSYS, "-n", str(n)], "--overwrite", "--kernel-buffer", "8",
+                     "-e", "kb:*", "-e", "syscalls:sys_enter_getppid", "-F", timeout=60)
+    _, kcpu = manifest(d)
+    overwritten = {int(c["cpu"]) for c in kcpu if int(c["overrun"])}
+    assert overwritten, kcpu
+
+    def lines(*opts):
+        text = tklib.run([tklib.TRACEKIT, "report", d, "--no-header", "--ts", "raw"] +
+                         list(opts)).stdout
+        return [l for l in text.splitlines() if "EVENTS DROPPED" not in l]
+
+    kept = kernlib.parse_report("\n".join(lines("--no-cut")))
+    firsts = {}
+    for e in kept:
+        if e["lat"] is not None:
+            firsts.setdefault(e["cpu"], e["ts"])
+    cut_cpu = max(overwritten, key=lambda c: firsts[c])
+    cut = firsts[cut_cpu]
+    shown = kernlib.parse_report("\n".join(lines()))
+    assert shown == [e for e in kept if e["ts"] >= cut]
+    names = [e["event"] for e in shown]
+    assert "kb:begin" not in names and names[-1] == "kb:end", names[:3] + names[-3:]
+    assert [e["event"] for e in kept if e["event"].startswith("kb:")] == ["kb:begin", "kb:end"]
+    head = [l for l in tklib.run([tklib.TRACEKIT, "report", d, "--ts", "raw"]).stdout
+            .splitlines() if l.startswith("# overwrite mode:")]
+    assert head == ["# overwrite mode: every stream is complete from %d, where kernel cpu %d "
+                    "begins; older events are left out (--no-cut shows them)" % (cut, cut_cpu)]
+
+
+def test_record_user_and_kernel_buffer_sizes():
+    """-b sizes the user events' per-thread buffers only; --kernel-buffer
+    the kernel's per-CPU buffers (the kernel's default without it); -b
+    where every -e is a kernel event is an error that names the option."""
+    with kernlib.guard() as fs:
+        sizes = {}
+        for opts in ([], ["-b", "64"], ["-b", "64", "--kernel-buffer", "32"],
+                     ["--user-buffer", "64", "--kernel-buffer", "1024"]):
+            d = os.path.join(tklib.tmpdir(), "t")
+            p = tklib.record(d, [KSYS, "-n", "5"], "-e", "kb:*", "-e",
+                             "syscalls:sys_enter_getppid", "-F", *opts)
+            k, _ = manifest(d)
+            rows, total = tklib.summary(p.stderr)
+            sizes[" ".join(opts)] = (int(k["buffer_kb"]), total["events"])
+        # the kernel rounds up to whole pages, and adds its own
+        default_kb = sizes[""][0]
+        assert default_kb > 128 and sizes["-b 64"] == (default_kb, 2), sizes
+        for opts, kb in (("-b 64 --kernel-buffer 32", 32),
+                         ("--user-buffer 64 --kernel-buffer 1024", 1024)):
+            assert kb <= sizes[opts][0] < kb + 8 and sizes[opts][1] == 2, sizes
+        d = os.path.join(tklib.tmpdir(), "t")
+        test_cli.one_error(
+            tklib.tracekit("record", "-o", d, "-b", "64", "-e", "syscalls:sys_enter_getppid",
+                           "--", KSYS, "-n", "5", check=False),
+            exact="tracekit: -b sizes the per-thread buffers of user events, and every -e is "
+                  "a kernel event: the kernel's per-CPU buffer is --kernel-buffer KB")
+        test_cli.one_error(
+            tklib.tracekit("record", "-o", d, "--kernel-buffer", "2", "--", KSYS, check=False),
+            rc=2, exact="tracekit: --kernel-buffer '2': buffer size must be a number of KiB, "
+                        "at least 4")
+        assert not os.path.exists(d)
 
 
 # ---------------------------------------------------------------- record -P: user and kernel
@@ -532,6 +674,8 @@ def test_record_P_user_and_kernel_events():
                 rec.kill()
                 rec.communicate()
     assert rec.returncode == 0, err
+    # docs/format.md: with -P every thread of the process, comma separated
+    assert sorted(int(t) for t in manifest(d)[0]["pid_filter"].split(",")) == sorted(tasks)
     evs = kernlib.report(d)
     assert {e["tid"] for e in evs} <= tasks, ({e["tid"] for e in evs}, tasks)
     assert all(e["comm"] == "prog-ksys" for e in evs), {e["comm"] for e in evs}

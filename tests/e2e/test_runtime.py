@@ -84,6 +84,19 @@ def bt_check(c, outdir, expected):
     return lines
 
 
+def bt_count(c, outdir, expected):
+    """bt_check for big traces: babeltrace2 decodes every event of
+    OUTDIR/user (its counter sink: no text to make and to read back) and
+    counts EXPECTED."""
+    p = run([babeltrace2(), os.path.join(outdir, "user"), "-c", "sink.utils.counter",
+             "--params=step=+0"], timeout=600, check=False)
+    m = re.search(r"^ *(\d+) Event messages$", p.stdout, re.M)
+    c.check(p.returncode == 0 and p.stderr == "", "babeltrace2 exited %d: %s" % (
+        p.returncode, p.stderr[:400]))
+    c.check(m and int(m.group(1)) == expected, "babeltrace2 counted %s events, report %d" % (
+        m and m.group(1), expected))
+
+
 def fast_report(outdir):
     """Like tklib.report_lines, for big traces: (tid, ts, event, text)
     tuples, from `tracekit report --no-header`, which must exit 0 and
@@ -439,10 +452,13 @@ def test_list_plugin():
 def test_toggle():
     """100,000 tk_enable/tk_disable and 100,000 probe connect/disconnect
     while two threads fire the event: nothing breaks, every recorded event
-    is whole, the probe never sees bad arguments nor runs late."""
+    is whole, the probe never sees bad arguments nor runs late.  The
+    threads pause 10 us between events (-p): each toggle still has events
+    on both sides of it, and the trace holds ~0.9 M events rather than
+    ~9 M, which took this test 230 s to read back."""
     out = os.path.join(tmpdir(), "t")
     T = 2
-    p = record(out, [prog("toggle"), "-n", "100000", "-t", str(T), "-p", "1000"],
+    p = record(out, [prog("toggle"), "-n", "100000", "-t", str(T), "-p", "10000"],
                "-e", "tog:start", timeout=120)
     command_ok(p, "prog-toggle")
     got = counts(p.stdout)
@@ -457,27 +473,24 @@ def test_toggle():
     r = tracekit("report", out, "--no-header", timeout=300, check=False)
     c.check(r.returncode == 0 and r.stderr == "",
             "report: exit %d, stderr %r" % (r.returncode, r.stderr[:500]))
-    evs, starts, bad, per_tid = 0, 0, [], {}
-    line_re = re.compile(r"^\s*(.+)-(\d+) \[\d+\] \d+\.\d+: tog:ev: thread=(\d+) "
-                         r"seq=(\d+) triple=(\d+) msg=(\S+)$")
-    for line in r.stdout.splitlines():
-        m = line_re.match(line)
-        if not m:
-            if re.search(r": tog:start: threads=%d toggles=100000$" % T, line):
-                starts += 1
-            else:
-                bad.append(line)
-            continue
-        tid, thread, seq, triple, msg = (int(m.group(2)), int(m.group(3)),
-                                         int(m.group(4)), int(m.group(5)), m.group(6))
-        if thread >= T or triple != seq * 3 + 1 or msg != DIGITS[seq % 10]:
-            bad.append(line)
+    lines = r.stdout.count("\n")
+    starts = len(re.findall(r": tog:start: threads=%d toggles=100000$" % T, r.stdout, re.M))
+    # every other line is a tog:ev; one regex over the whole text
+    line_re = re.compile(r"^\s*.+-(\d+) \[\d+\] \d+\.\d+: tog:ev: thread=(\d+) "
+                         r"seq=(\d+) triple=(\d+) msg=(\S+)$", re.M)
+    evs, bad, per_tid = 0, [], {}
+    for tid, thread, seq, triple, msg in line_re.findall(r.stdout):
+        tid, thread, seq = int(tid), int(thread), int(seq)
+        if thread >= T or int(triple) != seq * 3 + 1 or msg != DIGITS[seq % 10]:
+            bad.append((tid, thread, seq, triple, msg))
         last = per_tid.get(tid)
         if last is not None and (last[0] != thread or seq <= last[1]):
-            bad.append(line)
+            bad.append((tid, thread, seq, triple, msg))
         per_tid[tid] = (thread, seq, (last[2] + 1) if last else 1)
         evs += 1
-    c.check(not bad, "%d inconsistent report lines, first: %r" % (len(bad), bad[:3]))
+    c.check(evs + starts == lines, "%d report lines are neither tog:ev nor tog:start" % (
+        lines - evs - starts))
+    c.check(not bad, "%d inconsistent events, first: %r" % (len(bad), bad[:3]))
     c.check(starts == 1, "tog:start: %d events" % starts)
     c.check(evs > 0, "no tog:ev event was recorded: tk_enable did not record")
     for tid, (thread, seq, n) in per_tid.items():
@@ -487,7 +500,7 @@ def test_toggle():
     rows, total = summary(p.stderr)
     c.check(total and total["events"] == evs + starts,
             "summary total %s, report %d events" % (total, evs + starts))
-    bt_check(c, out, evs + starts)
+    bt_count(c, out, evs + starts)
     c.done()
 
 
@@ -499,6 +512,32 @@ def test_toggle_no_session():
     got = counts(p.stdout)
     assert p.returncode == 0, "exit %d: %s %s" % (p.returncode, p.stdout, p.stderr)
     assert got["enable_matched"] == [20000] and got["probe_calls"][0] > 0, p.stdout
+
+
+def test_filter_is_the_recorders_only():
+    """A recording filter selects what is recorded; the program's own probe
+    on the same event still sees every hit (200), with any filter."""
+    want = {"status >= 400": [i for i in range(200) if i % 10 == 3 or i % 25 == 0],
+            "id < 0": [],
+            "status == 200 && id < 20": [i for i in range(20)
+                                         if i % 10 != 3 and i % 25 != 0],
+            None: list(range(200))}
+    c = Checks()
+    for flt, ids in want.items():
+        out = os.path.join(tmpdir(), "t")
+        opts = ["-e", "srv:req_end"] + (["-f", flt] if flt else [])
+        p = record(out, [prog("probefilter")], *opts)
+        command_ok(p, "prog-probefilter")
+        got = counts(p.stdout)
+        c.check(got["probe_calls"] == [200] and got["probe_errors"] == [28],
+                "-f %r: the program's probe saw %s" % (flt, p.stdout.split("\n")))
+        rec = [int(fields(l["text"])["id"]) for l in report_lines(out)
+               if l["event"] == "srv:req_end"]
+        c.check(rec == ids, "-f %r: recorded ids %s, want %s" % (flt, rec, ids))
+        rows, total = summary(p.stderr)
+        c.check(total and total["events"] == len(ids) and total["lost"] == 0,
+                "-f %r: summary %s" % (flt, total))
+    c.done()
 
 
 # ------------------------------------------------------------------- 5. C++

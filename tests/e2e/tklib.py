@@ -74,8 +74,9 @@ SUMMARY_RE = re.compile(r"^(\S+)-(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$")
 
 
 def summary(stderr):
-    """Per-stream rows of record's summary: list of dicts (tid, events,
-    lost, bytes, comm, pid) and the totals row as a dict."""
+    """Per-stream rows of record's summary (NAME-TID PID EVENTS LOST BYTES):
+    list of dicts (name, tid, pid, events, lost, bytes) and the totals row
+    as a dict."""
     rows, total = [], None
     for line in stderr.splitlines():
         parts = line.split()
@@ -84,26 +85,26 @@ def summary(stderr):
             continue
         m = SUMMARY_RE.match(line.strip())
         if m:
-            rows.append(dict(name=m.group(1), pid=int(m.group(2)), tid=int(m.group(3)),
+            rows.append(dict(name=m.group(1), tid=int(m.group(2)), pid=int(m.group(3)),
                              events=int(m.group(4)), lost=int(m.group(5)),
                              bytes=int(m.group(6))))
     return rows, total
 
 
-LINE_RE = re.compile(r"^\s*(.+)-(\d+) \[(\d+)\] (\d+)\.(\d+): ([^:]+:[^:]+): ?(.*)$")
+LINE_RE = re.compile(r"^\s*(.+)-(\d+) \[(\d+)\] (\d+(?:\.\d+)?): ([^:]+:[^:]+): ?(.*)$")
 
 
 def report_lines(outdir, *opts):
     """Event lines of `tracekit report --no-header`, parsed: list of dicts
-    (comm, tid, cpu, ts (string), event, text)."""
+    (comm, tid, cpu, ts (string: seconds, or ticks with --ts raw), event,
+    text)."""
     p = tracekit("report", outdir, "--no-header", *opts, timeout=300)
     out = []
     for line in p.stdout.splitlines():
         m = LINE_RE.match(line)
         assert m, "unparsable report line: %r" % line
         out.append(dict(comm=m.group(1), tid=int(m.group(2)), cpu=int(m.group(3)),
-                        ts=m.group(4) + "." + m.group(5), event=m.group(6),
-                        text=m.group(7)))
+                        ts=m.group(4), event=m.group(5), text=m.group(6)))
     return out
 
 
@@ -132,6 +133,13 @@ def wait_for_file(path, timeout=10):
             return open(path).read()
         time.sleep(0.01)
     raise AssertionError("%s did not appear" % path)
+
+
+def default_sigint():
+    """preexec_fn: SIGINT at its default, as a terminal's foreground job has
+    it (a background job, which tests/run may be, ignores it, and so would
+    the command that record starts)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def kill_quietly(proc, sig=signal.SIGKILL):

@@ -11,6 +11,7 @@
  *
  *   "FMT\n" TEXT "\0" REST   TEXT -> kernel/formats/fuzz/ev (one more
  *                            event format, any text), REST -> cpu0.raw
+ *   "PRK\n" TEXT "\0" REST   TEXT -> kernel/printk_formats, REST -> cpu0.raw
  *   anything else            the whole input -> kernel/cpu0.raw
  *
  * Every event is read (tk_kernel_next) and printed both by the fast
@@ -43,56 +44,21 @@
 
 #include "format/kernel-print.h"
 #include "format/kernel-read.h"
+#include "fuzz-dir.h"
 
-static char dir[PATH_MAX];
 static const char manifest[] =
 	"tracekit version=1\nkernel page_size=4096 cpus=1\n"
 	"kcpu cpu=0 file=kernel/cpu0.raw overrun=1 dropped=2\n";
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void cleanup(void)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static void path_of(char *buf, size_t size, const char *name)
-{
-	if ((size_t)snprintf(buf, size, "%s/%s", dir, name) >= size)
-		abort();
-}
-
-static void write_file(const char *name, const void *data, size_t len)
-{
-	char path[PATH_MAX];
-	FILE *f;
-
-	path_of(path, sizeof(path), name);
-	f = fopen(path, "wb");
-	if (!f || (len && fwrite(data, 1, len, f) != len) || fclose(f))
-		abort();
-}
-
 static void setup(void)
 {
-	const char *tmp = getenv("TMPDIR");
 	char path[PATH_MAX], src[PATH_MAX], cwd[PATH_MAX];
 	static const char *const systems[] = { "sched", "syscalls", "ftrace", "kmem",
 					       "exceptions", "filemap" };
 
 	if (!getcwd(cwd, sizeof(cwd)))
 		abort();
-	snprintf(dir, sizeof(dir), "%s/fuzz-kernel-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
-		abort();
-	atexit(cleanup);
+	fuzz_dir_make("fuzz-kernel");
 	path_of(path, sizeof(path), "kernel");
 	mkdir(path, 0700);
 	path_of(path, sizeof(path), "kernel/formats");
@@ -130,22 +96,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tk_kernel k;
 	struct tk_kprint_env env = { 0 };
 	struct trace_seq seq;
-	char err[256], out[8192], fmt_path[PATH_MAX];
+	static const struct {
+		const char *tag, *name;
+	} text_files[] = { { "FMT\n", "kernel/formats/fuzz/ev" },
+			   { "PRK\n", "kernel/printk_formats" } };
+	char err[256], out[8192], path[PATH_MAX];
 	int ret;
 
 	if (!ready) {
 		setup();
 		ready = true;
 	}
-	path_of(fmt_path, sizeof(fmt_path), "kernel/formats/fuzz/ev");
-	unlink(fmt_path);
-	if (size >= 4 && !memcmp(data, "FMT\n", 4)) {
-		const uint8_t *end = memchr(data + 4, 0, size - 4);
-		size_t len = end ? (size_t)(end - data - 4) : size - 4;
+	for (size_t i = 0; i < sizeof(text_files) / sizeof(text_files[0]); i++) {
+		path_of(path, sizeof(path), text_files[i].name);
+		unlink(path);
+		if (size >= 4 && !memcmp(data, text_files[i].tag, 4)) {
+			const uint8_t *end = memchr(data + 4, 0, size - 4);
+			size_t len = end ? (size_t)(end - data - 4) : size - 4;
 
-		write_file("kernel/formats/fuzz/ev", data + 4, len);
-		data += 4 + len + (end != NULL);
-		size -= 4 + len + (end != NULL);
+			write_file(text_files[i].name, data + 4, len);
+			data += 4 + len + (end != NULL);
+			size -= 4 + len + (end != NULL);
+		}
 	}
 	write_file("kernel/cpu0.raw", data, size);
 	err[0] = '\0';

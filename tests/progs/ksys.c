@@ -7,7 +7,7 @@
  *
  * Everything below runs in one worker thread, so that its system calls
  * are exactly these (the main thread's include the runtime's own, such as
- * the getppid() of its handshake with the recorder):
+ * the sockets of its handshake with the recorder):
  *
  *   -n N      kb:begin, then exactly N getppid() system calls, then kb:end
  *             (default 0: none of the three)

@@ -70,6 +70,13 @@
 #define TK__VALUE_A_END
 #define TK__VALUE_B_END
 
+/* Field names: one struct member per field (check.h). */
+#define TK__SEQ_NAMES(seq) TK__WALK(TK__NAMES_A seq)
+#define TK__NAMES_A(k, t, n, e, x) TK__NAMES_##k(t, n, e, x) TK__NAMES_B
+#define TK__NAMES_B(k, t, n, e, x) TK__NAMES_##k(t, n, e, x) TK__NAMES_A
+#define TK__NAMES_A_END
+#define TK__NAMES_B_END
+
 #define TK__COUNT_INT(t, n, e, x) +1
 #define TK__COUNT_PTR(t, n, e, x) +1
 #define TK__COUNT_DBL(t, n, e, x) +1

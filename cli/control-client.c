@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * control-client.c - the messages for a control socket that stays silent.
+ *
+ * A process answers on @tracekit-PID from a thread of its own; a socket
+ * that accepts and then says nothing (the thread never started, or is
+ * stuck) or that closes at once must not leave a client waiting, nor be
+ * blamed on the wrong cause: only a peer of another user, not root, is
+ * refused (lib/unix-socket.c).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "control-client.h"
+#include "common/protocol.h"
+#include "common/unix-socket.h"
+
+void ctl_no_answer(pid_t pid, bool closed, char *out, size_t len)
+{
+	char path[32];
+	struct stat st;
+	bool other_user;
+
+	if (!closed) {
+		snprintf(out, len,
+			 "process %d did not answer on its control socket @" TK_SOCKET_PREFIX
+			 "%d within %d s", (int)pid, (int)pid, TK_CTL_ANSWER_MS / 1000);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	other_user = geteuid() != 0 && stat(path, &st) == 0 &&
+		     st.st_uid != geteuid();
+	if (other_user)
+		snprintf(out, len, "process %d refused the connection (%s)", (int)pid,
+			 TK_PEER_RULE);
+	else
+		snprintf(out, len, "process %d closed the connection without answering",
+			 (int)pid);
+}

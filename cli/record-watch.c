@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * record-watch.c - the live line, the index written while recording and
+ * thread renames (record-watch.h).  Everything here only reads the
+ * shared buffers' headers and /proc: no system call on the writers' side.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+#include "record-watch.h"
+
+#define LIVE_MS 1000   /* the live line, rewritten */
+#define INDEX_MS 1000  /* the index, rewritten even when nothing came */
+#define RENAME_MS 200  /* thread names, read again */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void human_bytes(char *out, size_t len, double b)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	unsigned u = 0;
+
+	while (b >= 1024 && u < 4) {
+		b /= 1024;
+		u++;
+	}
+	snprintf(out, len, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+}
+
+static void live_update(struct record_watch *w, uint64_t now)
+{
+	uint64_t events = 0, bytes = 0, lost = 0;
+	char rate[32], total[32];
+
+	if (!w->live || now < w->live_at)
+		return;
+	for (unsigned i = 0; i < w->s->nstreams; i++)
+		consumer_stream_progress(w->s->streams[i], &events, &bytes,
+					 &lost);
+	bytes += record_kernel_bytes(w->kernel, w->dir);
+	human_bytes(rate, sizeof(rate), (double)(bytes - w->bytes));
+	human_bytes(total, sizeof(total), (double)bytes);
+	fprintf(stderr, "\rtracekit: %llu events/s, %s/s, %llu lost/s (%llu events, %s, %llu lost in all)\033[K",
+		(unsigned long long)(events - w->events), rate,
+		(unsigned long long)(lost - w->lost), (unsigned long long)events,
+		total, (unsigned long long)lost);
+	w->events = events;
+	w->bytes = bytes;
+	w->lost = lost;
+	w->live_at = now + LIVE_MS;
+	w->live_shown = true;
+}
+
+/* The index: at the start, when a process announced its events or a
+ * stream got its file, and every INDEX_MS (counts, clock). */
+static void index_update(struct record_watch *w, uint64_t now)
+{
+	struct rec_session *s = w->s;
+	unsigned procs = 0, files = 0;
+
+	for (unsigned i = 0; i < s->nprocs; i++)
+		procs += s->procs[i]->announced;
+	for (unsigned i = 0; i < s->nstreams; i++)
+		files += s->streams[i]->file != NULL;
+	if (w->index_failed ||
+	    (procs == w->procs && files == w->files && now < w->index_at))
+		return;
+	if (record_kernel_capturing(w->kernel))
+		s->kernel = &w->kernel->manifest;
+	session_clock_now(s);
+	if (session_write_index(s, true) < 0) {
+		tk_warn("%s", s->error);
+		w->index_failed = true;
+	}
+	w->procs = procs;
+	w->files = files;
+	w->index_at = now + INDEX_MS;
+}
+
+void watch_renames(struct rec_session *s)
+{
+	for (unsigned i = 0; i < s->nstreams; i++) {
+		struct rec_stream *st = s->streams[i];
+		char path[64], comm[sizeof(st->comm) + 1];
+		ssize_t n;
+		int fd;
+
+		if (st->done)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", st->proc->pid,
+			 st->tid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		comm[n] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		if (comm[0] && strlen(comm) < sizeof(st->comm))
+			memcpy(st->comm, comm, strlen(comm) + 1);
+	}
+}
+
+void watch_init(struct record_watch *w, struct rec_session *s,
+		struct record_kernel *kernel, const char *dir, bool live)
+{
+	memset(w, 0, sizeof(*w));
+	w->s = s;
+	w->kernel = kernel;
+	w->dir = dir;
+	w->live = live;
+	w->live_at = now_ms() + LIVE_MS;
+}
+
+void watch_tick(struct record_watch *w)
+{
+	uint64_t now = now_ms();
+
+	if (now >= w->rename_at) {
+		watch_renames(w->s);
+		w->rename_at = now + RENAME_MS;
+	}
+	live_update(w, now);
+	index_update(w, now);
+}
+
+int watch_wait_us(const struct record_watch *w)
+{
+	uint64_t now = now_ms(), at = w->rename_at;
+
+	if (w->live && w->live_at < at)
+		at = w->live_at;
+	if (!w->index_failed && w->index_at < at)
+		at = w->index_at;
+	return at <= now ? 0 : at - now > 1000 ? 1000000 : (int)(at - now) * 1000;
+}
+
+void watch_end(struct record_watch *w)
+{
+	if (w->live_shown)
+		fputs("\r\033[K", stderr);
+}

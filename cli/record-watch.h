@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * record-watch.h - what record does while a recording runs, besides
+ * draining the buffers (session.c, consumer.c):
+ *
+ *   - on a terminal, a line rewritten every second with the events, bytes
+ *     and lost events of the last second and in all;
+ *   - the trace's index written at the start, whenever a process has
+ *     announced its events or a stream got its file, and every second, so
+ *     that a recorder killed then leaves a trace report reads
+ *     (docs/format.md, state=recording);
+ *   - thread renames: a stream goes by its thread's current name.
+ */
+#ifndef TK_RECORD_WATCH_H
+#define TK_RECORD_WATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "record-kernel.h"
+#include "session.h"
+
+struct record_watch {
+	struct rec_session *s;
+	struct record_kernel *kernel;
+	const char *dir;           /* where the trace is written */
+	bool live, live_shown;     /* the live line: wanted, printed */
+	uint64_t live_at, events, bytes, lost; /* and what it said last */
+	unsigned procs, files;     /* what the index last had */
+	uint64_t index_at;
+	bool index_failed;         /* said once, not tried again */
+	uint64_t rename_at;
+};
+
+/* @live: print the live line (stderr is a terminal, no -q). */
+void watch_init(struct record_watch *w, struct rec_session *s,
+		struct record_kernel *kernel, const char *dir, bool live);
+/* After each poll of the session: what is due of the three. */
+void watch_tick(struct record_watch *w);
+/* Microseconds until watch_tick has something to do (at most 1 s). */
+int watch_wait_us(const struct record_watch *w);
+/* Erase the live line, before the summary. */
+void watch_end(struct record_watch *w);
+/* Name each live stream after its thread's current name (also done by
+ * watch_tick every 200 ms, and once more at the end). */
+void watch_renames(struct rec_session *s);
+
+#endif /* TK_RECORD_WATCH_H */

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report-select.c - which events report shows (report.h): --events
+ * patterns, --pid/--tid/--comm, the fields every event offers -F
+ * (common_pid, common_comm, common_cpu), --from/--to, and which event's
+ * error a bad -F is shown for.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "common/pattern.h"
+#include "report.h"
+
+bool report_selected(const char *const *patterns, unsigned n, const char *name)
+{
+	if (!n)
+		return true;
+	for (unsigned i = 0; i < n; i++)
+		if (tk_pattern_match(patterns[i], name))
+			return true;
+	return false;
+}
+
+void report_filter_note(struct report_filter_result *fr, const char *event,
+			const struct tk_filter_error *fe)
+{
+	if (fr->first_event && fe->column <= fr->column) {
+		if (fe->column == fr->column && strcmp(event, fr->first_event))
+			fr->tied = true;
+		return;
+	}
+	fr->first_event = event;
+	fr->tied = false;
+	fr->column = fe->column;
+	snprintf(fr->message, sizeof(fr->message), "%s", fe->message);
+}
+
+int report_ids_parse(const char *opt, const char *arg, uint32_t **ids, unsigned *n)
+{
+	const char *p = arg;
+
+	do {
+		char *end;
+		unsigned long v;
+		uint32_t *grown;
+
+		errno = 0;
+		v = *p >= '0' && *p <= '9' ? strtoul(p, &end, 10) : 0;
+		if (!v || errno || v > INT32_MAX || (*end && *end != ',')) {
+			tk_error("%s '%s': not a list of ids (as 12,34)", opt, arg);
+			return -1;
+		}
+		grown = realloc(*ids, (*n + 1) * sizeof(**ids));
+		if (!grown)
+			return -1;
+		*ids = grown;
+		(*ids)[(*n)++] = (uint32_t)v;
+		p = *end ? end + 1 : end;
+	} while (*p);
+	return 0;
+}
+
+static bool id_in(const uint32_t *ids, unsigned n, uint32_t id)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+bool report_who_selects(const struct report_who *w, uint32_t pid,
+			uint32_t tid, const char *comm)
+{
+	if (w->ntids && !id_in(w->tids, w->ntids, tid))
+		return false;
+	if (w->comm && (!comm || fnmatch(w->comm, comm, 0)))
+		return false;
+	if (!w->npids)
+		return true;
+	if (pid)
+		return id_in(w->pids, w->npids, pid);
+	if (id_in(w->pids, w->npids, tid))
+		return true;
+	for (unsigned i = 0; w->trace && i < w->trace->nstreams; i++)
+		if (w->trace->streams[i].tid == tid &&
+		    id_in(w->pids, w->npids, w->trace->streams[i].pid))
+			return true;
+	return false;
+}
+
+struct tk_field_desc *report_common_fields(const struct tk_field_desc *fields,
+					   unsigned n)
+{
+	static const struct tk_field_desc common[REPORT_COMMON_FIELDS] = {
+		{ "common_pid", TK_KIND_INT, 4, 0, 0 },
+		{ "common_comm", TK_KIND_STRING, 0, 0, 0 },
+		{ "common_cpu", TK_KIND_UINT, 4, 0, 0 },
+	};
+	struct tk_field_desc *all = calloc(n + REPORT_COMMON_FIELDS, sizeof(*all));
+
+	if (!all)
+		return NULL;
+	if (n)
+		memcpy(all, fields, n * sizeof(*all));
+	memcpy(all + n, common, sizeof(common));
+	return all;
+}
+
+void report_common_values(struct tk_value *v, uint32_t tid, const char *comm,
+			  uint32_t cpu)
+{
+	v[0].i = (int32_t)tid;
+	v[1].str = comm;
+	v[1].len = (uint32_t)strlen(comm);
+	v[2].u = cpu;
+}
+
+/* "[+]SECONDS[.FRACTION]" in nanoseconds, and the unit of its last digit
+ * (at most a microsecond, what report prints); false if it is not that. */
+static bool parse_seconds(const char *s, bool *relative, uint64_t *ns,
+			  uint64_t *unit)
+{
+	uint64_t secs = 0, frac = 0, scale = 1000000000u;
+	const char *p = s;
+
+	*relative = *p == '+';
+	p += *relative;
+	if (*p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (secs > UINT64_MAX / 10000000000u)
+			return false;
+		secs = secs * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			if (scale /= 10)
+				frac += (uint64_t)(*p - '0') * scale;
+	*ns = secs * 1000000000u + frac;
+	*unit = scale > 1000 ? 1000 : scale ? scale : 1;
+	return !*p;
+}
+
+uint64_t report_bound_time(const struct tk_trace_clock *c, uint64_t first,
+			   const struct report_bound *b, uint64_t ts)
+{
+	switch (b->clock) {
+	case TS_RAW:
+		return ts;
+	case TS_REAL:
+		return tk_clock_to_real(c, ts);
+	case TS_MONO:
+		return tk_clock_to_mono(c, ts);
+	default:
+		return ts > first ? (uint64_t)((unsigned __int128)(ts - first) *
+					       1000000000u / c->freq)
+				  : 0;
+	}
+}
+
+int report_bound_parse(enum ts_mode ts, const char *opt, const char *arg,
+		       struct report_bound *b)
+{
+	bool relative;
+	uint64_t unit;
+
+	b->set = true;
+	b->clock = ts == TS_DELTA ? TS_START : ts;
+	if (ts == TS_RAW && arg[0] != '+') {
+		char *end;
+
+		errno = 0;
+		b->lo = strtoull(arg, &end, 10);
+		b->hi = b->lo;
+		if (arg[0] >= '0' && arg[0] <= '9' && !*end && !errno)
+			return 0;
+	} else if (parse_seconds(arg, &relative, &b->lo, &unit)) {
+		if (relative)
+			b->clock = TS_START;
+		/* --to 12.345 includes what is printed as 12.345xxx */
+		b->hi = b->lo + unit - 1;
+		return 0;
+	}
+	tk_error("%s '%s': not a time (seconds as report prints them%s, or +SECONDS after the first event)",
+		 opt, arg, ts == TS_RAW ? ", clock ticks with --ts raw" : "");
+	return -1;
+}
+

@@ -1,0 +1,318 @@
+# SPDX-License-Identifier: MIT
+"""Hostile and broken input: what a user, a corrupt trace or the traced
+program itself can hand tracekit that must end in one clear error line,
+or in a readable trace, never in a crash, a hang or a change of global
+state.
+
+tests/run runs this file twice: with the normal build, and with the
+sanitizer build (build-san, ASan and UBSan; TK_BUILD points there), where
+an out-of-bounds read or undefined behaviour fails the test even when
+the normal build survives it.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import kernlib
+import test_cli
+import test_kernel_read
+import tklib
+
+one_error = test_cli.one_error
+tk = test_cli.tk
+
+
+def test_printk_formats_checked():
+    """kernel/printk_formats lines that are not '0xADDR : "TEXT"', or
+    whose TEXT is shorter than two bytes, made libtraceevent read outside
+    its buffers (ASan); report checks each line before handing the file
+    over, and keeps the good ones."""
+    d = test_kernel_read._kernel_trace_copy()
+    path = os.path.join(d, "kernel", "printk_formats")
+    good = tk("report", d, check=True)
+    with open(path, "w") as f:
+        f.write('0xffffffff8281ba68 : "NQ"\n'
+                '0xffffffff8281ba69 : "a"\n'
+                '0xffffffff8281ba6a : ""\n'
+                '0xffffffff8281ba6b\n'
+                'abc:\n'
+                '0xffffffff8281ba6c : "\n'
+                ': "x"\n'
+                '0xffffffff8281ba6d : "end"')
+    p = tk("report", d)
+    assert (p.returncode, p.stderr) == (0, ""), (p.returncode, p.stderr[-3000:])
+    assert p.stdout == good.stdout
+
+
+def test_output_with_trailing_slash():
+    """record -o EXISTING/ replaces the trace at EXISTING (it recorded,
+    then could not move the new trace into place and left it inside the
+    old one, as EXISTING/.new-PID)."""
+    base = tklib.tmpdir()
+    d = os.path.join(base, "t")
+    test_cli.record_basic(d, "-n", "5")
+    p, rows, total = test_cli.record_basic(d + "/", "-n", "7")
+    assert p.returncode == 0 and total["events"] == 2 + 7, p.stderr
+    assert p.stderr.endswith("recorded in '%s'\n" % d), p.stderr
+    assert sorted(os.listdir(base)) == ["t"], os.listdir(base)
+    assert sorted(os.listdir(d)) == ["events", "tracekit.manifest", "user"], os.listdir(d)
+    count = tk("report", "--count", d, check=True).stdout.splitlines()
+    assert count[-1].split() == ["9", "total"], count
+
+
+def small_tmpfs(size="2m"):
+    """A tmpfs of SIZE mounted on a fresh directory; returns its path.
+    umount_quietly() removes it."""
+    mnt = os.path.join(tklib.tmpdir(), "small")
+    os.mkdir(mnt)
+    p = tklib.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", mnt], check=False)
+    if p.returncode != 0:
+        raise tklib.Skip("cannot mount a small tmpfs: %s" % p.stderr.strip())
+    return mnt
+
+
+def umount_quietly(mnt):
+    tklib.run(["umount", mnt], check=False)
+
+
+def test_disk_full_says_what_is_readable():
+    """A recording that fills the disk fails, keeps the trace that was at
+    the output, and names where its own data is, saying whether report
+    can read it (it named a directory without a manifest, as if it were
+    a trace)."""
+    mnt = small_tmpfs()
+    try:
+        d = os.path.join(mnt, "t")
+        test_cli.record_basic(d, "-n", "100")
+        before = tk("report", d, check=True).stdout
+        p = tk("record", "-o", d, "-b", "4096", "--", test_cli.BASIC, "-n", "300000")
+        assert p.returncode == 1, p.stderr
+        assert "No space left on device" in p.stderr, p.stderr
+        new = [n for n in os.listdir(mnt) if n.startswith("t.new-")]
+        assert len(new) == 1, os.listdir(mnt)
+        new = os.path.join(mnt, new[0])
+        last = p.stderr.splitlines()[-1]
+        readable = tk("report", new)
+        if readable.returncode == 0:
+            assert last == "tracekit: '%s' is kept as it was; this recording is in '%s'" % (
+                d, new), p.stderr
+        else:
+            assert last == ("tracekit: '%s' is kept as it was; what this recording wrote "
+                            "is in '%s', without a manifest (report cannot read it)"
+                            % (d, new)), p.stderr
+            one_error(readable, exact="tracekit: '%s' is not a tracekit trace (no "
+                                      "tracekit.manifest)" % new)
+        assert tk("report", d, check=True).stdout == before
+        # no trace there before: the output itself holds what it wrote
+        shutil.rmtree(d)
+        shutil.rmtree(new)
+        p = tk("record", "-o", d, "-b", "4096", "--", test_cli.BASIC, "-n", "300000")
+        assert p.returncode == 1 and "No space left on device" in p.stderr, p.stderr
+        if tk("report", d).returncode != 0:
+            assert p.stderr.splitlines()[-1] == (
+                "tracekit: what this recording wrote is in '%s', without a manifest "
+                "(report cannot read it)" % d), p.stderr
+    finally:
+        umount_quietly(mnt)
+
+
+PEER_RULE = ("its control socket answers only root and the user it runs as, and only "
+             "root if it is not dumpable, as setuid programs are not")
+
+
+def test_setuid_program_answers_root_only():
+    """A setuid-root instrumented program started by an ordinary user is
+    that user's to start, not to trace: its control socket compared the
+    peer with its real uid and let that user list and record it (ptrace
+    refuses: the process runs as root and is not dumpable).  Root still
+    can."""
+    nobody = test_cli.as_nobody()
+    base = tklib.tmpdir()
+    os.chmod(base, 0o755)
+    prog = os.path.join(base, "prog-basic-setuid")
+    shutil.copy(tklib.prog("basic-static"), prog)
+    os.chown(prog, 0, 0)
+    os.chmod(prog, 0o4755)
+    shared = tklib.tmpdir()
+    os.chmod(shared, 0o777)
+    ready = os.path.join(shared, "ready")
+    proc = subprocess.Popen(nobody + [prog, "-f", "-r", ready, "-p", "200000"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        pid = int(tklib.wait_for_file(ready).split()[1])
+        with open("/proc/%d/status" % pid) as f:
+            uids = next(l for l in f if l.startswith("Uid:")).split()[1:3]
+        if uids != ["65534", "0"]:
+            raise tklib.Skip("the setuid bit did not take here (uids %s): nosuid mount?" % uids)
+        one_error(test_cli.run_as(nobody, "list", str(pid), timeout=30), rc=1,
+                  exact="tracekit: process %d refused the connection (%s)" % (pid, PEER_RULE))
+        d = os.path.join(shared, "t")
+        one_error(test_cli.run_as(nobody, "record", "-o", d, "-P", str(pid), timeout=30),
+                  rc=1, exact="tracekit: process %d refused the connection (%s)" % (
+                      pid, PEER_RULE))
+        assert not os.path.exists(d)
+        p = tk("list", "--names", str(pid), check=True)
+        assert p.stdout.split() == ["test:kinds", "test:phase", "test:seq"], p.stdout
+        assert proc.poll() is None, "the program died"
+    finally:
+        test_cli.stop(proc)
+
+
+SQUAT = r"""
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind("\0tracekit-" + sys.argv[1])
+s.listen(4)
+print(os.getpid(), flush=True)
+while True:
+    c, _ = s.accept()
+"""
+
+
+def test_squatted_socket_name():
+    """Anyone may bind an abstract name: another user's process holding
+    @tracekit-PID is not process PID, and list says the name is taken
+    (it read whatever that process sent)."""
+    nobody = test_cli.as_nobody()
+    sleeper = subprocess.Popen(["sleep", "60"])
+    squat = subprocess.Popen(nobody + [sys.executable, "-c", SQUAT, str(sleeper.pid)],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        holder = int(squat.stdout.readline())
+        one_error(tk("list", str(sleeper.pid), timeout=30), rc=1,
+                  exact="tracekit: the control socket name @tracekit-%d is taken by process "
+                        "%d (uid 65534), not process %d" % (sleeper.pid, holder, sleeper.pid))
+    finally:
+        test_cli.stop(squat)
+        test_cli.stop(sleeper)
+
+
+def test_list_no_match():
+    """list -e GLOB that names nothing says so and fails (it exited 0)."""
+    with kernlib.lock():
+        one_error(tk("list", "-e", "nosuch:*"), rc=1,
+                  exact="tracekit: no event matches 'nosuch:*'")
+        p = tk("list", "-e", "nosuch:*", tklib.prog("basic"))
+        one_error(p, rc=1, exact="tracekit: no event matches 'nosuch:*'")
+        assert p.stdout == ""
+        p = tk("list", "-e", "test:s*", tklib.prog("basic"), check=True)
+        assert p.stdout.split() == ["test:seq"], p.stdout
+
+
+def test_stat_duration_checked():
+    """stat -d takes a finite number of seconds up to a year: nan ran for
+    0 s and 1e999 forever."""
+    with kernlib.guard():
+        for bad in ("nan", "-nan", "1e999", "inf", "0", "-2", "31536001", "5s", ""):
+            one_error(tk("stat", "-a", "-e", "sched:sched_switch", "-d", bad, timeout=20),
+                      rc=2, exact="tracekit: -d '%s': give a number of seconds, more than "
+                                  "0 and at most 31536000" % bad)
+        p = tk("stat", "-a", "-e", "sched:sched_switch", "-d", "0.05", timeout=20)
+        assert p.returncode == 0, p.stderr
+        assert re.search(r"^ +\d+ +sched:sched_switch$", p.stderr, re.M), p.stderr
+
+
+def test_process_of_no_event():
+    """A process that joins a recording and announces no event (its
+    runtime started as the function tracer starts it) gets an empty
+    descriptor file, and list says the program has no event; both ran
+    into undefined behaviour (fwrite and qsort of a null pointer, which
+    the sanitizer build stops on)."""
+    noev = tklib.prog("noevents")
+    d = os.path.join(tklib.tmpdir(), "t")
+    p = tklib.record(d, ["env", "TRACEKIT_FUNCTRACE=1", noev])
+    assert p.stdout == "matched 0\n", p.stdout
+    assert p.stderr.splitlines()[-1] == "tracekit: 0 streams of 1 process recorded in '%s'" % d
+    descs = os.listdir(os.path.join(d, "events"))
+    assert [os.path.getsize(os.path.join(d, "events", f)) for f in descs] == [0], descs
+    head = tk("report", d, check=True).stdout
+    assert re.search(r"^# process \d+ \(prog-noevents\) %s, 0 events defined$" % re.escape(noev),
+                     head, re.M), head
+    p = tk("list", noev)
+    assert (p.returncode, p.stdout) == (0, ""), p.stderr
+    assert p.stderr == "tracekit: '%s' defines no tracekit events\n" % noev, p.stderr
+
+
+def test_error_buffer_size_limit():
+    """-b past what a thread's buffer may be is refused before anything
+    runs (it was accepted, and the recorder then refused every buffer:
+    exit 0, no stream); the limit itself records."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    for kb in ("4194304", "1048577", "18446744073709551616"):
+        one_error(tk("record", "-o", d, "-b", kb, "--", test_cli.BASIC, "-n", "3"), rc=2,
+                  exact="tracekit: -b '%s': buffer size must be a number of KiB, "
+                        "from 8 to 1048576" % kb)
+    assert not os.path.exists(d)
+    p, rows, total = test_cli.record_basic(d, "-n", "3", opts=("-b", "1048576"))
+    # the main thread's two test:phase events, the worker's three test:seq
+    assert sorted((r["events"], r["lost"]) for r in rows) == [(2, 0), (3, 0)], p.stderr
+    assert tk("report", "--count", d, check=True).stdout.splitlines()[-1].split() == [
+        "5", "total"]
+
+
+def test_instance_names_checked():
+    """A name that is not an instance's is refused by every verb that takes
+    -B, before tracefs is touched: 'stop -B ..' wrote the top-level
+    tracing_on (instances/.. is the top level) and 'show -B ..' printed
+    the top-level buffer.  guard() asserts that nothing changed."""
+    rule = "an instance name is not empty, has no '/' and is not '.' or '..'"
+    with kernlib.guard() as fs:
+        with open(os.path.join(fs, "tracing_on")) as f:
+            on = f.read()
+        for name in ("..", ".", "", "a/b", "../tracekit"):
+            for verb in ("stop", "show", "reset", "start"):
+                args = [verb, "-B", name] + (["-e", "sched:sched_switch"]
+                                             if verb == "start" else [])
+                p = tk(*args)
+                one_error(p, rc=2, exact="tracekit: -B '%s': %s" % (name, rule))
+                assert p.stdout == "", "%s -B %r printed %r" % (verb, name, p.stdout[:200])
+        long = "x" * 64
+        one_error(tk("start", "-B", long, "-e", "sched:sched_switch"), rc=2,
+                  exact="tracekit: -B '%s': an instance name has at most 63 bytes" % long)
+        with open(os.path.join(fs, "tracing_on")) as f:
+            assert f.read() == on
+
+
+def test_bad_manifest_numbers():
+    """Every number of the manifest is checked where it is read: report
+    died of SIGFPE on page_size=0 and on 2^32 (cut to 0 on its way to a
+    32-bit page size), and took 2^32 + 4096 for 4096."""
+    d = test_kernel_read._kernel_trace_copy()
+    path = os.path.join(d, "tracekit.manifest")
+    good = open(path).read()
+    lines = good.splitlines(True)
+    at = {kind: next(i for i, l in enumerate(lines) if l.startswith(kind + " "))
+          for kind in ("kernel", "kcpu", "stream", "clock", "process")}
+    cases = [
+        ("kernel", "page_size", "0"), ("kernel", "page_size", "4294967296"),
+        ("kernel", "page_size", "4294971392"), ("kernel", "page_size", "4095"),
+        ("kernel", "page_size", "+4096"), ("kernel", "stack", "2"),
+        ("kcpu", "cpu", "4096"), ("kcpu", "overrun", "18446744073709551616"),
+        ("kcpu", "dropped", "-1"),
+    ]
+    for kind, key, value in cases:
+        bad = re.sub(r"(^| )%s=\S*" % key, r"\g<1>%s=%s" % (key, value), lines[at[kind]])
+        assert bad != lines[at[kind]] or value in lines[at[kind]], (kind, key)
+        with open(path, "w") as f:
+            f.write("".join(lines[:at[kind]] + [bad] + lines[at[kind] + 1:]))
+        p = tklib.tracekit("report", d, check=False)
+        assert (p.returncode, p.stdout) == (1, ""), (kind, key, value, p.returncode, p.stderr)
+        assert p.stderr == "tracekit: '%s' line %d: bad %s %s '%s'\n" % (
+            path, at[kind] + 1, kind, key, value), p.stderr
+    # numbers of the user part: a malformed line, said so
+    for kind, key, value in [("stream", "events", "12x"), ("stream", "lost_full", " 1"),
+                             ("clock", "tsc_stop", "0x10"), ("process", "ppid", "-5")]:
+        bad = re.sub(r" %s=\S*" % key, " %s=%s" % (key, value.replace(" ", "%20")),
+                     lines[at[kind]])
+        assert bad != lines[at[kind]], (kind, key)
+        with open(path, "w") as f:
+            f.write("".join(lines[:at[kind]] + [bad] + lines[at[kind] + 1:]))
+        p = tklib.tracekit("report", d, check=False)
+        assert (p.returncode, p.stdout) == (1, ""), (kind, key, value, p.returncode, p.stderr)
+        assert p.stderr == "tracekit: '%s' line %d is malformed\n" % (path, at[kind] + 1), \
+            (kind, key, p.stderr)
+    with open(path, "w") as f:
+        f.write(good)
+    assert tklib.tracekit("report", d, check=False).returncode == 0

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rename.c - test program: threads renamed after their first event.
+ *
+ *   prog-rename
+ *
+ * A thread named "before" fires test:phase "first", renames itself
+ * "after-thread" (pthread_setname_np), fires "second" and stays 0.5 s;
+ * the main thread fires "main-first", renames itself "after-main"
+ * (prctl), fires "main-second".  Prints "thread TID" and "main PID".
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "test-events.h"
+
+static void *thread_main(void *arg)
+{
+	(void)arg;
+	tk_trace(test, phase, "first");
+	pthread_setname_np(pthread_self(), "after-thread");
+	tk_trace(test, phase, "second");
+	printf("thread %ld\n", (long)syscall(SYS_gettid));
+	fflush(stdout);
+	usleep(500000);
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t th;
+
+	pthread_create(&th, NULL, thread_main, NULL);
+	pthread_setname_np(th, "before");
+	tk_trace(test, phase, "main-first");
+	prctl(PR_SET_NAME, "after-main", 0, 0, 0);
+	tk_trace(test, phase, "main-second");
+	pthread_join(th, NULL);
+	printf("main %d\n", (int)getpid());
+	return 0;
+}
