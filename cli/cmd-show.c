@@ -125,7 +125,7 @@ static int parse(int argc, char **argv, const char **name, bool *raw)
 			 argv[optind]);
 		return TK_EXIT_USAGE;
 	}
-	return 0;
+	return instance_name_ok(*name) ? 0 : TK_EXIT_USAGE;
 }
 
 int cmd_show(int argc, char **argv)
