@@ -540,14 +540,40 @@ static void stream_corrupt(struct rec_stream *st, const char *why)
 	st->done = true;
 }
 
-static void fix_header(const struct rec_stream *st, struct tk_packet_header *ph,
-		       uint64_t content, uint64_t size)
+static void stamp_header(const struct rec_stream *st, struct tk_packet_header *ph)
 {
 	ph->magic = TK_CTF_MAGIC;
 	ph->stream_id = st->proc->class_id;
 	ph->stream_instance_id = st->instance;
-	ph->content_size = content * 8;
-	ph->packet_size = size * 8;
+}
+
+/* The last CTF packet of the first @content bytes of chunk @pkt (one
+ * per CPU its thread ran on while filling it). */
+static uint64_t last_packet(const char *pkt, uint64_t content)
+{
+	uint64_t off = 0, next;
+
+	while ((next = tk_packet_next(pkt, off, content)))
+		off = next;
+	return off;
+}
+
+/* Complete the headers of the CTF packets in chunk @pkt: the last one
+ * ends at @content, and takes @size bytes with the padding. */
+static void fix_headers(const struct rec_stream *st, char *pkt,
+			uint64_t content, uint64_t size)
+{
+	uint64_t off = 0, next;
+	struct tk_packet_header *ph;
+
+	while ((next = tk_packet_next(pkt, off, content))) {
+		stamp_header(st, (struct tk_packet_header *)(pkt + off));
+		off = next;
+	}
+	ph = (struct tk_packet_header *)(pkt + off);
+	stamp_header(st, ph);
+	ph->content_size = (content - off) * 8;
+	ph->packet_size = (size - off) * 8;
 }
 
 /* Events a packet of @commit bytes can hold at most: a program may say
@@ -628,7 +654,7 @@ static void add_packet(struct rec_stream *st, struct rec_write *w, char *pkt,
 {
 	size_t len = padded(st, content);
 
-	fix_header(st, (struct tk_packet_header *)pkt, content, len);
+	fix_headers(st, pkt, content, len);
 	memset(pkt + content, 0, len - content);
 	w->req.iov[w->req.niov++] = (struct iovec){ pkt, len };
 	w->chunk[w->count++] = chunk;
@@ -746,18 +772,18 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 	return n;
 }
 
-/* The whole events of an open packet: walk them with the process's
- * descriptors, stop at the first that does not decode.  Returns the bytes
- * they cover and counts them. */
-static uint64_t whole_events_of(const struct rec_stream *st, const char *pkt,
-				uint64_t commit, uint64_t *count)
+/* The whole events of the CTF packet at @start in @pkt, which ends at
+ * @end: walk them with the process's descriptors, stop at the first that
+ * does not decode.  Returns the bytes they cover and counts them. */
+static uint64_t whole_events_in(const struct rec_stream *st, const char *pkt,
+				uint64_t start, uint64_t end, uint64_t *count)
 {
 	const struct rec_process *p = st->proc;
 	struct tk_value vals[256];
-	uint64_t off = sizeof(struct tk_packet_header);
-	uint64_t last = ((const struct tk_packet_header *)pkt)->timestamp_begin;
+	uint64_t off = start + sizeof(struct tk_packet_header);
+	uint64_t last = ((const struct tk_packet_header *)(pkt + start))->timestamp_begin;
+	uint64_t commit = end;
 
-	*count = 0;
 	while (commit - off >= TK__HEADER_COMPACT) {
 		const struct tk_event_info *ev = NULL;
 		unsigned hsize;
@@ -785,6 +811,29 @@ static uint64_t whole_events_of(const struct rec_stream *st, const char *pkt,
 		(*count)++;
 	}
 	return off;
+}
+
+/* The whole events of an open chunk, in each of its CTF packets: the
+ * bytes they cover, and their count. */
+static uint64_t whole_events_of(const struct rec_stream *st, const char *pkt,
+				uint64_t commit, uint64_t *count)
+{
+	uint64_t off = 0, next, end;
+
+	*count = 0;
+	for (;;) {
+		const struct tk_packet_header *ph =
+			(const struct tk_packet_header *)(pkt + off);
+		uint64_t content = ph->content_size / 8;
+
+		next = tk_packet_next(pkt, off, commit);
+		if (!next || content < sizeof(*ph) || content > next - off)
+			return whole_events_in(st, pkt, off, commit, count);
+		end = whole_events_in(st, pkt, off, off + content, count);
+		if (end < off + content)
+			return end;
+		off = next;
+	}
 }
 
 /* Copy packet @seq out of @st's ring and write it, if it is still there
@@ -820,9 +869,9 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 	}
 	if (give)
 		chunk_give_back(a, st->index, chunk);
-	ph = (struct tk_packet_header *)copy;
 	if (open) {
 		end = whole_events_of(st, copy, commit, &count);
+		ph = (struct tk_packet_header *)(copy + last_packet(copy, end));
 		ph->timestamp_end = tk__clock();
 		ph->events_discarded = stream_lost(st);
 	} else {

@@ -203,6 +203,30 @@ struct tk_packet_header {
 };
 
 /*
+ * A chunk holds one CTF packet, or more when its thread moved to another
+ * CPU while it filled it: the writer then ends the packet where it is
+ * (content_size and packet_size set, packet_size up to the next multiple
+ * of 8 bytes, zeros between) and begins one for the new CPU right after
+ * (lib/stream.c packet_split).  The last packet's sizes are the
+ * recorder's to set, to what it writes.  The recorder walks them with
+ * tk_packet_next: the offset of the packet after the one at @off, in the
+ * first @commit bytes of @chunk, or 0 if that one is the last.  @off is a
+ * multiple of 8 and @chunk a page.
+ */
+static inline uint64_t tk_packet_next(const char *chunk, uint64_t off,
+				      uint64_t commit)
+{
+	const struct tk_packet_header *ph =
+		(const struct tk_packet_header *)(chunk + off);
+	uint64_t size = __atomic_load_n(&ph->packet_size, __ATOMIC_RELAXED) / 8;
+
+	if (size % 8 || size < sizeof(*ph) || commit - off < sizeof(*ph) ||
+	    size > commit - off - sizeof(*ph))
+		return 0;
+	return off + size;
+}
+
+/*
  * Discard mode drains packets in batches: a writer wakes a sleeping
  * recorder when its stream has this many closed packets the recorder has
  * not taken (or the pool runs low, or the stream closes), and the
