@@ -41,6 +41,10 @@ struct tk_wstream {
 	bool pool_low;        /* the last chunk taken left few in the ring */
 	uint64_t lost;        /* lost by this thread outside signal nesting */
 	struct tk__thread *thread;
+	/* the CTF packet being written: the chunk's first, or a later one
+	 * when the thread moved to another CPU (stream.c packet_split) */
+	struct tk_packet_header *ctf;
+	uint64_t ctf_seq;     /* CTF packets begun in the stream */
 };
 
 struct tk_arena_map {

@@ -7,6 +7,7 @@
  *   stream.c    per-thread buffers: creation, packet switch, loss, exit, fork
  *   control.c   the listener thread and the session with the recorder
  *   mark.c      printf-style markers
+ *   cpu.c       where a thread reads its CPU (rseq)
  */
 #ifndef TK_INTERNAL_H
 #define TK_INTERNAL_H
@@ -93,6 +94,16 @@ int tk_session_fd_locked(void);
 void tk_session_after_fork_child(void);
 /* The recorder's wake-up eventfd, -1 before the first session. */
 extern int tk_wake_fd;
+
+/* cpu.c */
+/* Where the calling thread reads its CPU: glibc's rseq cpu_id, or a
+ * constant -1 where no rseq area is registered (see cpu.c). */
+const int32_t *tk_cpu_source(void);
+/* Whether the calling thread's CPU comes from rseq (one load per event)
+ * rather than sched_getcpu() (a call per event). */
+bool tk_cpu_rseq(void);
+/* The CPU now, read from @src (tk_cpu_source), sched_getcpu() if none. */
+int32_t tk_cpu_now(const int32_t *src);
 
 /* static-key.c */
 void tk_keys_init(void); /* find out once whether code can be patched */

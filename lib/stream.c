@@ -14,6 +14,8 @@
  *     wake the recorder if it sleeps, open the next one with a free chunk
  *     or, with none in discard mode, count the event as lost (or, with
  *     --block, wait for the recorder a while);
+ *   - thread moved to another CPU: end the CTF packet where it is and
+ *     begin one for the new CPU in the same chunk (packet_split);
  *   - session changed (tk_session_gen moved): close the packet, leave the
  *     stream, start again in the new session's arena;
  *   - thread exit: close the packet and mark the stream closed;
@@ -25,7 +27,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/futex.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -79,17 +80,45 @@ static void wake_recorder(struct tk_arena *h, bool worth)
 	}
 }
 
-static void packet_close(struct tk_wstream *w, struct tk__thread *t,
-			 uint64_t tsc)
+/* End the CTF packet being written at t->pos, at time @tsc. */
+static void ctf_end(struct tk_wstream *w, struct tk__thread *t, uint64_t tsc)
 {
-	struct tk_packet_header *ph = (struct tk_packet_header *)t->packet;
-	struct tk_rb_slot *sl = slot_of(w, w->seq);
-	uint64_t bytes = (uint64_t)(t->pos - t->packet);
+	struct tk_packet_header *ph = w->ctf;
+	uint64_t bytes = (uint64_t)(t->pos - (char *)ph);
 
 	ph->timestamp_end = tsc;
 	ph->content_size = bytes * 8;
 	ph->packet_size = bytes * 8;
 	ph->events_discarded = lost_so_far(w);
+}
+
+/* Begin a CTF packet at @at for the thread's events from @tsc on, on
+ * CPU @cpu: the header, then t->pos after it. */
+static void ctf_begin(struct tk_wstream *w, struct tk__thread *t, char *at,
+		      uint64_t tsc, int32_t cpu)
+{
+	struct tk_packet_header *ph = (struct tk_packet_header *)at;
+
+	memset(ph, 0, sizeof(*ph));
+	ph->magic = TK_CTF_MAGIC;
+	ph->timestamp_begin = tsc;
+	ph->packet_seq_num = w->ctf_seq++;
+	ph->cpu_id = (uint32_t)cpu;
+	ph->pid = w->desc->pid;
+	ph->tid = w->desc->tid;
+	w->ctf = ph;
+	t->cpu = cpu;
+	t->last_tsc = tsc; /* the packet's timestamp_begin: readers start here */
+	t->pos = at + sizeof(*ph);
+}
+
+static void packet_close(struct tk_wstream *w, struct tk__thread *t,
+			 uint64_t tsc)
+{
+	struct tk_rb_slot *sl = slot_of(w, w->seq);
+	uint64_t bytes = (uint64_t)(t->pos - t->packet);
+
+	ctf_end(w, t, tsc);
 	sl->events = (uint32_t)t->events;
 	__atomic_store_n(&sl->commit, bytes, __ATOMIC_RELEASE);
 	w->seq++;
@@ -181,7 +210,6 @@ static int packet_open(struct tk_wstream *w, struct tk__thread *t,
 {
 	struct tk_arena_map *a = w->arena;
 	struct tk_rb_slot *sl = slot_of(w, w->seq);
-	struct tk_packet_header *ph;
 	uint32_t id;
 	char *pkt;
 
@@ -215,24 +243,37 @@ static int packet_open(struct tk_wstream *w, struct tk__thread *t,
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	sl->chunk = id;
 	sl->events = 0;
-	ph = (struct tk_packet_header *)pkt;
-	memset(ph, 0, sizeof(*ph));
-	ph->magic = TK_CTF_MAGIC;
-	ph->timestamp_begin = tsc;
-	ph->packet_seq_num = w->seq;
-	ph->cpu_id = (uint32_t)sched_getcpu();
-	ph->pid = w->desc->pid;
-	ph->tid = w->desc->tid;
-	__atomic_store_n(&sl->commit, sizeof(*ph), __ATOMIC_RELEASE);
+	ctf_begin(w, t, pkt, tsc, tk_cpu_now(t->cpu_src));
+	__atomic_store_n(&sl->commit, sizeof(struct tk_packet_header),
+			 __ATOMIC_RELEASE);
 	t->packet = pkt;
-	t->last_tsc = tsc; /* the packet's timestamp_begin: readers start here */
-	t->pos = pkt + sizeof(*ph);
 	t->commit = &sl->commit;
 	t->events = 0;
 	__atomic_store_n(&t->end, pkt + (id == TK_CHUNK_INLINE ? TK_INLINE_SIZE
 							      : a->geom.chunk_size),
 			 __ATOMIC_RELAXED);
 	return 0;
+}
+
+/* Bytes after t->pos up to where a packet header may begin: headers are
+ * 8-byte aligned in their chunk (chunks and inline pages are pages). */
+static size_t split_pad(const struct tk__thread *t)
+{
+	return (size_t)(-(uintptr_t)t->pos & 7);
+}
+
+/* The thread moved to CPU @cpu: its events from @tsc on go to a CTF
+ * packet of their own, in the same chunk (common/ringbuf-layout.h
+ * tk_packet_next).  A move costs a packet header, not a chunk. */
+static void packet_split(struct tk_wstream *w, struct tk__thread *t,
+			 uint64_t tsc, int32_t cpu)
+{
+	size_t pad = split_pad(t);
+
+	ctf_end(w, t, tsc);
+	memset(t->pos, 0, pad);
+	w->ctf->packet_size += pad * 8;
+	ctf_begin(w, t, t->pos + pad, tsc, cpu);
 }
 
 /* Leave the thread's stream for good: last packet, closed. */
@@ -290,6 +331,7 @@ static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 	w->index = i;
 	w->payload_max = a->geom.chunk_size - (uint32_t)sizeof(struct tk_packet_header);
 	w->thread = t;
+	t->cpu_src = tk_cpu_source();
 	d->pid = a->hdr->pid;
 	d->tid = (uint32_t)syscall(SYS_gettid);
 	prctl(PR_GET_NAME, d->comm, 0, 0, 0);
@@ -350,6 +392,18 @@ static int wait_space(struct tk_wstream *w, struct tk__thread *t, uint64_t tsc,
 	return ret;
 }
 
+/* Whether an event of @size bytes (a compact header's counted: the
+ * caller's, tk__reserve) at @tsc fits in the open packet as it is: then
+ * the fast path came here because the thread changed CPU. */
+static bool moved_only(const struct tk__thread *t, uint32_t size, uint64_t tsc)
+{
+	char *end = __atomic_load_n(&t->end, __ATOMIC_RELAXED);
+	uint32_t hsize = (tsc - t->last_tsc) >> 32 ? TK__HEADER_EXTENDED
+						   : TK__HEADER_COMPACT;
+
+	return end && (size_t)(end - t->pos) >= size - TK__HEADER_COMPACT + hsize;
+}
+
 TK_EXPORT char *tk__reserve_slow(uint32_t size, uint64_t tsc)
 {
 	struct tk__thread *t = &tk__thread;
@@ -369,6 +423,20 @@ TK_EXPORT char *tk__reserve_slow(uint32_t size, uint64_t tsc)
 		w->desc->lost_big++;
 		w->lost++;
 		return NULL;
+	}
+	if (t->packet && moved_only(t, size, tsc)) {
+		int32_t cpu = tk_cpu_now(t->cpu_src);
+		char *end = __atomic_load_n(&t->end, __ATOMIC_RELAXED);
+
+		/* the event fits: here for the CPU (or, without rseq, for
+		 * every event) */
+		if (cpu == t->cpu)
+			return t->pos;
+		if ((size_t)(end - t->pos) >=
+		    split_pad(t) + sizeof(struct tk_packet_header) + size) {
+			packet_split(w, t, tsc, cpu);
+			return t->pos;
+		}
 	}
 	if (t->packet)
 		packet_close(w, t, tsc);

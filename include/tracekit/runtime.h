@@ -10,8 +10,10 @@
  *
  *   busy = 1                       (a signal handler that traces now sees
  *                                   busy and counts its event as lost)
- *   p = pos; if p + size > end     -> tk__reserve_slow (library: first
- *                                   buffer, packet switch, lost counting)
+ *   p = pos; if p + size > end, or the thread's CPU is not its packet's
+ *                                  -> tk__reserve_slow (library: first
+ *                                   buffer, packet switch, a packet for
+ *                                   the new CPU, lost counting)
  *   write the header (id, time) and the fields at p
  *   pos = p + size; *commit = offset of pos   (one release store: the
  *                                   recorder may copy up to here)
@@ -79,6 +81,10 @@ struct tk__thread {
 	uint64_t events;  /* events in the current packet */
 	uint64_t last_tsc; /* time of the previous event (or packet start) */
 	uint32_t busy;    /* inside the fast path (signal nesting guard) */
+	int32_t cpu;      /* the CPU the current packet records */
+	/* where the thread's CPU is read: the kernel keeps it current
+	 * (glibc's rseq area); set before the first packet opens */
+	const int32_t *cpu_src;
 	uint32_t lost_pending; /* nested losses before the buffer exists */
 	void *stream;     /* library's */
 };
@@ -210,6 +216,15 @@ static inline char *tk__put_header(struct tk__thread *t, char *p, uint16_t id,
 	}
 }
 
+/* Whether the thread now runs on another CPU than the one its current
+ * packet records: one load where the kernel keeps the CPU (lib/cpu.c).
+ * Only with a packet open (end not NULL): cpu_src is set then. */
+TK__NOTRACE
+static inline int tk__cpu_moved(const struct tk__thread *t)
+{
+	return __atomic_load_n(t->cpu_src, __ATOMIC_RELAXED) != t->cpu;
+}
+
 /* Reserve room for an event of @payload bytes, write its header with @id
  * and the time, and return where its fields go; NULL when the event is
  * lost (counted).  The clock is read once the thread is marked busy, so
@@ -234,9 +249,11 @@ static inline char *tk__reserve(uint32_t payload, uint16_t id)
 							 : TK__HEADER_COMPACT;
 	p = t->pos;
 	if (TK__UNLIKELY((uintptr_t)p + payload + hsize >
-			 (uintptr_t)__atomic_load_n(&t->end, __ATOMIC_RELAXED))) {
+			 (uintptr_t)__atomic_load_n(&t->end, __ATOMIC_RELAXED)) ||
+	    TK__UNLIKELY(tk__cpu_moved(t))) {
 		/* a new packet starts at this event's time (last_tsc = tsc):
-		 * the header is compact */
+		 * the header is compact (the library checks the room again
+		 * where it keeps the packet) */
 		p = tk__reserve_slow(payload + TK__HEADER_COMPACT, tsc);
 		if (!p) {
 			TK__BARRIER();

@@ -1328,18 +1328,27 @@ def test_report_count():
     assert p.stdout.split("\n")[-2:] == ["          30 total", ""], p.stdout
 
 
-def packets(stream):
+def packets(stream, cpu=False):
     """(content_size, packet_size) in bytes of each packet of a user stream
-    file."""
+    file; with CPU, (content_size, packet_size, cpu_id)."""
     data = open(stream, "rb").read()
     out, off = [], 0
     while off < len(data):
         magic, = struct.unpack_from("<I", data, off)
         assert magic == 0xc1fc1fc1, (stream, off)
         content, size = struct.unpack_from("<QQ", data, off + 32)
-        out.append((content // 8, size // 8))
+        cpu_id, = struct.unpack_from("<I", data, off + 64)
+        out.append((content // 8, size // 8) + ((cpu_id,) if cpu else ()))
         off += size // 8
     return out
+
+
+def moved(pkts, i):
+    """Whether packet I of PKTS (packets(stream, cpu=True)) was ended inside
+    its sub-buffer because its thread moved to another CPU: the next one
+    is on another CPU, and it is padded to 8 bytes only."""
+    return i + 1 < len(pkts) and pkts[i + 1][2] != pkts[i][2] and \
+        pkts[i][1] == (pkts[i][0] + 7) & ~7
 
 
 def packet_sizes(stream):
@@ -1351,11 +1360,14 @@ def test_subbuffer_sizes():
     # A thread's first packet is its 4 KiB inline page; then sub-buffers of
     # 64 KiB (fewer than 2 in -b: half of -b), or -b / --subbufs.  On disk
     # each packet is padded to 4 KiB (O_DIRECT) or not (buffered writes).
+    # The program stays on one CPU, so that each sub-buffer is one packet.
     d = os.path.join(tklib.tmpdir(), "t")
+    cpu = min(os.sched_getaffinity(0))
     for opts, most in ((["-b", "4096"], 64 << 10),
                        (["-b", "4096", "--subbufs", "2"], 2 << 20),
                        (["-b", "64"], 32 << 10)):
-        p, rows, total = record_basic(d, "-n", "40000", opts=opts)
+        p = tklib.record(d, ["taskset", "-c", str(cpu), BASIC, "-n", "40000"], *opts)
+        rows, total = tklib.summary(p.stderr)
         row = max(rows, key=lambda r: r["events"])  # the thread writing
         sizes = packet_sizes(os.path.join(d, "user", "%d-%d" % (row["pid"], row["tid"])))
         assert sum(sizes) == row["bytes"], (opts, sum(sizes), row)
