@@ -265,6 +265,7 @@ static void on_hello(struct rec_process *p, const struct tk_msg_hello *h)
 	free(p->exe);
 	p->exe = strndup(h->exe, sizeof(h->exe));
 	p->keys = h->keys != 0;
+	p->cpu_rseq = h->cpu_rseq != 0;
 	/* a forked child records with its parent's CONFIG already */
 	p->forked = h->forked != 0;
 	if (p->forked)
@@ -814,6 +815,9 @@ void session_print_streams(const struct rec_session *s, FILE *f)
 		else
 			fprintf(f, "tracekit: %s-%u: call sites test a byte (no static keys: %s)\n",
 				p->comm, p->pid, p->keys_why[0] ? p->keys_why : "?");
+		if (!p->cpu_rseq)
+			fprintf(f, "tracekit: %s-%u: no rseq area: each event asks sched_getcpu() for its CPU (slower)\n",
+				p->comm, p->pid);
 	}
 }
 

@@ -150,6 +150,7 @@ struct rec_process {
 	char comm[17];
 	char *exe;
 	bool keys;       /* call sites patched */
+	bool cpu_rseq;   /* events read their CPU from rseq */
 	uint32_t nsites;
 	char keys_why[65];
 	int fd; /* control socket, -1 once closed */

@@ -55,7 +55,8 @@ struct tk_msg_hello {
 	uint32_t clock; /* 1: TSC, 0: CLOCK_MONOTONIC */
 	uint32_t forked; /* a forked child that records with its parent's
 			  * CONFIG: no CONFIG to send, its ARENA follows */
-	uint32_t pad;
+	uint32_t cpu_rseq; /* 1: events read their CPU from rseq, 0: each
+			    * asks sched_getcpu() (lib/cpu.c) */
 	char comm[16];
 	char exe[4096];
 	uint32_t keys;   /* 1: call sites patched (static keys), 0: byte tests */

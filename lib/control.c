@@ -137,6 +137,7 @@ static void fill_hello(struct tk_msg_hello *hp)
 		h.exe[0] = '\0';
 	h.keys = tk_keys_active(&why);
 	h.nsites = tk_keys_sites();
+	h.cpu_rseq = tk_cpu_rseq();
 	snprintf(h.keys_why, sizeof(h.keys_why), "%s", why ? why : "");
 	*hp = h;
 }
