@@ -237,13 +237,15 @@ def test_chrome_user_events():
     want = dict(test_cli.KINDS)
     want["p"] = "0x1234abcd"
     want["bytes"] = "deadbeef"
+    want["common_cpu"] = [r for r in tklib.report_lines(d) if r["event"] == "test:kinds"][0]["cpu"]
     assert args == want, args
     seq = [e for e in events if e["name"] == "test:seq"]
     lines = [r for r in tklib.report_lines(d) if r["event"] == "test:seq"]
     assert len(seq) == len(lines) == 50
     for e, r in zip(seq, lines):
-        assert e["args"] == {k: (v if k == "msg" else int(v))
-                             for k, v in tklib.fields(r["text"]).items()}, (e, r)
+        want = {k: (v if k == "msg" else int(v)) for k, v in tklib.fields(r["text"]).items()}
+        want["common_cpu"] = r["cpu"]
+        assert e["args"] == want, (e, r)
         # the report prints seconds.microseconds of the same clock
         assert "%d.%06d" % (ns(e["ts"]) // 10**9, ns(e["ts"]) % 10**9 // 1000) == r["ts"], (e, r)
         assert e["tid"] == r["tid"]
