@@ -19,7 +19,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <tracefs.h>
 #include "cli.h"
 #include "clock-now.h"
 #include "common/clock.h"
@@ -82,25 +81,11 @@ static int parse(struct extract *x, int argc, char **argv)
 	return 0;
 }
 
-/* An instance file's text without its last newline, or "" (malloc'd). */
-static char *file_text(struct extract *x, const char *file)
-{
-	char *text = tracefs_instance_file_read(x->k.inst, file, NULL);
-	size_t n;
-
-	if (!text)
-		return strdup("");
-	n = strlen(text);
-	while (n && (text[n - 1] == '\n' || text[n - 1] == ' '))
-		text[--n] = '\0';
-	return text;
-}
-
 /* The enabled events ("system:event" lines of set_event) into x->events,
  * and as the manifest's comma separated list. */
 static int enabled_events(struct extract *x)
 {
-	char *text = file_text(x, "set_event"), *save = NULL, *line;
+	char *text = tk_kinstance_file_text(&x->k, "set_event"), *save = NULL, *line;
 
 	if (!text)
 		return -ENOMEM;
@@ -154,15 +139,15 @@ static int describe(struct extract *x, struct tk_trace_clock *c)
 	x->m.clock = strdup(clock);
 	x->m.cpus = (uint32_t)tk_kinstance_cpus(&x->k);
 	x->m.buffer_kb = tk_kinstance_buffer_kb(&x->k);
-	x->m.tracer = file_text(x, "current_tracer");
-	x->m.pid_filter = file_text(x, "set_event_pid");
+	x->m.tracer = tk_kinstance_file_text(&x->k, "current_tracer");
+	x->m.pid_filter = tk_kinstance_file_text(&x->k, "set_event_pid");
 	for (char *p = x->m.pid_filter; p && *p; p++)
 		if (*p == '\n' || *p == ' ')
 			*p = ',';
-	opt = file_text(x, "options/event-fork");
+	opt = tk_kinstance_file_text(&x->k, "options/event-fork");
 	x->m.event_fork = opt && !strcmp(opt, "1");
 	free(opt);
-	opt = file_text(x, "options/stacktrace");
+	opt = tk_kinstance_file_text(&x->k, "options/stacktrace");
 	x->m.stack = opt && !strcmp(opt, "1");
 	free(opt);
 	if (!x->m.instance || !x->m.clock || !x->m.tracer || !x->m.pid_filter ||
@@ -250,7 +235,7 @@ int cmd_extract(int argc, char **argv)
 	gethostname(t.host, sizeof(t.host) - 1);
 	if (describe(&x, &t.clock) < 0)
 		goto fail;
-	mode = file_text(&x, "options/overwrite");
+	mode = tk_kinstance_file_text(&x.k, "options/overwrite");
 	snprintf(t.mode, sizeof(t.mode), "%s",
 		 mode && !strcmp(mode, "0") ? "discard" : "overwrite");
 	free(mode);

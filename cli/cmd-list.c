@@ -14,8 +14,8 @@
  * PID is asked over its control socket (HELLO and its events, then the
  * connection is closed: nothing is enabled); a file is read as ELF.
  * -e lists event names, "system:event", the kernel's and the named
- * target's together, sorted.  The kernel side only reads tracefs (through
- * libtracefs), mounting it for the time of the listing if needed.
+ * target's together, sorted.  The kernel side only reads tracefs
+ * (kernel/), mounting it for the time of the listing if needed.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -30,13 +30,10 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include <fnmatch.h>
-#include <tracefs.h>
 #include "cli.h"
 #include "control-client.h"
 #include "format/elf-events.h"
 #include "format/event-info.h"
-#include "kernel/counters.h"
 #include "kernel/kernel.h"
 #include "common/pattern.h"
 #include "common/protocol.h"
@@ -355,27 +352,27 @@ static bool tracefs_up(struct tk_tracefs *fs)
 }
 
 /* The kernel's events matching @glob, as "system:event". */
-static int kernel_event_names(const char *glob, struct names *l)
+static int kernel_event_names(const struct tk_tracefs *fs, const char *glob,
+			      struct names *l)
 {
-	unsigned n;
-	char **found = tk_kernel_event_names(glob, &n);
+	struct tk_kevents all;
+	int ret = tk_kevents_read(&all);
 
-	if (!found) {
-		tk_error("cannot list the kernel's events in '%s/events': %s",
-			 tracefs_tracing_dir(), strerror(errno));
+	if (ret < 0) {
+		tk_error("cannot list the kernel's events in '%s/events': %s", fs->dir,
+			 strerror(-ret));
 		return -1;
 	}
-	for (unsigned i = 0; i < n; i++) {
-		if (names_add(l, found[i]) < 0) {
-			while (++i < n) /* names_add freed found[i] */
-				free(found[i]);
-			free(found);
-			tk_error("out of memory listing the kernel's events");
-			return -1;
-		}
+	for (unsigned i = 0; i < all.count && !ret; i++) {
+		if (glob && !tk_pattern_match(glob, all.name[i]))
+			continue;
+		ret = names_add(l, all.name[i]);
+		all.name[i] = NULL; /* l has it, or names_add freed it */
 	}
-	free(found);
-	return 0;
+	tk_kevents_free(&all);
+	if (ret < 0)
+		tk_error("out of memory listing the kernel's events");
+	return ret;
 }
 
 /* The kernel's tracers that record and start can use, on one line as
@@ -415,11 +412,10 @@ static int list_tracers(void)
  * when off (the trace_options file, as trace-cmd list -o prints it). */
 static int list_options(void)
 {
-	char *text = tracefs_instance_file_read(NULL, "trace_options", NULL);
+	char *text, err[512];
 
-	if (!text) {
-		tk_error("cannot read '%s/trace_options': %s", tracefs_tracing_dir(),
-			 strerror(errno ? errno : ENOENT));
+	if (tk_koptions_read(&text, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
 		return TK_EXIT_FAILURE;
 	}
 	fputs(text, stdout);
@@ -427,41 +423,21 @@ static int list_options(void)
 	return 0;
 }
 
+static void put_line(const char *line, void *ctx)
+{
+	fputs(line, ctx);
+}
+
 /* Functions the function tracer can trace: available_filter_functions,
  * "name" or "name [module]" per line. */
 static int list_functions(const char *glob)
 {
-	char *path = tracefs_get_tracing_file("available_filter_functions");
-	char *line = NULL;
-	size_t cap = 0;
-	FILE *f;
+	char err[512];
 
-	if (!path) {
-		tk_error("out of memory");
+	if (tk_kfunctions(glob, put_line, stdout, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
 		return TK_EXIT_FAILURE;
 	}
-	f = fopen(path, "r");
-	if (!f) {
-		tk_error("cannot read '%s': %s%s", path, strerror(errno),
-			 errno == EPERM ? " (the kernel does not let tracing list its functions)"
-					: "");
-		tracefs_put_tracing_file(path);
-		return TK_EXIT_FAILURE;
-	}
-	while (getline(&line, &cap, f) > 0) {
-		size_t len = strcspn(line, " \t\n");
-		char save = line[len];
-
-		line[len] = '\0';
-		if (glob && fnmatch(glob, line, 0)) {
-			continue;
-		}
-		line[len] = save;
-		fputs(line, stdout);
-	}
-	free(line);
-	fclose(f);
-	tracefs_put_tracing_file(path);
 	return 0;
 }
 
@@ -525,7 +501,7 @@ static int list_event_names(const char *glob, const char *target)
 		tk_event_info_free(&l.events[i]);
 	free(l.events);
 	if (!ret && tracefs_up(&fs)) {
-		ret = kernel_event_names(glob, &names);
+		ret = kernel_event_names(&fs, glob, &names);
 		tk_tracefs_close(&fs);
 	} else {
 		ret = -1;

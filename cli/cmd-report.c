@@ -340,35 +340,6 @@ static struct event_state *state_of(const struct tk_event_info *ev)
 	return ev->user;
 }
 
-size_t report_put_uint(char *buf, uint64_t v, unsigned width, char pad)
-{
-	static const char pairs[] =
-		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-		"8081828384858687888990919293949596979899";
-	char tmp[24];
-	size_t n = sizeof(tmp), out = 0, len;
-
-	while (v >= 100) {
-		unsigned r = (unsigned)(v % 100);
-
-		v /= 100;
-		n -= 2;
-		memcpy(tmp + n, pairs + 2 * r, 2);
-	}
-	if (v >= 10) {
-		n -= 2;
-		memcpy(tmp + n, pairs + 2 * v, 2);
-	} else {
-		tmp[--n] = (char)('0' + v);
-	}
-	len = sizeof(tmp) - n;
-	while (len + out < width)
-		buf[out++] = pad;
-	memcpy(buf + out, tmp + n, len);
-	return out + len;
-}
-
 static uint64_t time_origin, time_prev;
 
 void report_time_origin(uint64_t ts)
@@ -387,7 +358,7 @@ size_t report_put_time(const struct tk_trace_clock *c, enum ts_mode mode,
 
 	switch (mode) {
 	case TS_RAW:
-		return report_put_uint(buf, ts, 0, ' ');
+		return tk_num_put_dec(buf, ts, 0, ' ');
 	case TS_REAL:
 		ns = tk_clock_to_real(c, ts);
 		break;
@@ -404,12 +375,12 @@ size_t report_put_time(const struct tk_trace_clock *c, enum ts_mode mode,
 	/* the seconds change seldom from one line to the next */
 	if (ns / 1000000000u != last_secs) {
 		last_secs = ns / 1000000000u;
-		secs_len = report_put_uint(secs_text, last_secs, 0, ' ');
+		secs_len = tk_num_put_dec(secs_text, last_secs, 0, ' ');
 	}
 	memcpy(buf, secs_text, secs_len);
 	n = secs_len;
 	buf[n++] = '.';
-	return n + report_put_uint(buf + n, ns % 1000000000u / 1000u, 6, '0');
+	return n + tk_num_put_dec(buf + n, ns % 1000000000u / 1000u, 6, '0');
 }
 
 size_t report_put_prefix(char *buf, const char *comm, size_t comm_len,
@@ -423,7 +394,7 @@ size_t report_put_prefix(char *buf, const char *comm, size_t comm_len,
 	memcpy(who, comm, comm_len);
 	len = comm_len;
 	who[len++] = '-';
-	len += report_put_uint(who + len, tid, 0, ' ');
+	len += tk_num_put_dec(who + len, tid, 0, ' ');
 	while (n + len < 16)
 		buf[n++] = ' ';
 	memcpy(buf + n, who, len);
@@ -436,7 +407,7 @@ size_t report_put_prefix_cpu(char *buf, uint32_t cpu)
 	size_t n;
 
 	memcpy(buf, " [", 2);
-	n = 2 + report_put_uint(buf + 2, cpu, 3, '0');
+	n = 2 + tk_num_put_dec(buf + 2, cpu, 3, '0');
 	memcpy(buf + n, "] ", 2);
 	return n + 2;
 }

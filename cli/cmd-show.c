@@ -11,12 +11,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <tracefs.h>
 #include "cli.h"
 #include "instance-args.h"
 #include "clock-now.h"
@@ -143,10 +141,10 @@ int cmd_show(int argc, char **argv)
 	if (instance_open(name, &fs, &k) < 0)
 		return TK_EXIT_FAILURE;
 	tk_kinstance_clock(&k, clock, sizeof(clock));
-	fd = tracefs_instance_file_open(k.inst, "trace", O_RDONLY);
-	if (fd < 0) {
-		ret = errno ? -errno : -EIO;
-	} else if (!raw && TK_CLOCK_TSC && !strcmp(clock, TK_KCLOCK_TSC)) {
+	fd = tk_kinstance_trace_open(&k);
+	if (fd < 0)
+		ret = fd;
+	else if (!raw && TK_CLOCK_TSC && !strcmp(clock, TK_KCLOCK_TSC)) {
 		clock_now(&c);
 		ret = copy_seconds(fd, &c);
 	} else {

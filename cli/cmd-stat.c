@@ -386,17 +386,19 @@ static bool kernel_system(const char *pattern, char *const *all, unsigned nall)
 static int classify(const struct stat_opts *o, char ***knames, unsigned *nk,
 		    char ***upats, unsigned *nu)
 {
-	unsigned nall;
-	char **all = tk_kernel_event_names(NULL, &nall);
+	struct tk_kevents kev;
+	int ret = tk_kevents_read(&kev);
+	char **all = kev.name;
+	unsigned nall = kev.count;
 
-	if (!all) {
-		tk_error("cannot list the kernel's events: %s", strerror(errno));
+	if (ret < 0) {
+		tk_error("cannot list the kernel's events: %s", strerror(-ret));
 		return -1;
 	}
 	*knames = calloc(nall + 1, sizeof(**knames));
 	*upats = calloc(o->nevents + 1, sizeof(**upats));
 	if (!*knames || !*upats) {
-		tk_names_free(all);
+		tk_kevents_free(&kev);
 		return -1;
 	}
 	for (unsigned i = 0; i < o->nevents; i++) {
@@ -425,7 +427,9 @@ static int classify(const struct stat_opts *o, char ***knames, unsigned *nk,
 					 o->events[i], close);
 			else
 				tk_error("unknown event '%s'", o->events[i]);
-			tk_names_free(all);
+			/* the names taken so far are freed with the others */
+			*nk = 0;
+			tk_kevents_free(&kev);
 			return -1;
 		}
 		(*upats)[(*nu)++] = (char *)o->events[i];
@@ -542,7 +546,9 @@ out:
 	for (unsigned i = 0; i < nc; i++)
 		free((char *)c[i].name);
 	free(c);
-	tk_names_free(knames);
+	for (unsigned i = 0; i < nk; i++)
+		free(knames[i]);
+	free(knames);
 	free(upats);
 	free(o.events);
 	return ret;

@@ -428,10 +428,13 @@ static void touch_ahead(struct rec_arena *a)
 {
 	uint64_t head = __atomic_load_n(&a->hdr->free_streams.head, __ATOMIC_ACQUIRE);
 	uint32_t want = a->touched;
+	/* as many ahead as threads came so far, OFFER_BATCH at most: a
+	 * process of one thread (most forked children) costs two */
+	uint64_t ahead = head + 2 < OFFER_BATCH ? head + 2 : OFFER_BATCH;
 
 	if (head > a->stream_tail)
 		return; /* scribbled on: nothing to learn from it */
-	for (uint64_t pos = head; pos < a->stream_tail && pos < head + OFFER_BATCH; pos++) {
+	for (uint64_t pos = head; pos < a->stream_tail && pos < head + ahead; pos++) {
 		uint32_t i = __atomic_load_n(&a->stream_ring[pos & (a->ring_size - 1)],
 					     __ATOMIC_RELAXED);
 

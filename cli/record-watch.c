@@ -15,6 +15,7 @@
 
 #define LIVE_MS 1000   /* the live line, rewritten */
 #define INDEX_MS 1000  /* the index, rewritten even when nothing came */
+#define INDEX_MIN_MS 100 /* and no sooner than this after the last time */
 #define RENAME_MS 200  /* thread names, read again */
 
 static uint64_t now_ms(void)
@@ -62,18 +63,25 @@ static void live_update(struct record_watch *w, uint64_t now)
 }
 
 /* The index: at the start, when a process announced its events or a
- * stream got its file, and every INDEX_MS (counts, clock). */
+ * stream got its file (INDEX_MIN_MS after the last time at the soonest:
+ * it is the whole trace's, rewritten and synced, and thousands of
+ * processes come and go in a second), and every INDEX_MS (counts,
+ * clock). */
 static void index_update(struct record_watch *w, uint64_t now)
 {
 	struct rec_session *s = w->s;
 	unsigned procs = 0, files = 0;
 
+	if (w->index_failed)
+		return;
 	for (unsigned i = 0; i < s->nprocs; i++)
 		procs += s->procs[i]->announced;
 	for (unsigned i = 0; i < s->nstreams; i++)
 		files += s->streams[i]->file != NULL;
-	if (w->index_failed ||
-	    (procs == w->procs && files == w->files && now < w->index_at))
+	if ((procs != w->procs || files != w->files) &&
+	    w->index_at > w->written_at + INDEX_MIN_MS)
+		w->index_at = w->written_at + INDEX_MIN_MS;
+	if (now < w->index_at)
 		return;
 	if (record_kernel_capturing(w->kernel))
 		s->kernel = &w->kernel->manifest;
@@ -84,6 +92,7 @@ static void index_update(struct record_watch *w, uint64_t now)
 	}
 	w->procs = procs;
 	w->files = files;
+	w->written_at = now;
 	w->index_at = now + INDEX_MS;
 }
 

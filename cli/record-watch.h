@@ -26,7 +26,8 @@ struct record_watch {
 	bool live, live_shown;     /* the live line: wanted, printed */
 	uint64_t live_at, events, bytes, lost; /* and what it said last */
 	unsigned procs, files;     /* what the index last had */
-	uint64_t index_at;
+	uint64_t index_at;         /* when it is written next */
+	uint64_t written_at;       /* when it was written last */
 	bool index_failed;         /* said once, not tried again */
 	uint64_t rename_at;
 };

@@ -219,9 +219,9 @@ static size_t put_duration(char *b, uint64_t ns, bool known)
 		}
 	b[0] = mark;
 	b[1] = ' ';
-	n = 2 + report_put_uint(b + 2, ns / 1000, 7, ' ');
+	n = 2 + tk_num_put_dec(b + 2, ns / 1000, 7, ' ');
 	b[n++] = '.';
-	n += report_put_uint(b + n, ns % 1000, 3, '0');
+	n += tk_num_put_dec(b + n, ns % 1000, 3, '0');
 	memcpy(b + n, " us |  ", 7);
 	return n + 7;
 }

@@ -19,15 +19,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/filter.h"
+#include "format/number.h"
 #include "format/trace.h"
 
 /* --ts: seconds of CLOCK_MONOTONIC, clock ticks, seconds since the epoch,
  * seconds since the trace's first event, since the line before. */
 enum ts_mode { TS_MONO, TS_RAW, TS_REAL, TS_START, TS_DELTA };
-
-/* Decimal digits of v right-aligned in @width, padded with @pad; returns
- * the chars written (more than width if needed). */
-size_t report_put_uint(char *buf, uint64_t v, unsigned width, char pad);
 
 /* "COMM-TID" right-aligned in 16 columns, then " [CPU] " (3 digits). */
 size_t report_put_prefix(char *buf, const char *comm, size_t comm_len,

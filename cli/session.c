@@ -784,11 +784,11 @@ void session_print_streams(const struct rec_session *s, FILE *f)
 		const struct rec_stream *st = s->streams[i];
 
 		if (st->corrupt)
-			fprintf(f, "tracekit: %s-%u: stream %u not read to its end: %s (the program wrote over its buffer)\n",
+			fprintf(f, "tracekit: %s-%u: stream %u is corrupt, not read to its end: %s (the program wrote over its buffer)\n",
 				st->proc->comm, st->proc->pid, st->tid, st->corrupt);
 	}
 	if (s->refused)
-		fprintf(f, "tracekit: %u process%s could not be recorded: %s\n",
+		fprintf(f, "tracekit: %u process%s not recorded: %s\n",
 			s->refused, s->refused == 1 ? "" : "es", strerror(s->accept_errno));
 	for (unsigned i = 0; i < s->nprocs; i++) {
 		const struct rec_process *p = s->procs[i];

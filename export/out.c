@@ -2,8 +2,8 @@
 /*
  * out.c - the output of `convert`: one buffer written to a file
  * descriptor, and the writers of numbers and strings the formats share.
- * Numbers are written without printf: a conversion writes several per
- * event.
+ * Numbers are written without printf (format/number.h): a conversion
+ * writes several per event.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "export.h"
+#include "format/number.h"
 
 void tk_out_flush(struct tk_out *o)
 {
@@ -32,38 +33,11 @@ void tk_out_flush(struct tk_out *o)
 	o->len = 0;
 }
 
-static const char digit_pairs[] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
-
-/* The digits of @v at the end of tmp[24]; returns where they start. */
-static size_t digits(char tmp[24], uint64_t v)
-{
-	size_t n = 24;
-
-	while (v >= 100) {
-		unsigned r = (unsigned)(v % 100);
-
-		v /= 100;
-		n -= 2;
-		memcpy(tmp + n, digit_pairs + 2 * r, 2);
-	}
-	if (v >= 10) {
-		n -= 2;
-		memcpy(tmp + n, digit_pairs + 2 * v, 2);
-	} else {
-		tmp[--n] = (char)('0' + v);
-	}
-	return n;
-}
-
 void tk_out_u64(struct tk_out *o, uint64_t v)
 {
-	char tmp[24];
-	size_t n = digits(tmp, v);
+	char tmp[TK_NUM_MAX], *end = tmp + sizeof(tmp), *s = tk_num_dec(end, v);
 
-	tk_out_mem(o, tmp + n, 24 - n);
+	tk_out_mem(o, s, (size_t)(end - s));
 }
 
 void tk_out_s64(struct tk_out *o, int64_t v)
@@ -78,16 +52,15 @@ void tk_out_s64(struct tk_out *o, int64_t v)
 
 void tk_out_us(struct tk_out *o, uint64_t ns)
 {
-	char tmp[24];
+	char tmp[TK_NUM_MAX], *end = tmp + sizeof(tmp), *s = tk_num_dec(end, ns / 1000);
 	unsigned frac = (unsigned)(ns % 1000);
-	size_t n = digits(tmp, ns / 1000);
 
 	tk_out_reserve(o, 32);
-	memcpy(o->buf + o->len, tmp + n, 24 - n);
-	o->len += 24 - n;
+	memcpy(o->buf + o->len, s, (size_t)(end - s));
+	o->len += (size_t)(end - s);
 	o->buf[o->len] = '.';
 	o->buf[o->len + 1] = (char)('0' + frac / 100);
-	memcpy(o->buf + o->len + 2, digit_pairs + 2 * (frac % 100), 2);
+	memcpy(o->buf + o->len + 2, tk_num_pairs + 2 * (frac % 100), 2);
 	o->len += 4;
 }
 

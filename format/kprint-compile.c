@@ -43,6 +43,7 @@
 #include <event-parse.h>
 #include "kprint-compile.h"
 #include "kprint-out.h"
+#include "printf-spec.h"
 
 #define MAX_ITEMS 4096 /* per array: more means a format we leave alone */
 #define MAX_DEPTH 64
@@ -512,52 +513,52 @@ static size_t compile_literal(struct tk_kprog *p, const char *f, bool *ok)
 	return used;
 }
 
-/* One conversion at f ("%..."), as parse_arg_format() splits it; returns
- * the characters consumed, 0 when we do not print it. */
+/* libtraceevent's size of an integer argument from the length modifiers
+ * (hh char, h short, none int, l long, ll and L long long, z size_t), in
+ * *ls from -2 to 2; false for any other modifier. */
+static bool length_size(const struct tk_spec *sp, int *ls)
+{
+	*ls = 0;
+	for (unsigned k = 0; k < sp->nlen; k++) {
+		switch (sp->len[k]) {
+		case 'h':
+			--*ls;
+			break;
+		case 'l':
+			++*ls;
+			break;
+		case 'L':
+			*ls = 2;
+			break;
+		case 'z':
+			*ls = 1;
+			break;
+		default:
+			return false;
+		}
+	}
+	return *ls >= -2 && *ls <= 2;
+}
+
+/* One conversion at f ("%...", printf-spec.c); returns the characters
+ * consumed, 0 when we do not print it. */
 static size_t compile_conv(struct tk_kprog *p, struct tep_event *ev, const char *f,
 			   struct tep_print_arg **arg)
 {
-	const char *c = f + 1;
-	int ls = 0, i;
-	bool other = false, prec = false;
-	unsigned width = 0;
+	struct tk_spec sp;
+	const char *c;
+	int ls, i;
 	struct step *s;
 	size_t len;
 
-	for (;; c++) {
-		switch (*c) {
-		case 'h':
-			ls--;
-			continue;
-		case 'l':
-			ls++;
-			continue;
-		case 'L':
-			ls = 2;
-			continue;
-		case 'z':
-		case 'Z':
-			ls = 1;
-			continue;
-		case '.':
-			prec = true;
-			continue;
-		case '#':
-		case '-':
-		case '+':
-			other = true;
-			continue;
-		case '0' ... '9':
-			if (!prec && !(width == 0 && *c == '0' && c[-1] == '%'))
-				width = width * 10 + (unsigned)(*c - '0');
-			continue;
-		default:
-			break;
-		}
-		break;
-	}
-	if (!*arg || ls < -2 || ls > 2 || (i = NEW(p, step)) < 0)
+	/* a space flag, and what C's grammar does not allow, libtraceevent
+	 * reads its own way: leave those formats to it */
+	if (tk_spec_parse(f, 0, &sp) != TK_SPEC_OK || (sp.flags & TK_SPEC_SPACE) ||
+	    !length_size(&sp, &ls))
 		return 0;
+	if (!*arg || (i = NEW(p, step)) < 0)
+		return 0;
+	c = f + sp.end - 1;
 	s = &p->steps[i];
 	if (*c == 'p') {
 		char k = c[1];
@@ -574,21 +575,21 @@ static size_t compile_conv(struct tk_kprog *p, struct tep_event *ev, const char 
 		if ((*arg)->type == TEP_PRINT_BSTRING)
 			return 0;
 		s->arg = compile_expr(p, ev, *arg, 0);
-	} else if (strchr("diuxXo", *c) && *c) {
+	} else if (strchr("diuxXo", *c)) {
 		s->kind = S_NUM;
 		s->conv = *c;
 		s->ls = (int8_t)ls;
-		s->zero = f[1] == '0';
-		s->width = (uint8_t)width;
-		s->plain = !other && !prec && width < 64 && *c != 'o';
+		s->zero = sp.flags & TK_SPEC_ZERO;
+		s->width = (uint8_t)(sp.width > 0 ? sp.width : 0);
+		s->plain = !(sp.flags & ~TK_SPEC_ZERO) && sp.prec < 0 && sp.width < 64 &&
+			   *c != 'o';
 		s->arg = compile_expr(p, ev, *arg, 0);
 	} else if (*c == 's') {
-		s = &p->steps[i];
 		s->kind = S_STR;
-		s->plain = c == f + 1;
-		p->steps[i].arg = compile_str(p, ev, *arg, 0);
+		s->plain = sp.end == 2;
+		s->arg = compile_str(p, ev, *arg, 0);
 	} else {
-		return 0; /* %c, %*, or what libtraceevent marks >x< */
+		return 0; /* %c, floating point */
 	}
 	s = &p->steps[i]; /* the arrays may have moved */
 	if (s->arg < 0)

@@ -2,7 +2,7 @@
 /*
  * kprint-out.h - appending field text to a line buffer, for the compiled
  * printers (kprint-compile.c, kprint-plugins.c): bytes, numbers in base
- * 10 and 16 without printf, and kernel symbols through a cache in front
+ * 10 and 16 (number.h), and kernel symbols through a cache in front
  * of libtraceevent's lookup.  Everything truncates at the buffer's end.
  */
 #ifndef TK_KPRINT_OUT_H
@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include "number.h"
 
 struct tep_handle;
 
@@ -33,49 +34,24 @@ static inline void tk_oput(struct tk_obuf *o, const char *s, size_t len)
 static inline void tk_onum(struct tk_obuf *o, uint64_t v, bool neg, unsigned base,
 			   bool upper, unsigned width, bool zero)
 {
-	static const char pairs[] =
-		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-		"8081828384858687888990919293949596979899";
-	const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
-	char tmp[96];
-	size_t n = sizeof(tmp), len;
+	char tmp[TK_NUM_MAX + 64], *end = tmp + sizeof(tmp);
+	char *s = base == 16 ? tk_num_hex(end, v, upper) : tk_num_dec(end, v);
+	size_t len = (size_t)(end - s) + neg;
 
-	if (base == 16) {
-		do {
-			tmp[--n] = digits[v & 15];
-			v >>= 4;
-		} while (v);
-	} else {
-		while (v >= 100) {
-			unsigned d = (unsigned)(v % 100) * 2;
-
-			v /= 100;
-			tmp[--n] = pairs[d + 1];
-			tmp[--n] = pairs[d];
-		}
-		if (v >= 10) {
-			tmp[--n] = pairs[v * 2 + 1];
-			tmp[--n] = pairs[v * 2];
-		} else {
-			tmp[--n] = (char)('0' + v);
-		}
-	}
-	len = sizeof(tmp) - n + neg;
 	if (width > 64)
 		width = 64;
 	if (zero) {
 		for (; len < width; len++)
-			tmp[--n] = '0';
+			*--s = '0';
 		if (neg)
-			tmp[--n] = '-';
+			*--s = '-';
 	} else {
 		if (neg)
-			tmp[--n] = '-';
+			*--s = '-';
 		for (; len < width; len++)
-			tmp[--n] = ' ';
+			*--s = ' ';
 	}
-	tk_oput(o, tmp + n, sizeof(tmp) - n);
+	tk_oput(o, s, (size_t)(end - s));
 }
 
 static inline void tk_odec(struct tk_obuf *o, int64_t v)

@@ -14,10 +14,10 @@
  *   [SPEC_U f2 "%08llx" mask 0xffff]
  *
  * tk_print_format() then walks the segments with a switch.  Literals,
- * integers (decimal, hex, octal, char, pointer) and text are written by
- * hand, padded to a width if there is one; only what needs printf's full
- * machinery (floating point, precision or flags on integers) calls
- * snprintf, with a spec string built at prepare time.
+ * integers (decimal, hex, octal, char, pointer: number.h) and text are
+ * written by hand, padded to a width if there is one; only what needs
+ * printf's full machinery (floating point, precision or flags on
+ * integers) calls snprintf, with a spec string built at prepare time.
  *
  * The value's size comes from the field descriptor, never from a length
  * modifier (which is parsed and ignored): %d reads the field as a signed
@@ -48,10 +48,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "number.h"
+#include "printf-spec.h"
 #include "printfmt.h"
-
-/* Widths and precisions above this are refused when preparing. */
-#define PF_WIDTH_MAX 4096
 
 enum pf_op {
 	PF_LIT,     /* literal text */
@@ -70,15 +69,6 @@ enum pf_op {
 	PF_SPEC_U,  /* snprintf(spec, (unsigned long long)value) */
 	PF_SPEC_P,  /* as PF_SPEC_U, but "(nil)" for 0 */
 	PF_SPEC_D,  /* snprintf(spec, double) */
-};
-
-/* Conversion flags, as parsed. */
-enum {
-	PF_F_MINUS = 1u << 0,
-	PF_F_PLUS = 1u << 1,
-	PF_F_SPACE = 1u << 2,
-	PF_F_HASH = 1u << 3,
-	PF_F_ZERO = 1u << 4,
 };
 
 struct pf_seg {
@@ -100,14 +90,6 @@ struct tk_print {
 	char *text;      /* the literals, back to back */
 };
 
-/* One conversion as written in the format. */
-struct pf_conv {
-	unsigned flags;  /* PF_F_* */
-	int width;       /* -1: none */
-	int prec;        /* -1: none */
-	char conv;       /* d i u x X o c s p f F e E g G a A */
-};
-
 /* State while building a tk_print. */
 struct pf_build {
 	struct tk_print *p;
@@ -118,16 +100,6 @@ struct pf_build {
 	char *err;
 	size_t errlen;
 };
-
-static const char pf_digits2[] =
-	"0001020304050607080910111213141516171819"
-	"2021222324252627282930313233343536373839"
-	"4041424344454647484950515253545556575859"
-	"6061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
-
-static const char pf_hex_lower[] = "0123456789abcdef";
-static const char pf_hex_upper[] = "0123456789ABCDEF";
 
 static int pf_error(struct pf_build *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -232,19 +204,19 @@ static void pf_set_natural(struct pf_seg *seg, unsigned kind, bool left,
  * Write the snprintf spec for @c into @s: flags in a fixed order, width,
  * precision, @len (a length modifier or "") and conversion @conv.
  */
-static void pf_build_spec(char *s, const struct pf_conv *c, unsigned flags,
+static void pf_build_spec(char *s, const struct tk_spec *c, unsigned flags,
 			  const char *len, char conv)
 {
 	*s++ = '%';
-	if (flags & PF_F_MINUS)
+	if (flags & TK_SPEC_MINUS)
 		*s++ = '-';
-	if (flags & PF_F_PLUS)
+	if (flags & TK_SPEC_PLUS)
 		*s++ = '+';
-	if (flags & PF_F_SPACE)
+	if (flags & TK_SPEC_SPACE)
 		*s++ = ' ';
-	if (flags & PF_F_HASH)
+	if (flags & TK_SPEC_HASH)
 		*s++ = '#';
-	if (flags & PF_F_ZERO)
+	if (flags & TK_SPEC_ZERO)
 		*s++ = '0';
 	if (c->width >= 0)
 		s += sprintf(s, "%d", c->width);
@@ -257,17 +229,17 @@ static void pf_build_spec(char *s, const struct pf_conv *c, unsigned flags,
 }
 
 /* Bind conversion @c to field @field: choose how to print it. */
-static void pf_add_conv(struct pf_build *b, const struct pf_conv *c,
+static void pf_add_conv(struct pf_build *b, const struct tk_spec *c,
 			unsigned field)
 {
 	struct pf_seg *seg = pf_add_seg(b, field);
 	unsigned kind = b->fields[field].kind;
-	bool left = c->flags & PF_F_MINUS;
+	bool left = c->flags & TK_SPEC_MINUS;
 	bool integer = kind != TK_KIND_DOUBLE && kind != TK_KIND_CHARS &&
 		       kind != TK_KIND_STRING && kind != TK_KIND_BYTES;
 	/* Only a width and '-': padding we do ourselves. */
-	bool plain = !(c->flags & ~PF_F_MINUS) && c->prec < 0;
-	bool plain_p = !(c->flags & PF_F_ZERO) && c->prec < 0; /* %p */
+	bool plain = !(c->flags & ~TK_SPEC_MINUS) && c->prec < 0;
+	bool plain_p = !(c->flags & TK_SPEC_ZERO) && c->prec < 0; /* %p */
 
 	seg->left = left;
 	seg->width = c->width > 0 ? (uint32_t)c->width : 0;
@@ -315,8 +287,8 @@ static void pf_add_conv(struct pf_build *b, const struct pf_conv *c,
 			 */
 			seg->op = PF_SPEC_P;
 			pf_build_spec(seg->spec, c,
-				      (c->flags | PF_F_HASH) &
-					      ~(PF_F_PLUS | PF_F_SPACE),
+				      (c->flags | TK_SPEC_HASH) &
+					      ~(TK_SPEC_PLUS | TK_SPEC_SPACE),
 				      "ll", 'x');
 		}
 		return;
@@ -336,85 +308,40 @@ static void pf_add_conv(struct pf_build *b, const struct pf_conv *c,
 	pf_set_natural(seg, kind, left, c->width);
 }
 
-/* Parse a decimal width or precision at fmt[*i]; -1 if too large. */
-static int pf_parse_num(const char *fmt, size_t *i)
-{
-	int v = 0;
-
-	while (fmt[*i] >= '0' && fmt[*i] <= '9') {
-		if (v <= PF_WIDTH_MAX)
-			v = v * 10 + (fmt[*i] - '0');
-		(*i)++;
-	}
-	return v > PF_WIDTH_MAX ? -1 : v;
-}
-
 /*
- * Parse the conversion whose '%' is at fmt[at]; on success store it in *c,
- * set *next past it and return 0.  "%%" is not parsed here.
+ * Parse the conversion whose '%' is at fmt[at] (printf-spec.c); on success
+ * store it in *c, set *next past it and return 0.
  */
 static int pf_parse_conv(struct pf_build *b, const char *fmt, size_t at,
-			 struct pf_conv *c, size_t *next)
+			 struct tk_spec *c, size_t *next)
 {
-	size_t i = at + 1;
 	unsigned col = (unsigned)at + 1;
 	unsigned char ch;
 
-	c->flags = 0;
-	c->width = -1;
-	c->prec = -1;
-	for (;; i++) {
-		if (fmt[i] == '-')
-			c->flags |= PF_F_MINUS;
-		else if (fmt[i] == '+')
-			c->flags |= PF_F_PLUS;
-		else if (fmt[i] == ' ')
-			c->flags |= PF_F_SPACE;
-		else if (fmt[i] == '#')
-			c->flags |= PF_F_HASH;
-		else if (fmt[i] == '0')
-			c->flags |= PF_F_ZERO;
-		else
-			break;
-	}
-	if (fmt[i] == '*')
-		goto star;
-	if (fmt[i] >= '1' && fmt[i] <= '9') {
-		c->width = pf_parse_num(fmt, &i);
-		if (c->width < 0)
-			return pf_error(b, "print format has a width above %d at column %u",
-					PF_WIDTH_MAX, col);
-	}
-	if (fmt[i] == '.') {
-		i++;
-		if (fmt[i] == '*')
-			goto star;
-		c->prec = pf_parse_num(fmt, &i);
-		if (c->prec < 0)
-			return pf_error(b, "print format has a precision above %d at column %u",
-					PF_WIDTH_MAX, col);
-	}
-	while (fmt[i] && strchr("hlzjtLq", fmt[i]))
-		i++;
-
-	ch = (unsigned char)fmt[i];
-	if (!ch)
+	switch (tk_spec_parse(fmt, at, c)) {
+	case TK_SPEC_OK:
+		*next = c->end;
+		return 0;
+	case TK_SPEC_E_WIDTH:
+		return pf_error(b, "print format has a width above %d at column %u",
+				TK_SPEC_WIDTH_MAX, col);
+	case TK_SPEC_E_PREC:
+		return pf_error(b, "print format has a precision above %d at column %u",
+				TK_SPEC_WIDTH_MAX, col);
+	case TK_SPEC_E_END:
 		return pf_error(b, "print format ends inside the conversion at column %u",
 				col);
-	if (!strchr("diuxXocspfFeEgGaA", ch)) {
+	case TK_SPEC_E_CONV:
+		ch = (unsigned char)c->conv;
 		if (ch > ' ' && ch < 0x7f)
 			return pf_error(b, "print format has unknown conversion '%c' at column %u",
 					ch, col);
 		return pf_error(b, "print format has unknown conversion '\\x%02x' at column %u",
 				ch, col);
+	default: /* TK_SPEC_E_STAR */
+		return pf_error(b, "print format uses '*' at column %u: write the width and precision in the format",
+				col);
 	}
-	c->conv = (char)ch;
-	*next = i + 1;
-	return 0;
-
-star:
-	return pf_error(b, "print format uses '*' at column %u: write the width and precision in the format",
-			col);
 }
 
 static bool pf_isspace(char c)
@@ -527,7 +454,7 @@ static int pf_prepare_fmt(struct pf_build *b, const char *fmt,
 		goto out;
 
 	while (fmt[i]) {
-		struct pf_conv c;
+		struct tk_spec c;
 		unsigned field;
 
 		for (lit = i; fmt[i] && fmt[i] != '%'; i++)
@@ -708,54 +635,6 @@ static inline void pf_put_padded(struct pf_out *o, const struct pf_seg *seg,
 	}
 }
 
-/* Write @v in decimal, ending just before @end; returns the start. */
-static inline char *pf_udec(char *end, uint64_t v)
-{
-	uint32_t w;
-
-	/* two digits a step, in 32 bits once the value fits */
-	while (v > UINT32_MAX) {
-		unsigned r = (unsigned)(v % 100);
-
-		v /= 100;
-		end -= 2;
-		memcpy(end, &pf_digits2[2 * r], 2);
-	}
-	w = (uint32_t)v;
-	while (w >= 100) {
-		unsigned r = w % 100;
-
-		w /= 100;
-		end -= 2;
-		memcpy(end, &pf_digits2[2 * r], 2);
-	}
-	if (w >= 10) {
-		end -= 2;
-		memcpy(end, &pf_digits2[2 * w], 2);
-	} else {
-		*--end = (char)('0' + w);
-	}
-	return end;
-}
-
-static inline char *pf_hex(char *end, uint64_t v, const char *digits)
-{
-	do {
-		*--end = digits[v & 15];
-		v >>= 4;
-	} while (v);
-	return end;
-}
-
-static inline char *pf_oct(char *end, uint64_t v)
-{
-	do {
-		*--end = (char)('0' + (v & 7));
-		v >>= 3;
-	} while (v);
-	return end;
-}
-
 static inline int64_t pf_signed(const struct pf_seg *seg, uint64_t v)
 {
 	v &= seg->mask;
@@ -784,6 +663,7 @@ static void pf_snprintf(struct pf_out *o, const char *spec, ...)
 static void pf_bytes(struct pf_out *o, const struct pf_seg *seg,
 		     const unsigned char *s, uint32_t len)
 {
+	static const char hex[] = "0123456789abcdef";
 	size_t n = len ? 3 * (size_t)len + 1 : 2;
 	char pair[3];
 	uint32_t i;
@@ -793,8 +673,8 @@ static void pf_bytes(struct pf_out *o, const struct pf_seg *seg,
 	pf_put(o, "{", 1);
 	for (i = 0; i < len; i++) {
 		pair[0] = ',';
-		pair[1] = pf_hex_lower[s[i] >> 4];
-		pair[2] = pf_hex_lower[s[i] & 15];
+		pair[1] = hex[s[i] >> 4];
+		pair[2] = hex[s[i] & 15];
 		if (i)
 			pf_put(o, pair, 3);
 		else
@@ -827,21 +707,21 @@ size_t tk_print_format(const struct tk_print *p, const struct tk_value *values,
 		switch (seg->op) {
 		case PF_SDEC:
 			i = pf_signed(seg, v->u);
-			s = pf_udec(e, i < 0 ? 0 - (uint64_t)i : (uint64_t)i);
+			s = tk_num_dec(e, i < 0 ? 0 - (uint64_t)i : (uint64_t)i);
 			if (i < 0)
 				*--s = '-';
 			break;
 		case PF_UDEC:
-			s = pf_udec(e, u);
+			s = tk_num_dec(e, u);
 			break;
 		case PF_HEX:
-			s = pf_hex(e, u, pf_hex_lower);
+			s = tk_num_hex(e, u, false);
 			break;
 		case PF_HEXUP:
-			s = pf_hex(e, u, pf_hex_upper);
+			s = tk_num_hex(e, u, true);
 			break;
 		case PF_OCT:
-			s = pf_oct(e, u);
+			s = tk_num_oct(e, u);
 			break;
 		case PF_CHAR:
 			s = e - 1;
@@ -855,7 +735,7 @@ size_t tk_print_format(const struct tk_print *p, const struct tk_value *values,
 			}
 			/* fall through */
 		case PF_ADDR:
-			s = pf_hex(e, u, pf_hex_lower);
+			s = tk_num_hex(e, u, false);
 			*--s = 'x';
 			*--s = '0';
 			break;

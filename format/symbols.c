@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * symbols.c - function symbols: read from ELF files with libelf when
- * recording, written into the trace as text, loaded and looked up when
- * reading (symbols.h, docs/format.md).
+ * symbols.c - function symbols: read from ELF files when recording
+ * (common/elf-symbols.c, the reader the runtime uses too), written into
+ * the trace as text, loaded and looked up when reading (symbols.h,
+ * docs/format.md).
  *
  * The files under symbols/ come from outside when read, so every line is
  * checked; a bad line is skipped, not trusted.
@@ -10,14 +11,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "common/elf-symbols.h"
 #include "symbols.h"
 
 #define MAX_SYMS (1u << 22)
@@ -78,63 +78,6 @@ static int add_sym(struct tk_symtab *t, unsigned *cap, uint64_t addr,
 	return 0;
 }
 
-/* Read a symbol table section into @t (functions) and note cyg. */
-static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
-		       struct tk_symtab *t, bool *cyg)
-{
-	Elf_Data *d = elf_getdata(scn, NULL);
-	unsigned cap = 0;
-	size_t n;
-
-	if (!d || !sh->sh_entsize)
-		return 0;
-	n = sh->sh_size / sh->sh_entsize;
-	for (size_t i = 1; i < n; i++) {
-		GElf_Sym sym;
-		const char *name;
-		int type;
-
-		if (!gelf_getsym(d, (int)i, &sym))
-			break;
-		name = elf_strptr(e, sh->sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		type = GELF_ST_TYPE(sym.st_info);
-		if (sym.st_shndx == SHN_UNDEF) {
-			if (!strcmp(name, "__cyg_profile_func_enter"))
-				*cyg = true;
-			continue;
-		}
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !sym.st_value ||
-		    !t)
-			continue;
-		if (add_sym(t, &cap, sym.st_value, sym.st_size, name) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Entries of a __patchable_function_entries or __mcount_loc section. */
-static int read_entries(Elf_Scn *scn, uint64_t **out, unsigned *n)
-{
-	Elf_Data *d = elf_getdata(scn, NULL);
-	size_t count;
-	uint64_t *grown;
-
-	if (!d || !d->d_buf)
-		return 0;
-	count = d->d_size / 8;
-	if (count > MAX_SYMS)
-		return 0;
-	grown = realloc(*out, (*n + count + 1) * sizeof(*grown));
-	if (!grown)
-		return -ENOMEM;
-	*out = grown;
-	for (size_t i = 0; i < count; i++)
-		memcpy(&grown[(*n)++], (const char *)d->d_buf + 8 * i, 8);
-	return 0;
-}
-
 static int add_traceable(struct tk_elf_functrace *ft, const char *name)
 {
 	char **grown = realloc(ft->traceable, (ft->ntraceable + 1) * sizeof(*grown));
@@ -149,99 +92,48 @@ static int add_traceable(struct tk_elf_functrace *ft, const char *name)
 	return 0;
 }
 
-/* The function of each entry: the one containing it, or the one starting
- * up to 16 bytes after it (-fpatchable-function-entry=N,M). */
-static int entries_to_names(const struct tk_symtab *t, const uint64_t *entries,
-			    unsigned n, struct tk_elf_functrace *ft)
-{
-	for (unsigned i = 0; i < n; i++) {
-		const struct tk_sym *s = tk_symtab_find(t, entries[i]);
-
-		for (unsigned k = 1; !s && k <= 16; k++) {
-			s = tk_symtab_find(t, entries[i] + k);
-			if (s && s->addr != entries[i] + k)
-				s = NULL;
-		}
-		if (s && add_traceable(ft, s->name) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
 int tk_elf_symbols_read(const char *path, struct tk_symtab *out,
 			struct tk_elf_functrace *ft, char *err, size_t errlen)
 {
-	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
-	GElf_Shdr sh_symtab, sh_dynsym, sh;
-	uint64_t *entries = NULL;
-	unsigned nentries = 0;
-	size_t shstrndx;
-	bool cyg = false;
-	int fd, ret = 0;
-	Elf *e;
+	struct tk_elf_syms e;
+	unsigned cap = 0;
+	int ret;
 
 	memset(out, 0, sizeof(*out));
 	if (ft)
 		memset(ft, 0, sizeof(*ft));
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+	ret = tk_elf_syms_read(path, 0, TK_ELF_FUNCS, &e);
+	if (ret == -ENOEXEC) {
+		snprintf(err, errlen, "'%s' is not a 64-bit ELF file", path);
 		return ret;
 	}
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx) < 0) {
-		snprintf(err, errlen, "'%s' is not an ELF file", path);
-		ret = -ENOEXEC;
-		goto out;
+	if (ret) {
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(-ret));
+		return ret;
 	}
-	while ((scn = elf_nextscn(e, scn))) {
-		const char *name;
+	/* in tk_elf_syms's order: by address, global names first */
+	for (unsigned i = 0; i < e.nfuncs && !ret; i++)
+		ret = add_sym(out, &cap, e.funcs[i].addr, e.funcs[i].size,
+			      tk_elf_func_name(&e, &e.funcs[i]));
+	if (ft && !ret) {
+		ft->entries = e.table_entries;
+		ft->cyg = e.cyg;
+		for (unsigned i = 0; i < e.nentries && !ret; i++) {
+			uint64_t site;
+			const struct tk_elf_func *fn = tk_elf_entry_func(&e, e.entries[i], &site);
 
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		name = elf_strptr(e, shstrndx, sh.sh_name);
-		if (sh.sh_type == SHT_SYMTAB) {
-			symtab = scn;
-			sh_symtab = sh;
-		} else if (sh.sh_type == SHT_DYNSYM) {
-			dynsym = scn;
-			sh_dynsym = sh;
-		} else if (name && ft && sh.sh_type == SHT_PROGBITS &&
-			   (!strcmp(name, "__patchable_function_entries") ||
-			    !strcmp(name, "__mcount_loc"))) {
-			ret = read_entries(scn, &entries, &nentries);
-			if (ret)
-				goto nomem;
+			if (fn)
+				ret = add_traceable(ft, tk_elf_func_name(&e, fn));
 		}
+		for (unsigned i = 0; e.cyg && i < e.nfuncs && !ret; i++)
+			ret = add_traceable(ft, tk_elf_func_name(&e, &e.funcs[i]));
 	}
-	if (dynsym && read_symtab(e, dynsym, &sh_dynsym, symtab ? NULL : out, &cyg) < 0)
-		goto nomem;
-	if (symtab && read_symtab(e, symtab, &sh_symtab, out, &cyg) < 0)
-		goto nomem;
-	if (out->count)
-		qsort(out->sym, out->count, sizeof(*out->sym), sym_cmp);
-	if (ft) {
-		ft->entries = nentries;
-		ft->cyg = cyg;
-		if (entries_to_names(out, entries, nentries, ft) < 0)
-			goto nomem;
-		for (unsigned i = 0; cyg && i < out->count; i++)
-			if (add_traceable(ft, out->sym[i].name) < 0)
-				goto nomem;
+	tk_elf_syms_free(&e);
+	if (ret) {
+		snprintf(err, errlen, "out of memory reading '%s'", path);
+		tk_symtab_free(out);
+		tk_elf_functrace_free(ft);
 	}
-	goto out;
-nomem:
-	ret = -ENOMEM;
-	snprintf(err, errlen, "out of memory reading '%s'", path);
-	tk_symtab_free(out);
-	tk_elf_functrace_free(ft);
-out:
-	free(entries);
-	if (e)
-		elf_end(e);
-	close(fd);
 	return ret;
 }
 

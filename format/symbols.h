@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * symbols.h - function symbols for the function tracer: read from ELF
- * files (libelf) at record time, saved into the trace directory, resolved
- * when reading (docs/format.md, "Symbols").
+ * files at record time (common/elf-symbols.h), saved into the trace
+ * directory, resolved when reading (docs/format.md, "Symbols").
  *
  *   DIR/symbols/maps     one line per object loaded in a traced process:
  *                        "PID LO HI BIAS BUILD_ID SYMFILE PATH"

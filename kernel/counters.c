@@ -13,67 +13,6 @@
 #include <unistd.h>
 #include <tracefs.h>
 #include "counters.h"
-#include "common/pattern.h"
-
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-void tk_names_free(char **names)
-{
-	for (char **p = names; p && *p; p++)
-		free(*p);
-	free(names);
-}
-
-char **tk_kernel_event_names(const char *glob, unsigned *count)
-{
-	char **systems = tracefs_event_systems(NULL), **out = NULL;
-	unsigned n = 0;
-
-	if (!systems) {
-		if (!errno)
-			errno = ENOENT;
-		return NULL;
-	}
-	for (char **sys = systems; *sys; sys++) {
-		char **events = tracefs_system_events(NULL, *sys);
-
-		for (char **ev = events; ev && *ev; ev++) {
-			char *name, **grown;
-
-			if (asprintf(&name, "%s:%s", *sys, *ev) < 0)
-				goto nomem;
-			if (glob && !tk_pattern_match(glob, name)) {
-				free(name);
-				continue;
-			}
-			grown = realloc(out, (n + 2) * sizeof(*out));
-			if (!grown) {
-				free(name);
-				tracefs_list_free(events);
-				goto nomem;
-			}
-			out = grown;
-			out[n++] = name;
-			out[n] = NULL;
-		}
-		tracefs_list_free(events);
-	}
-	tracefs_list_free(systems);
-	if (!out)
-		out = calloc(1, sizeof(*out));
-	if (out && n > 1)
-		qsort(out, n, sizeof(*out), name_cmp);
-	*count = n;
-	return out;
-nomem:
-	tracefs_list_free(systems);
-	tk_names_free(out);
-	errno = ENOMEM;
-	return NULL;
-}
 
 static int event_id(const char *name, uint64_t *id)
 {

@@ -29,12 +29,6 @@ struct tk_counters {
 	unsigned nfds; /* per counter */
 };
 
-/* The kernel's event names matching @glob (tk_pattern_match), sorted,
- * in a NULL-terminated array the caller frees with tk_names_free().
- * NULL with errno set when tracefs cannot be read. */
-char **tk_kernel_event_names(const char *glob, unsigned *count);
-void tk_names_free(char **names);
-
 /* Open a disabled counter per name: for task @pid (and its future
  * children; counting starts at its next exec) or, with @pid < 0, on every
  * online CPU.  Returns 0, or -errno with err[errlen] naming the event and

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +193,40 @@ int tk_kinstance_cpus(struct tk_kinstance *k)
 		if (!tracefs_dir_exists(k->inst, path))
 			return n;
 	}
+}
+
+int tk_kinstance_trace_open(struct tk_kinstance *k)
+{
+	int fd = tracefs_instance_file_open(k->inst, "trace", O_RDONLY);
+
+	return fd < 0 ? (errno ? -errno : -EIO) : fd;
+}
+
+char *tk_kinstance_file_text(struct tk_kinstance *k, const char *file)
+{
+	char *text = tracefs_instance_file_read(k->inst, file, NULL);
+	size_t n;
+
+	if (!text)
+		return strdup("");
+	n = strlen(text);
+	while (n && (text[n - 1] == '\n' || text[n - 1] == ' '))
+		text[--n] = '\0';
+	return text;
+}
+
+int tk_koptions_read(char **out, char *err, size_t errlen)
+{
+	char *text = tracefs_instance_file_read(NULL, "trace_options", NULL);
+	int e = errno ? errno : ENOENT;
+
+	*out = text;
+	if (!text) {
+		snprintf(err, errlen, "cannot read '%s/trace_options': %s",
+			 tracefs_tracing_dir(), strerror(e));
+		return -e;
+	}
+	return 0;
 }
 
 static int by_name(const void *a, const void *b)

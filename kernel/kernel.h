@@ -7,7 +7,8 @@
  *   tracefs-mount.c  find tracefs, or mount a private one
  *   events.c         the kernel's event list, patterns, enabling, filters
  *   instance.c       create/open/destroy instances, clock, buffer, options
- *   tracer.c         current_tracer and the function filter files
+ *   tracer.c         the tracers, current_tracer, the traceable functions
+ *                    and the function filter files
  *   pids.c           set_event_pid and event-fork (-P, -F)
  *   setup.c          a whole configuration applied to an instance at once
  *   capture.c        per-CPU trace_pipe_raw spliced to files
@@ -117,6 +118,20 @@ int tk_kinstance_cpus(struct tk_kinstance *k);
 int tk_kinstance_find(struct tk_tracefs *fs, struct tk_kinstance *k,
 		      const char *name, char *err, size_t errlen);
 
+/* Open the instance's 'trace' file for reading: what its buffer holds,
+ * as the kernel formats it (reading does not consume).  Returns the file
+ * descriptor (the caller closes it) or -errno. */
+int tk_kinstance_trace_open(struct tk_kinstance *k);
+/* The text of the instance's @file (set_event, tracing_cpumask...)
+ * without its trailing newlines and spaces, "" if it cannot be read; a
+ * string the caller frees, NULL when out of memory. */
+char *tk_kinstance_file_text(struct tk_kinstance *k, const char *file);
+
+/* The top level's trace_options as the kernel writes them, "name" when
+ * on and "noname" when off, a line each: a string in *out the caller
+ * frees.  Returns 0, or -errno with the reason in @err. */
+int tk_koptions_read(char **out, char *err, size_t errlen);
+
 /* Names of the instances that start with TK_KINSTANCE_PREFIX, sorted, in
  * a NULL-terminated array (free with tk_kinstance_names_free). */
 char **tk_kinstance_names(void);
@@ -131,6 +146,13 @@ bool tk_kinstance_is_stale(const char *name);
 /* The tracers the kernel offers in instance @k (NULL: at the top level,
  * where there can be more), with nop, as one space-separated string. */
 int tk_ktracers(struct tk_kinstance *k, char *out, size_t len);
+/* Call @fn with each line of available_filter_functions (the functions
+ * the function tracer can trace: "name" or "name [module]", newline
+ * included) whose name matches the fnmatch() @glob (NULL: every one).
+ * Returns 0, or -errno with the reason in @err (-EPERM: the kernel does
+ * not let tracing list its functions). */
+int tk_kfunctions(const char *glob, void (*fn)(const char *line, void *ctx),
+		  void *ctx, char *err, size_t errlen);
 /* The tracers instance @k (new, tracing off) can run: each one it offers
  * is tried; @usable gets those current_tracer takes (nop first), @refused
  * those it refuses, as "name (why)", both space-separated.  Leaves nop.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tracer.c - an instance's current_tracer and the function filter files.
+ * tracer.c - the kernel's tracers and traceable functions, an instance's
+ * current_tracer and the function filter files.
  *
  * A locked-down kernel refuses the function tracers (current_tracer:
  * EPERM) and even opening set_ftrace_filter; we say so in one line
@@ -9,6 +10,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,44 @@ int tk_ktracers(struct tk_kinstance *k, char *out, size_t len)
 		snprintf(out + used, used < len ? len - used : 0, "%snop",
 			 used ? " " : "");
 	tracefs_list_free(tracers);
+	return 0;
+}
+
+int tk_kfunctions(const char *glob, void (*fn)(const char *line, void *ctx),
+		  void *ctx, char *err, size_t errlen)
+{
+	char *path = tracefs_get_tracing_file("available_filter_functions");
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int e;
+
+	if (!path) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	f = fopen(path, "r");
+	if (!f) {
+		e = errno;
+		snprintf(err, errlen, "cannot read '%s': %s%s", path, strerror(e),
+			 e == EPERM ? " (the kernel does not let tracing list its functions)"
+				    : "");
+		tracefs_put_tracing_file(path);
+		return -e;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		size_t len = strcspn(line, " \t\n");
+		char save = line[len];
+
+		line[len] = '\0';
+		if (glob && fnmatch(glob, line, 0))
+			continue;
+		line[len] = save;
+		fn(line, ctx);
+	}
+	free(line);
+	fclose(f);
+	tracefs_put_tracing_file(path);
 	return 0;
 }
 

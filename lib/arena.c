@@ -23,9 +23,6 @@
 #include "arena.h"
 
 #define SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
-/* Descriptors whose pages are touched here; the recorder touches the
- * next ones ahead of the threads that take them. */
-#define STREAMS_TOUCHED 32
 
 static size_t page_up(size_t n)
 {
@@ -85,14 +82,14 @@ fail:
 }
 
 struct tk_arena_map *tk_arena_create(const struct tk_arena_geom *g,
-				     uint64_t gen, const char **what)
+				     uint32_t touch, uint64_t gen,
+				     const char **what)
 {
 	struct tk_arena_map *a = calloc(1, sizeof(*a));
 	uint32_t ring = pow2_at_least(g->pool_max > g->streams_max ? g->pool_max
 								 : g->streams_max);
 	uint32_t stream_size = tk_rb_stream_size(g->slots);
-	uint32_t touched = g->streams_max < STREAMS_TOUCHED ? g->streams_max
-							    : STREAMS_TOUCHED;
+	uint32_t touched = g->streams_max < touch ? g->streams_max : touch;
 	struct tk_arena *h;
 	size_t off, size;
 	void *map;
@@ -157,7 +154,11 @@ struct tk_arena_map *tk_arena_create(const struct tk_arena_geom *g,
 	for (uint32_t i = 0; i < g->pool_init; i++)
 		a->chunk_ring[i] = i;
 	h->free_chunks.tail = g->pool_init;
-	memset(a->streams, 0, (size_t)touched * stream_size);
+	/* the descriptors the first threads take: made now (the memfd is
+	 * zeros already), so that a first event meets no fresh page */
+	if (touched)
+		madvise(a->streams, (size_t)touched * stream_size,
+			MADV_POPULATE_WRITE);
 	for (uint32_t i = 0; i < g->streams_max; i++)
 		a->stream_ring[i] = i;
 	h->free_streams.tail = g->streams_max;

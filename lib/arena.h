@@ -67,11 +67,14 @@ struct tk_arena_map {
 };
 
 /* Make an arena for @g; its first pool_init chunks are made and in the
- * free ring, every descriptor too.  Returns it, or NULL with errno set and
- * *what naming the step that failed ("memfd_create" ...).  Not for a
- * writer: it allocates and makes system calls. */
+ * free ring, every descriptor too, the first @touch of them faulted in
+ * (the recorder faults in the next ones ahead of the threads that take
+ * them).  Returns it, or NULL with errno set and *what naming the step
+ * that failed ("memfd_create" ...).  Not for a writer: it allocates and
+ * makes system calls. */
 struct tk_arena_map *tk_arena_create(const struct tk_arena_geom *g,
-				     uint64_t gen, const char **what);
+				     uint32_t touch, uint64_t gen,
+				     const char **what);
 /* Drop the mappings without a single store (a forked child's copy of its
  * parent's arena), and free the private parts. */
 void tk_arena_forget(struct tk_arena_map *a);

@@ -43,6 +43,10 @@
 #define NOBUF_RETRY_MS 500
 /* Bytes of pool a forked child makes at once. */
 #define CHILD_POOL_INIT (2u << 20)
+/* Stream descriptors made with the arena: a process's first threads'; a
+ * forked child's (most have one thread, or exec at once). */
+#define STREAMS_TOUCHED 32
+#define CHILD_STREAMS_TOUCHED 2
 /* What the listener needs besides the static TLS (start_listener). */
 #define LISTENER_STACK (256 * 1024)
 
@@ -52,6 +56,10 @@ static int session_fd = -1; /* under the registry lock */
 static int retired_fd = -1; /* shut down, closed when the next one opens */
 static char session_name[108];
 static bool child_join;  /* a forked child: join from the listener thread */
+/* The pid our last HELLO gave; in a forked child, until it says HELLO
+ * itself, its parent's: the ppid of a forked child's HELLO (the child
+ * may be gone before the recorder could read it from /proc). */
+static uint32_t hello_pid, parent_pid;
 /* The last failure to make buffers (listener thread): errno, 0 if none. */
 static int nobuf_err;
 static const char *nobuf_what;
@@ -126,9 +134,12 @@ static void fill_hello(struct tk_msg_hello *hp)
 	h.m.len = sizeof(h);
 	h.version = TK_PROTOCOL_VERSION;
 	h.pid = (uint32_t)getpid();
-	/* h.ppid stays 0: the recorder reads it from /proc, so that no
-	 * system call of the runtime's set-up (a getppid() the program
-	 * did not make) is among the program's kernel events */
+	/* h.ppid stays 0 but for a forked child: the recorder reads it from
+	 * /proc, so that no system call of the runtime's set-up (a getppid()
+	 * the program did not make) is among the program's kernel events */
+	if (child_join)
+		h.ppid = parent_pid;
+	hello_pid = h.pid;
 	h.clock = TK_CLOCK_TSC;
 	h.forked = child_join;
 	read_comm(h.comm, sizeof(h.comm));
@@ -257,7 +268,7 @@ static void make_arena(int fd)
 	tk_registry_unlock();
 	if (!active)
 		return;
-	a = tk_arena_create(&g, 0, &what);
+	a = tk_arena_create(&g, STREAMS_TOUCHED, 0, &what);
 	if (!a) {
 		nobuf_err = errno;
 		nobuf_what = what;
@@ -647,6 +658,7 @@ void tk_session_after_fork_child(void)
 {
 	bool follow;
 
+	parent_pid = hello_pid;
 	/* Locks are free again; the listener thread did not survive. */
 	if (listen_fd >= 0)
 		close(listen_fd);
@@ -673,7 +685,8 @@ void tk_session_after_fork_child(void)
 			small = 2;
 		if (g.pool_init > small)
 			g.pool_init = small;
-		a = tk_arena_create(&g, tk_session_gen, &what);
+		a = tk_arena_create(&g, CHILD_STREAMS_TOUCHED, tk_session_gen,
+				     &what);
 
 		if (!a) {
 			nobuf_err = errno;

@@ -27,7 +27,16 @@
 #define TK_DESC_VERSION 1
 #define TK_FIELD_NAME_MAX 40 /* including the NUL */
 
-/* How a field is stored in a record and shown in a report. */
+/**
+ * enum tk_field_kind - how a field is stored in a record and shown.
+ * @TK_KIND_INT: signed integer of 1, 2, 4 or 8 bytes.
+ * @TK_KIND_UINT: unsigned integer of 1, 2, 4 or 8 bytes.
+ * @TK_KIND_PTR: pointer, stored as 8 bytes, shown in hex.
+ * @TK_KIND_DOUBLE: IEEE 754 double, 8 bytes.
+ * @TK_KIND_CHARS: char array of a fixed length (array_len).
+ * @TK_KIND_STRING: NUL-terminated string of any length.
+ * @TK_KIND_BYTES: a u32 length, then that many bytes.
+ */
 enum tk_field_kind {
 	TK_KIND_INT = 1,  /* signed integer, size 1, 2, 4 or 8 */
 	TK_KIND_UINT = 2, /* unsigned integer, size 1, 2, 4 or 8 */
@@ -38,11 +47,23 @@ enum tk_field_kind {
 	TK_KIND_BYTES = 7,  /* u32 length then that many bytes */
 };
 
-/* Flags of a descriptor. */
+/**
+ * enum tk_desc_flags - flags of a descriptor.
+ * @TK_DESC_MARKER: a tk_mark() call site (one event per site); its fields
+ *	are named a0, a1, ... and its print format takes them in order.
+ */
 enum tk_desc_flags {
 	TK_DESC_MARKER = 1u << 0, /* printf-style marker, one per call site */
 };
 
+/**
+ * struct tk_field_desc - one field of an event, in record order.
+ * @name: the field's name, NUL-terminated.
+ * @kind: enum tk_field_kind.
+ * @size: bytes, for the fixed-size kinds; 0 for the others.
+ * @reserved: 0.
+ * @array_len: TK_KIND_CHARS: the number of chars.
+ */
 struct tk_field_desc {
 	char name[TK_FIELD_NAME_MAX];
 	uint8_t kind;      /* enum tk_field_kind */
@@ -53,6 +74,20 @@ struct tk_field_desc {
 
 struct tk_event;
 
+/**
+ * struct tk_desc_head - the fixed header of an event descriptor.
+ * @magic: TK_DESC_MAGIC.
+ * @version: TK_DESC_VERSION.
+ * @nfields: the struct tk_field_desc entries that follow the header.
+ * @size: bytes of the whole descriptor, a multiple of 8.
+ * @flags: enum tk_desc_flags.
+ * @off_provider: offset of the provider's name from the header's start.
+ * @off_name: offset of the event's name.
+ * @off_fmt: offset of the print format ("" for the default layout).
+ * @off_args: offset of the print format's arguments, comma-separated
+ *	field names ("" for markers: the fields in order).
+ * @event: the runtime object; meaningless when read from a file.
+ */
 struct tk_desc_head {
 	uint32_t magic;   /* TK_DESC_MAGIC */
 	uint16_t version; /* TK_DESC_VERSION */

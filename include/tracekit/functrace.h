@@ -14,13 +14,27 @@
 extern "C" {
 #endif
 
-/* Patch again the entries the recording selected (also in objects loaded
- * since); returns how many functions are traced, or -ENOENT when no
- * recording asked for a function tracer. */
+/**
+ * tk_functrace_enable() - Trace the selected functions again.
+ *
+ * Patches again the entries the recording selected (-l, -n, -g), in the
+ * objects loaded since as well.
+ *
+ * Context: any thread, not a signal handler (it takes a lock).
+ * Return: how many function entries are traced, or -ENOENT when no
+ * recording asked for a function tracer.
+ */
 int tk_functrace_enable(void);
 
-/* Put every entry back to its NOP; the recording goes on.  Returns 0 or
- * -ENOENT. */
+/**
+ * tk_functrace_disable() - Pause the function tracer.
+ *
+ * Puts every entry back to its NOP; the recording goes on with the other
+ * events.
+ *
+ * Context: any thread, not a signal handler (it takes a lock).
+ * Return: 0, or -ENOENT when no recording asked for a function tracer.
+ */
 int tk_functrace_disable(void);
 
 #ifdef __cplusplus

@@ -133,6 +133,21 @@ TK__NOTRACE static inline void tk__mark_printf(const char *fmt, ...)
 #define TK__MK_FIELD(i, a) { "a" #i, TK__MK_KIND(a), TK__MK_SIZE(a), 0, 0 },
 #define TK__MK_SET(i, a) TK__MK_VALUE(&tk__mv[i], a);
 
+/**
+ * tk_mark() - record a printf-style marker.
+ * @name: provider_event, a C identifier ("app_tick": provider "app", event
+ *	"tick"; without an underscore the provider is "mark").
+ * @...: a printf format, a string literal, then at most 16 arguments:
+ *	integers, floating point, strings (char *) or pointers.
+ *
+ * Each call site is an event of its own, off until enabled like any other.
+ * The arguments are recorded in binary, by their C types; the format is
+ * applied only when the trace is read.
+ *
+ * Context: any thread.  Recording never blocks and is safe in a signal
+ * handler (an event that interrupts another of the same thread is counted
+ * as lost); probes run as they are written.
+ */
 #define tk_mark(name, ...)                                                    \
 	do {                                                                 \
 		static struct tk_event tk__mk_ev;                            \

@@ -57,8 +57,21 @@ extern "C" {
 struct tk_filter;
 struct tk__probe_array;
 
-/* One event of this process (one per definition per module, one per marker
- * call site).  Written by the registry, read by the call sites. */
+/**
+ * struct tk_event - one event of this process.
+ * @enabled: the call site's test: recorded, filtered or probed.
+ * @record: the recording probe is connected.
+ * @id: the registry's id, stamped into each record.
+ * @reserved: 0.
+ * @filter: the compiled filter, NULL when every hit passes.
+ * @probes: the user probes, NULL if none.
+ * @desc: the event's descriptor (tracekit/desc.h).
+ * @priv: the registry's bookkeeping.
+ *
+ * One per definition per module, one per tk_mark() call site.  Written by
+ * the registry, read by the call sites: applications only take its
+ * address, through the macros.
+ */
 struct tk_event {
 	uint8_t enabled; /* the call site's test: record, filter or probes */
 	uint8_t record;  /* the recording probe is connected */
@@ -113,16 +126,35 @@ struct tk__probe_array {
 	} probe[];
 };
 
-/*
- * Connect a probe to an event: fn(data, <event arguments>) runs on every
- * hit, on the firing thread, until disconnected.  Several probes may be
- * connected to one event; connecting and disconnecting are safe while other
- * threads fire it.  After tk_probe_disconnect_raw returns, fn is no longer
- * running nor will it run.  Prefer the typed tk_probe_connect(provider,
- * name, fn, data) macro.  Returns 0, -EEXIST (already connected), -ENOENT
- * (not connected) or -ENOMEM.
+/**
+ * tk_probe_connect_raw() - Call a function on every hit of an event.
+ * @ev: the event.
+ * @fn: called as fn(@data, <the event's arguments>) on the firing thread,
+ *	after the recording, until disconnected.
+ * @data: passed to @fn.
+ *
+ * Several probes may be connected to one event; connecting is safe while
+ * other threads fire it.  Prefer the typed tk_probe_connect() macro.
+ *
+ * Context: any thread, not from inside a probe (it waits for an RCU grace
+ * period).
+ * Return: 0, -EINVAL, -EEXIST (@fn and @data are connected already) or
+ * -ENOMEM.
  */
 int tk_probe_connect_raw(struct tk_event *ev, tk__probe_fn fn, void *data);
+
+/**
+ * tk_probe_disconnect_raw() - Stop calling a probe.
+ * @ev: the event.
+ * @fn: the function given to tk_probe_connect_raw().
+ * @data: the data given with it.
+ *
+ * When it returns, @fn is not running on any thread for this connection
+ * and will not run again: it waits for an RCU grace period.
+ *
+ * Context: any thread, not from inside a probe.
+ * Return: 0, -EINVAL, -ENOENT (not connected) or -ENOMEM.
+ */
 int tk_probe_disconnect_raw(struct tk_event *ev, tk__probe_fn fn, void *data);
 
 /*

@@ -17,16 +17,38 @@
 extern "C" {
 #endif
 
-/*
- * Record events matching @pattern ("provider:event", globs, or "all") into
- * the session's buffers, or stop recording them.  Without a recording
- * session the events are enabled for probes only.  Returns the number of
- * events matched, or -errno.
+/**
+ * tk_enable() - Record the events a pattern names, from the program itself.
+ * @pattern: "provider:event", a glob in either part ("app:req_*"), a
+ *	provider ("app") or "all".
+ *
+ * The events are recorded into the session's buffers while a recorder is
+ * attached; without one they are switched on for their probes only.  The
+ * rule also applies to events of objects loaded later.
+ *
+ * Context: any thread, not a signal handler (it takes the registry lock).
+ * Return: the number of events the pattern matches now, -EINVAL for a
+ * NULL @pattern, or -ENOMEM.
  */
 int tk_enable(const char *pattern);
+
+/**
+ * tk_disable() - Stop recording the events a pattern names.
+ * @pattern: as for tk_enable(); it also removes every rule of tk_enable()
+ *	that it covers ("app:*" removes "app:req").
+ *
+ * Rules a recorder set are not touched.
+ *
+ * Context: any thread, not a signal handler (it takes the registry lock).
+ * Return: the number of events the pattern matches, or -EINVAL.
+ */
 int tk_disable(const char *pattern);
 
-/* Library version, "MAJOR.MINOR.PATCH". */
+/**
+ * tk_version() - The library's version.
+ *
+ * Return: a static string, "MAJOR.MINOR.PATCH".
+ */
 const char *tk_version(void);
 
 #ifdef __cplusplus

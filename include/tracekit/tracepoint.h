@@ -52,9 +52,30 @@
 #define TK__C_END
 #endif
 
+/**
+ * TK_PROTO() - the prototype part of TK_EVENT(): the event's parameters,
+ *	as a function's ("int id, const char *path").
+ * @...: the parameters.
+ */
 #define TK_PROTO(...) __VA_ARGS__
+/**
+ * TK_ARGS() - the argument part of TK_EVENT(): the parameters' names, in
+ *	order ("id, path").
+ * @...: the names.
+ */
 #define TK_ARGS(...) __VA_ARGS__
+/**
+ * TK_FIELDS() - the record layout part of TK_EVENT(): the fields, one
+ *	tk_field_*() item each, not separated by commas (stages/fields.h).
+ * @...: the items.
+ */
 #define TK_FIELDS(...) __VA_ARGS__
+/**
+ * TK_PRINT() - the print format part of TK_EVENT(), applied when the trace
+ *	is read.
+ * @fmt: a printf format ("" for "name=value ..." of every field).
+ * @...: the names of the fields its conversions take, in order.
+ */
 #define TK_PRINT(fmt, ...) (fmt, #__VA_ARGS__, __VA_ARGS__)
 
 /* The format, the arguments as text (kept in the descriptor), and as
@@ -160,30 +181,83 @@
 					       (tk__probe_fn)fn, data);      \
 	}
 
+/**
+ * TK_EVENT() - define an event.
+ * @provider: the provider's name, a C identifier ("app").
+ * @name: the event's name, a C identifier ("request").
+ * @proto: TK_PROTO(): the parameters of tk_trace() for this event.
+ * @args: TK_ARGS(): their names.
+ * @fields: TK_FIELDS(): what is recorded, computed from the arguments.
+ * @print: TK_PRINT(): how `tracekit report` prints it.
+ *
+ * Put it in a header included wherever the event fires; each module
+ * (program or shared object) gets one event object and one descriptor.
+ * The event needs at least one parameter.
+ */
 #define TK_EVENT(provider, name, proto, args, fields, print)                  \
 	TK__EVENT_OBJECT(provider, name)                                     \
 	TK__EVENT_CHECK(provider, name, fields, print)                       \
 	TK__EVENT_DESC(provider, name, fields, print)                        \
 	TK__EVENT_EMIT(provider, name, TK_PROTO(proto), TK_ARGS(args), fields)
 
-/* Fire an event.  While the event is off this costs a 5-byte NOP where
- * code can be patched (runtime.h, TK__SITE), else a predicted test of one
- * byte; arguments are evaluated only when it is on. */
+/**
+ * tk_trace() - fire an event.
+ * @provider: the event's provider, as in its TK_EVENT().
+ * @name: the event's name.
+ * @...: the arguments its TK_PROTO() takes.
+ *
+ * While the event is off this costs a 5-byte NOP where code can be
+ * patched (runtime.h, TK__SITE), else a predicted test of one byte; the
+ * arguments are evaluated only when it is on.  When it is on, the
+ * filter runs first, then the record is written (or counted as lost),
+ * then the connected probes are called.
+ *
+ * Context: any thread.  Recording never blocks and is safe in a signal
+ * handler (an event that interrupts another of the same thread is counted
+ * as lost); probes run as they are written.
+ */
 #define tk_trace(provider, name, ...)                                         \
 	do {                                                                 \
 		if (TK__UNLIKELY(TK__SITE(&TK__EV(provider, name))))         \
 			tk__emit_##provider##_##name(__VA_ARGS__);           \
 	} while (0)
 
-/* True while the event is on: guard work done only to compute arguments. */
+/**
+ * tk_enabled() - whether an event is on.
+ * @provider: the event's provider.
+ * @name: the event's name.
+ *
+ * Guards work done only to compute an event's arguments.
+ *
+ * Return: true while the event is recorded, filtered or probed.
+ */
 #define tk_enabled(provider, name)                                            \
 	TK__UNLIKELY(__atomic_load_n(&TK__EV(provider, name).enabled,        \
 				     __ATOMIC_RELAXED))
 
-/* Connect fn(void *data, <the event's prototype>) to an event; it runs on
- * the thread that fires the event, after the recording. */
+/**
+ * tk_probe_connect() - call a function on every hit of an event.
+ * @provider: the event's provider.
+ * @name: the event's name.
+ * @fn: a function of type tk_probe_<provider>_<name>_t, that is
+ *	void fn(void *data, <the event's TK_PROTO()>).
+ * @data: passed to @fn.
+ *
+ * The typed form of tk_probe_connect_raw(), which see.
+ *
+ * Return: as tk_probe_connect_raw().
+ */
 #define tk_probe_connect(provider, name, fn, data)                            \
 	tk_probe_connect_##provider##_##name(fn, data)
+/**
+ * tk_probe_disconnect() - stop calling a probe tk_probe_connect() connected.
+ * @provider: the event's provider.
+ * @name: the event's name.
+ * @fn: the function given to tk_probe_connect().
+ * @data: the data given with it.
+ *
+ * Return: as tk_probe_disconnect_raw().
+ */
 #define tk_probe_disconnect(provider, name, fn, data)                         \
 	tk_probe_disconnect_##provider##_##name(fn, data)
 

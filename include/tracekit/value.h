@@ -12,6 +12,15 @@
 
 #include <stdint.h>
 
+/**
+ * struct tk_value - one field's value.
+ * @i: a TK_KIND_INT field, sign-extended.
+ * @u: a TK_KIND_UINT or TK_KIND_PTR field.
+ * @d: a TK_KIND_DOUBLE field.
+ * @str: a TK_KIND_STRING, TK_KIND_CHARS or TK_KIND_BYTES field: its bytes,
+ *	not necessarily NUL-terminated.
+ * @len: the count of bytes at @str (strings: without the NUL).
+ */
 struct tk_value {
 	union {
 		int64_t i;  /* TK_KIND_INT */

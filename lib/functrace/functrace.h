@@ -5,9 +5,8 @@
  *   functrace.c  options from the recorder's CONFIG, start and stop, the
  *                public tk_functrace_enable/disable, start-up constructor
  *   module.c     the loaded objects: patchable entries, symbols, stubs,
- *                patching (dl_iterate_phdr; dlopen/dlclose wrappers)
- *   elf.c        a minimal Elf64 reader: section headers, entry tables,
- *                function symbols (read-only mmap of the file)
+ *                patching (dl_iterate_phdr; dlopen/dlclose wrappers);
+ *                their ELF files are read by common/elf-symbols.c
  *   handler.c    what the trampolines call: events, the shadow stack of
  *                function_graph, -g and the depth limit
  *   events.c     the built-in events (ftrace:function, ...)
@@ -103,31 +102,5 @@ void tk_ft_handler_init(void);
 void tk_ft_cyg_enter(uintptr_t fn, uintptr_t site, uintptr_t sp,
 		     unsigned flags);
 void tk_ft_cyg_exit(uintptr_t fn, uintptr_t sp);
-
-/* elf.c */
-struct ft_func {
-	uintptr_t addr; /* run-time address */
-	uint64_t size;
-	uint32_t name;  /* offset in the names */
-};
-struct ft_elf_info {
-	uintptr_t *entries; /* run-time addresses of patchable entries */
-	unsigned nentries;
-	struct ft_func *funcs; /* sorted by addr */
-	unsigned nfuncs;
-	char *names;
-	bool cyg; /* calls __cyg_profile_func_enter */
-	uint8_t build_id[20];
-	unsigned build_id_len;
-};
-/* Read @path, loaded at @bias.  Returns 0 or -errno. */
-int tk_ft_elf_read(const char *path, uintptr_t bias, struct ft_elf_info *out);
-void tk_ft_elf_free(struct ft_elf_info *e);
-/* The function containing @addr, or NULL. */
-const struct ft_func *tk_ft_elf_func(const struct ft_elf_info *e,
-				     uintptr_t addr);
-/* The first function starting after @addr, or NULL. */
-const struct ft_func *tk_ft_elf_func_after(const struct ft_elf_info *e,
-					   uintptr_t addr);
 
 #endif /* TK_FUNCTRACE_H */

@@ -3,8 +3,9 @@
  * module.c - the loaded objects and their patchable entries.
  *
  * Each object the dynamic loader reports (dl_iterate_phdr: the program,
- * its libraries, dlopen'd ones) is read once from its file (elf.c): the
- * addresses of its entries, the function each belongs to.  An entry is
+ * its libraries, dlopen'd ones) is read once from its file
+ * (common/elf-symbols.c): the addresses of its entries, the function each
+ * belongs to.  An entry is
  *
  *   untouched    its NOP, as compiled (the original bytes are kept)
  *   traced       a jump to its stub, in the module's stub area
@@ -39,6 +40,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "common/elf-symbols.h"
 #include "lib/internal.h"
 #include "functrace.h"
 #include "arch.h"
@@ -47,7 +49,7 @@
 
 struct ft_site {
 	uint8_t *addr;
-	const struct ft_func *func;
+	const struct tk_elf_func *func;
 	uint8_t orig[TK_SITE_BYTES]; /* what untouched means */
 	bool usable;
 	bool traced;
@@ -57,7 +59,7 @@ struct ft_site {
 struct ft_module {
 	char *path;
 	uintptr_t bias, lo, hi; /* load bias, mapped range */
-	struct ft_elf_info elf;
+	struct tk_elf_syms elf;
 	struct ft_site *sites;
 	unsigned nsites;
 	unsigned unusable; /* single-byte NOPs met too late, other bytes */
@@ -158,7 +160,7 @@ static void module_free(struct ft_module *m)
 		sp->next = spares;
 		spares = sp;
 	}
-	tk_ft_elf_free(&m->elf);
+	tk_elf_syms_free(&m->elf);
 	free(m->sites);
 	free(m->path);
 	free(m);
@@ -278,9 +280,8 @@ static struct ft_module *module_new(const struct found *f, bool quiet)
 	m->bias = f->bias;
 	m->lo = f->lo;
 	m->hi = f->hi;
-	if (!m->path || tk_ft_elf_read(m->path, m->bias, &m->elf) < 0) {
+	if (!m->path || tk_elf_syms_read(m->path, m->bias, TK_ELF_LOADED, &m->elf) < 0) {
 		/* no file (the vdso), or unreadable: nothing to patch */
-		tk_ft_elf_free(&m->elf);
 		return m;
 	}
 	if (!m->elf.nentries || !tk_ft_arch_supported() || !tk_ft_can_patch)
@@ -289,21 +290,15 @@ static struct ft_module *module_new(const struct found *f, bool quiet)
 	if (!m->sites)
 		return m;
 	for (unsigned i = 0; i < m->elf.nentries; i++) {
-		uintptr_t a = m->elf.entries[i];
-		const struct ft_func *fn = tk_ft_elf_func(&m->elf, a);
+		uint64_t a;
+		const struct tk_elf_func *fn = tk_elf_entry_func(&m->elf, m->elf.entries[i], &a);
 		struct ft_site *s = &m->sites[m->nsites];
 
-		if (!fn) {
-			/* -fpatchable-function-entry=N,M: M NOPs before the
-			 * function, the rest at its entry */
-			fn = tk_ft_elf_func_after(&m->elf, a);
-			if (!fn || fn->addr - a > 16)
-				continue;
-			a = fn->addr;
-		}
+		if (!fn)
+			continue;
 		if (a < m->lo || a + TK_SITE_BYTES > m->hi)
 			continue;
-		s->addr = (uint8_t *)a;
+		s->addr = (uint8_t *)(uintptr_t)a;
 		s->func = fn;
 		switch (tk_ft_arch_entry_kind(s->addr)) {
 		case FT_ENTRY_NOP:
@@ -398,7 +393,7 @@ unsigned tk_ft_modules_apply(const struct ft_options *opt)
 			struct ft_site *s = &m->sites[i];
 			bool root = false;
 			bool on = opt && s->usable &&
-				  wanted(opt, m->elf.names + s->func->name, &root);
+				  wanted(opt, tk_elf_func_name(&m->elf, s->func), &root);
 
 			if (on && !m->stub)
 				m->stub = stub_area(m);
@@ -433,10 +428,10 @@ unsigned tk_ft_cyg_select(const struct ft_options *opt)
 		if (!m->elf.cyg)
 			continue;
 		for (unsigned i = 0; i < m->elf.nfuncs; i++) {
-			const struct ft_func *fn = &m->elf.funcs[i];
+			const struct tk_elf_func *fn = &m->elf.funcs[i];
 			bool root;
 
-			if (!wanted(opt, m->elf.names + fn->name, &root))
+			if (!wanted(opt, tk_elf_func_name(&m->elf, fn), &root))
 				continue;
 			if (n == cap) {
 				unsigned c = cap ? cap * 2 : 256;

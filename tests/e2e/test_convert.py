@@ -8,7 +8,10 @@ import json
 import os
 import re
 import shutil
+import signal
+import struct
 import subprocess
+import time
 
 import kernlib
 import test_cli
@@ -343,13 +346,43 @@ def test_chrome_kernel_filtered():
     assert any(e["name"] == "sleeping" for e in events)
 
 
+def wait_until(cond, timeout=60):
+    end = time.time() + timeout
+    while not cond():
+        assert time.time() < end, "timed out"
+        time.sleep(0.01)
+
+
 def test_chrome_kernel_lost():
-    """8 KiB kernel buffers overflow: the 'lost N events' slices of the
-    kernel's CPU tracks add up to the losses report counts."""
+    """4 KiB kernel buffers overflow while the recorder is stopped: the
+    'lost N events' slices of the kernel's CPU tracks add up to the losses
+    report counts."""
+    d = os.path.join(tmpdir(), "t")
+    ticks = os.path.join(tmpdir(), "ticks")
     with kernlib.guard():
-        d = os.path.join(tmpdir(), "t")
-        record(d, [KSYS, "-n", "200000"], "-q", "-b", "8", "-e", "syscalls:sys_enter_getppid",
-               "-e", "syscalls:sys_exit_getppid", "-F", timeout=120)
+        rec = subprocess.Popen(
+            [tklib.TRACEKIT, "record", "-o", d, "-q", "--kernel-buffer", "4",
+             "-e", "syscalls:sys_enter_getppid", "-e", "syscalls:sys_exit_getppid",
+             "-F", "--", KSYS, "-f", "-c", ticks],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            done = lambda: struct.unpack("<Q", open(ticks, "rb").read(8))[0]
+            wait_until(lambda: os.path.exists(ticks) and os.path.getsize(ticks) == 8
+                       and done() > 1000)
+            os.kill(rec.pid, signal.SIGSTOP)
+            # far more than 4 KiB per CPU can hold while nothing reads it
+            first = done()
+            wait_until(lambda: done() > first + 20000)
+            os.kill(rec.pid, signal.SIGCONT)
+            subprocess.run(["pkill", "-TERM", "-f", "prog-ksys -f -c " + ticks])
+            _, err = rec.communicate(timeout=120)
+        finally:
+            if rec.poll() is None:
+                os.kill(rec.pid, signal.SIGCONT)
+                tklib.kill_quietly(rec)
+                rec.wait()
+    # the program's status, as a shell gives it
+    assert rec.returncode == 128 + signal.SIGTERM, (rec.returncode, err)
     count = tracekit("report", d, "--count").stdout
     m = re.search(r"^\s*(\d+) kernel events lost$", count, re.M)
     assert m and int(m.group(1)) > 0, count

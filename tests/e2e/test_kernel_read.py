@@ -322,9 +322,11 @@ def test_bad_kernel_input():
     p = tklib.tracekit("report", d, check=False)
     assert p.returncode == 1
     assert p.stderr == "tracekit: '%s' offset 0: page commit size past the page\n" % raw, p.stderr
-    # a file cut inside a page
+    # a file cut inside a page's data (cut after the data, it is the
+    # partial last page a recording ends with, which is good)
+    data = struct.unpack("<Q", good[8:16])[0] & 0x3fffffff
     with open(raw, "wb") as f:
-        f.write(good[:100])
+        f.write(good[:16 + data - 1])
     p = tklib.tracekit("report", d, check=False)
     assert p.returncode == 1
     assert p.stderr == "tracekit: '%s' offset 0: the file ends inside a page (truncated)\n" % raw
@@ -379,6 +381,11 @@ def test_stat_errors():
         p = tklib.tracekit("stat", "-e", "sched:sched_swich", "--", "true", check=False)
         assert (p.returncode, p.stderr) == (
             1, "tracekit: unknown event 'sched:sched_swich' (did you mean 'sched:sched_switch'?)\n")
+        # an unknown name after one that matched (the matched names were
+        # freed twice: abort, status 134)
+        p = tklib.tracekit("stat", "-e", "sched:sched_switch", "-e", "sched:bogus", "--", "true",
+                           check=False)
+        assert (p.returncode, p.stderr) == (1, "tracekit: unknown event 'sched:bogus'\n")
         p = tklib.tracekit("stat", "-e", "sched:sched_switch", "--", "/nonexistent/cmd", check=False)
         assert (p.returncode, p.stderr) == (
             1, "tracekit: cannot run '/nonexistent/cmd': No such file or directory\n")

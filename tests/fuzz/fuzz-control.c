@@ -30,7 +30,8 @@
  *	tests/fuzz/fuzz-control.c cli/session.c \
  *	cli/consumer.c cli/record-functrace.c format/trace-write.c \
  *	format/ctf-metadata.c format/event-info.c format/printfmt.c \
- *	format/elf-events.c format/symbols.c format/demangle.cc \
+ *	format/printf-spec.c format/elf-events.c format/symbols.c \
+ *	format/demangle.cc common/elf-symbols.c \
  *	common/filter.c common/pattern.c common/unix-socket.c -lelf -lstdc++ \
  *	-o fuzz-control
  *   ./fuzz-control tests/fuzz/corpus/fuzz-control

@@ -2,11 +2,11 @@
 /*
  * fuzz-elf-events.c - libFuzzer entry for reading ELF files.
  *
- * The input is written to a temporary file (made once, rewritten for each
- * input, removed at exit) and read with its needed libraries, which the
- * input may name as paths or find through its DT_RPATH/DT_RUNPATH.  The
- * result must be either an error with a message and nothing to free, or a
- * module list whose first module is the file itself.
+ * The input is written to a temporary file (fuzz-file.h) and read with
+ * its needed libraries, which the input may name as paths or find through
+ * its DT_RPATH/DT_RUNPATH.  The result must be either an error with a
+ * message and nothing to free, or a module list whose first module is the
+ * file itself.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
  *	format/elf-events.c tests/fuzz/fuzz-elf-events.c -lelf \
@@ -21,53 +21,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "fuzz-file.h"
 #include "format/elf-events.h"
-
-static char fuzz_path[] = "/tmp/fuzz-elf-events.XXXXXX";
-static int fuzz_fd = -1;
-
-static void fuzz_cleanup(void)
-{
-	unlink(fuzz_path);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	const char *path = fuzz_file(data, size);
 	struct tk_elf_modules m;
 	char err[256];
-	size_t done;
-	ssize_t n;
 	unsigned i, sum = 0;
 	size_t k;
 	int ret;
 
-	if (fuzz_fd < 0) {
-		fuzz_fd = mkstemp(fuzz_path);
-		if (fuzz_fd < 0)
-			abort();
-		atexit(fuzz_cleanup);
-	}
-	if (ftruncate(fuzz_fd, 0) < 0)
-		abort();
-	for (done = 0; done < size; done += (size_t)n) {
-		n = pwrite(fuzz_fd, data + done, size - done, (off_t)done);
-		if (n <= 0)
-			abort();
-	}
-
 	err[0] = 'x';
-	ret = tk_elf_modules_read(fuzz_path, true, &m, err, sizeof(err));
+	ret = tk_elf_modules_read(path, true, &m, err, sizeof(err));
 	if (ret) {
 		if (ret > 0 || m.count || m.module || !err[0] ||
 		    !memchr(err, '\0', sizeof(err)))
 			__builtin_trap();
 		return 0;
 	}
-	if (!m.count || strcmp(m.module[0].path, fuzz_path) != 0)
+	if (!m.count || strcmp(m.module[0].path, path) != 0)
 		__builtin_trap();
 	for (i = 0; i < m.count; i++) {
 		if (!m.module[i].path || (!m.module[i].meta) != !m.module[i].size)

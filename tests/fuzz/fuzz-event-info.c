@@ -15,7 +15,7 @@
  * as `tracekit report` does.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
- *	format/event-info.c format/printfmt.c \
+ *	format/event-info.c format/printf-spec.c format/printfmt.c \
  *	tests/fuzz/fuzz-event-info.c -o fuzz-event-info
  *   ./fuzz-event-info -max_len=8192 tests/fuzz/corpus/fuzz-event-info
  */

@@ -22,7 +22,7 @@
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
  *	format/kernel-read.c format/kernel-print.c \
- *	format/kprint-compile.c format/kprint-plugins.c \
+ *	format/kprint-compile.c format/kprint-plugins.c format/printf-spec.c \
  *	tests/fuzz/fuzz-kernel-read.c \
  *	-ltraceevent -o fuzz-kernel-read
  *   ./fuzz-kernel-read -max_len=8192 tests/fuzz/corpus/fuzz-kernel-read

@@ -17,7 +17,8 @@
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
  *	format/trace-read.c format/event-info.c format/printfmt.c \
- *	format/kernel-read.c tests/fuzz/fuzz-manifest.c -ltraceevent \
+ *	format/printf-spec.c format/kernel-read.c tests/fuzz/fuzz-manifest.c \
+ *	-ltraceevent \
  *	-o fuzz-manifest
  *   ./fuzz-manifest -dict=tests/fuzz/fuzz-manifest.dict \
  *	tests/fuzz/corpus/fuzz-manifest

@@ -10,7 +10,8 @@
  * is caught.  Every truncated result must be a prefix of the full one.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
- *	format/printfmt.c tests/fuzz/fuzz-printfmt.c -o fuzz-printfmt
+ *	format/printf-spec.c format/printfmt.c tests/fuzz/fuzz-printfmt.c \
+ *	-o fuzz-printfmt
  */
 #include <math.h>
 #include <stdint.h>

@@ -24,7 +24,8 @@
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
  *	format/trace-read.c format/stream-read.c \
- *	format/event-info.c format/printfmt.c tests/fuzz/fuzz-trace.c \
+ *	format/event-info.c format/printf-spec.c format/printfmt.c \
+ *	tests/fuzz/fuzz-trace.c \
  *	-o fuzz-trace
  *   tests/fuzz/make-seeds.sh corpus && ./fuzz-trace -max_len=8192 corpus
  */

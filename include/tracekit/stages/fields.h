@@ -20,11 +20,47 @@
 #ifndef TRACEKIT_STAGES_FIELDS_H
 #define TRACEKIT_STAGES_FIELDS_H
 
+/**
+ * tk_field_int() - an integer field.
+ * @type: its C type, 8 to 64 bits; signed or not as the type is.
+ * @name: the field's name.
+ * @expr: its value, from the event's arguments.
+ */
 #define tk_field_int(type, name, expr) (INT, type, name, expr, 0)
+/**
+ * tk_field_ptr() - a pointer field, stored in 8 bytes, shown in hex.
+ * @name: the field's name.
+ * @expr: its value.
+ */
 #define tk_field_ptr(name, expr) (PTR, const void *, name, expr, 0)
+/**
+ * tk_field_double() - a double field.
+ * @name: the field's name.
+ * @expr: its value.
+ */
 #define tk_field_double(name, expr) (DBL, double, name, expr, 0)
+/**
+ * tk_field_chars() - a char array of a fixed size, copied up to its NUL
+ *	and zero-padded.
+ * @name: the field's name.
+ * @expr: the chars.
+ * @len: the array's size, a constant.
+ */
 #define tk_field_chars(name, expr, len) (CHARS, char, name, expr, len)
+/**
+ * tk_field_string() - a NUL-terminated string of any length ("(null)"
+ *	for NULL).
+ * @name: the field's name.
+ * @expr: the string.
+ */
 #define tk_field_string(name, expr) (STR, const char *, name, expr, 0)
+/**
+ * tk_field_bytes() - bytes of a length known at run time; the length is
+ *	recorded too.
+ * @name: the field's name.
+ * @ptr: the first byte.
+ * @len: how many.
+ */
 #define tk_field_bytes(name, ptr, len) (BYTES, const void *, name, ptr, len)
 
 /* True for signed integer types. */

@@ -1,18 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * elf.c - the little the runtime reads from a loaded object's ELF file.
- *
- * The file is mapped read-only and read once when its module is first
- * seen: the section headers, the tables of patchable entries
- * (__patchable_function_entries from -fpatchable-function-entry,
- * __mcount_loc from -mrecord-mcount), the function symbols (.symtab, else
- * .dynsym) and whether it calls __cyg_profile_func_enter.  No libelf in
- * the runtime: this is all it needs, every offset checked against the
- * file's size.
+ * elf-symbols.c - the function tracer's view of an ELF file
+ * (elf-symbols.h), read from a read-only mapping of it: the section
+ * headers, the tables of patchable entries, the function symbols
+ * (.symtab, else .dynsym), whether it calls __cyg_profile_func_enter,
+ * the build id.  Every offset is checked against the file's size.
  *
  * Table entries are link-time addresses, which GNU ld writes into the file
  * even where a relative relocation fixes them at load; where the file has
- * 0 (other linkers), the relocated value is read from memory instead.
+ * 0 (other linkers), the relocated value can only be read from memory, in
+ * the process that loaded the file (TK_ELF_LOADED).
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -23,7 +20,13 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "functrace.h"
+#include "elf-symbols.h"
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ELFDATA_NATIVE ELFDATA2LSB
+#else
+#define ELFDATA_NATIVE ELFDATA2MSB
+#endif
 
 struct elf_file {
 	const uint8_t *map;
@@ -71,7 +74,7 @@ static int elf_map(const char *path, struct elf_file *f)
 	f->size = (size_t)st.st_size;
 	eh = (const Elf64_Ehdr *)(const void *)f->map;
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_shentsize != sizeof(Elf64_Shdr) ||
+	    eh->e_ident[EI_DATA] != ELFDATA_NATIVE || eh->e_shentsize != sizeof(Elf64_Shdr) ||
 	    !in_file(f, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)) ||
 	    eh->e_shoff % 8) {
 		munmap((void *)f->map, f->size);
@@ -87,10 +90,10 @@ static int elf_map(const char *path, struct elf_file *f)
 }
 
 static int add_entries(const struct elf_file *f, const Elf64_Shdr *s,
-		       uintptr_t bias, struct ft_elf_info *out)
+		       uint64_t bias, unsigned flags, struct tk_elf_syms *out)
 {
 	uint64_t n = s->sh_size / 8;
-	uintptr_t *grown;
+	uint64_t *grown;
 
 	/* read with memcpy: gcc does not align __mcount_loc in a program
 	 * that also has sections of its own before it (seen at 0x402019) */
@@ -101,30 +104,36 @@ static int add_entries(const struct elf_file *f, const Elf64_Shdr *s,
 	if (!grown)
 		return -ENOMEM;
 	out->entries = grown;
+	out->table_entries += (unsigned)n;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t v;
 
 		memcpy(&v, f->map + s->sh_offset + 8 * i, 8);
-		if (v == 0 && (s->sh_flags & SHF_ALLOC))
-			memcpy(&v, (const void *)(s->sh_addr + bias + 8 * i), 8);
+		if (v == 0 && (flags & TK_ELF_LOADED) && (s->sh_flags & SHF_ALLOC))
+			memcpy(&v, (const void *)(uintptr_t)(s->sh_addr + bias + 8 * i), 8);
 		else if (v)
 			v += bias;
 		if (v)
-			grown[out->nentries++] = (uintptr_t)v;
+			grown[out->nentries++] = v;
 	}
 	return 0;
 }
 
-static int func_cmp(const void *a, const void *b)
+/* By address; of several names for one address, those without a leading
+ * '_' (the global ones, as a rule) first. */
+static int func_cmp(const void *a, const void *b, void *names)
 {
-	const struct ft_func *x = a, *y = b;
+	const struct tk_elf_func *x = a, *y = b;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (((const char *)names)[x->name] == '_') -
+	       (((const char *)names)[y->name] == '_');
 }
 
 static int addr_cmp(const void *a, const void *b)
 {
-	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
 }
@@ -132,7 +141,7 @@ static int addr_cmp(const void *a, const void *b)
 /* Function symbols of a symbol table (and whether it calls the
  * -finstrument-functions hook). */
 static int read_symbols(const struct elf_file *f, const Elf64_Shdr *s,
-			uintptr_t bias, bool want_funcs, struct ft_elf_info *out)
+			uint64_t bias, bool want_funcs, struct tk_elf_syms *out)
 {
 	const Elf64_Shdr *strs;
 	uint64_t n;
@@ -151,10 +160,14 @@ static int read_symbols(const struct elf_file *f, const Elf64_Shdr *s,
 			return -ENOMEM;
 	}
 	for (uint64_t i = 1; i < n; i++) {
-		const Elf64_Sym *sym = (const Elf64_Sym *)(const void *)(f->map + s->sh_offset) + i;
+		Elf64_Sym sym_copy, *sym = &sym_copy;
 		const char *name;
 		size_t len;
-		int type = ELF64_ST_TYPE(sym->st_info);
+		int type;
+
+		/* a copy: a damaged file may put the table anywhere */
+		memcpy(sym, f->map + s->sh_offset + i * sizeof(*sym), sizeof(*sym));
+		type = ELF64_ST_TYPE(sym->st_info);
 
 		if (sym->st_name >= strs->sh_size)
 			continue;
@@ -183,7 +196,7 @@ static int read_symbols(const struct elf_file *f, const Elf64_Shdr *s,
 			names_cap = cap;
 		}
 		memcpy(out->names + names_len, name, len);
-		out->funcs[out->nfuncs].addr = (uintptr_t)(sym->st_value + bias);
+		out->funcs[out->nfuncs].addr = sym->st_value + bias;
 		out->funcs[out->nfuncs].size = sym->st_size;
 		out->funcs[out->nfuncs].name = (uint32_t)names_len;
 		out->nfuncs++;
@@ -193,21 +206,22 @@ static int read_symbols(const struct elf_file *f, const Elf64_Shdr *s,
 }
 
 static void read_build_id(const struct elf_file *f, const Elf64_Shdr *s,
-			  struct ft_elf_info *out)
+			  struct tk_elf_syms *out)
 {
-	const Elf64_Nhdr *nh;
+	Elf64_Nhdr nh;
 
-	if (!in_file(f, s->sh_offset, s->sh_size) || s->sh_size < sizeof(*nh))
+	if (!in_file(f, s->sh_offset, s->sh_size) || s->sh_size < sizeof(nh))
 		return;
-	nh = (const Elf64_Nhdr *)(const void *)(f->map + s->sh_offset);
-	if (nh->n_type != NT_GNU_BUILD_ID || nh->n_namesz != 4 || nh->n_descsz > 20 ||
-	    sizeof(*nh) + 4 + nh->n_descsz > s->sh_size)
+	memcpy(&nh, f->map + s->sh_offset, sizeof(nh));
+	if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || nh.n_descsz > 20 ||
+	    sizeof(nh) + 4 + nh.n_descsz > s->sh_size)
 		return;
-	memcpy(out->build_id, (const uint8_t *)(nh + 1) + 4, nh->n_descsz);
-	out->build_id_len = nh->n_descsz;
+	memcpy(out->build_id, f->map + s->sh_offset + sizeof(nh) + 4, nh.n_descsz);
+	out->build_id_len = nh.n_descsz;
 }
 
-int tk_ft_elf_read(const char *path, uintptr_t bias, struct ft_elf_info *out)
+int tk_elf_syms_read(const char *path, uint64_t bias, unsigned flags,
+		     struct tk_elf_syms *out)
 {
 	const Elf64_Shdr *symtab = NULL, *dynsym = NULL;
 	struct elf_file f;
@@ -222,7 +236,7 @@ int tk_ft_elf_read(const char *path, uintptr_t bias, struct ft_elf_info *out)
 
 		if (!strcmp(name, "__patchable_function_entries") ||
 		    !strcmp(name, "__mcount_loc"))
-			err = add_entries(&f, s, bias, out);
+			err = add_entries(&f, s, bias, flags, out);
 		else if (s->sh_type == SHT_SYMTAB)
 			symtab = s;
 		else if (s->sh_type == SHT_DYNSYM)
@@ -232,21 +246,22 @@ int tk_ft_elf_read(const char *path, uintptr_t bias, struct ft_elf_info *out)
 	}
 	if (!err && dynsym)
 		err = read_symbols(&f, dynsym, bias, false, out);
-	if (!err && (out->nentries || out->cyg) && (symtab || dynsym))
+	if (!err && ((flags & TK_ELF_FUNCS) || out->nentries || out->cyg) &&
+	    (symtab || dynsym))
 		err = read_symbols(&f, symtab ? symtab : dynsym, bias, true, out);
 	munmap((void *)f.map, f.size);
 	if (err) {
-		tk_ft_elf_free(out);
+		tk_elf_syms_free(out);
 		return err;
 	}
 	if (out->nentries)
 		qsort(out->entries, out->nentries, sizeof(*out->entries), addr_cmp);
 	if (out->nfuncs)
-		qsort(out->funcs, out->nfuncs, sizeof(*out->funcs), func_cmp);
+		qsort_r(out->funcs, out->nfuncs, sizeof(*out->funcs), func_cmp, out->names);
 	return 0;
 }
 
-void tk_ft_elf_free(struct ft_elf_info *e)
+void tk_elf_syms_free(struct tk_elf_syms *e)
 {
 	free(e->entries);
 	free(e->funcs);
@@ -255,7 +270,7 @@ void tk_ft_elf_free(struct ft_elf_info *e)
 }
 
 /* Index of the first function starting after @addr. */
-static unsigned upper_bound(const struct ft_elf_info *e, uintptr_t addr)
+static unsigned upper_bound(const struct tk_elf_syms *e, uint64_t addr)
 {
 	unsigned lo = 0, hi = e->nfuncs;
 
@@ -270,15 +285,15 @@ static unsigned upper_bound(const struct ft_elf_info *e, uintptr_t addr)
 	return lo;
 }
 
-const struct ft_func *tk_ft_elf_func(const struct ft_elf_info *e,
-				     uintptr_t addr)
+const struct tk_elf_func *tk_elf_func_at(const struct tk_elf_syms *e,
+					 uint64_t addr)
 {
 	unsigned i = upper_bound(e, addr);
 
 	if (!i)
 		return NULL;
 	i--;
-	/* several names for one address: the first is as good as any */
+	/* several names for one address: the first (func_cmp) */
 	while (i && e->funcs[i - 1].addr == e->funcs[i].addr)
 		i--;
 	if (addr - e->funcs[i].addr >= (e->funcs[i].size ? e->funcs[i].size : 1))
@@ -286,10 +301,18 @@ const struct ft_func *tk_ft_elf_func(const struct ft_elf_info *e,
 	return &e->funcs[i];
 }
 
-const struct ft_func *tk_ft_elf_func_after(const struct ft_elf_info *e,
-					   uintptr_t addr)
+const struct tk_elf_func *tk_elf_entry_func(const struct tk_elf_syms *e,
+					    uint64_t entry, uint64_t *site)
 {
-	unsigned i = upper_bound(e, addr);
+	const struct tk_elf_func *fn = tk_elf_func_at(e, entry);
+	unsigned i;
 
-	return i < e->nfuncs ? &e->funcs[i] : NULL;
+	*site = entry;
+	if (fn)
+		return fn;
+	i = upper_bound(e, entry);
+	if (i >= e->nfuncs || e->funcs[i].addr - entry > 16)
+		return NULL;
+	*site = e->funcs[i].addr;
+	return &e->funcs[i];
 }
