@@ -44,7 +44,7 @@ struct tk_wstream {
 	/* the CTF packet being written: the chunk's first, or a later one
 	 * when the thread moved to another CPU (stream.c packet_split) */
 	struct tk_packet_header *ctf;
-	uint64_t ctf_seq;     /* CTF packets begun in the stream */
+	uint64_t ctf_seq; /* CTF packets begun in the stream */
 };
 
 struct tk_arena_map {
