@@ -340,7 +340,8 @@ class Bench:
 
     def build_base(self):
         """--base REV: tracekit as of REV (git archive), built here with the
-        programs parts 3 and 10 run; self.base names them as TK, B, BURST."""
+        programs parts 3 and 10 run; self.base names them as TK, B, BURST,
+        and the CPU where the writer-alone runs stay (cpu)."""
         rev = self.base_rev
         src, bld = self.path("base-src"), self.path("base-build")
         note("building tracekit as of %s (--base)" % rev)
@@ -354,7 +355,8 @@ class Bench:
                         "tests/progs/prog-funcburst"], stdout=subprocess.DEVNULL, check=True)
         sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", rev],
                              stdout=subprocess.PIPE, text=True).stdout.strip()
-        self.base = dict(rev=sha or rev, TK=os.path.join(bld, "cli", "tracekit"),
+        self.base = dict(rev=sha or rev, cpu=max(os.sched_getaffinity(0)),
+                         TK=os.path.join(bld, "cli", "tracekit"),
                          B=os.path.join(bld, "bench", "bench-tracepoint"),
                          BURST=os.path.join(bld, "tests", "progs", "prog-funcburst"))
 
@@ -459,15 +461,18 @@ class Bench:
 
     # ---- one recording ----
 
-    def tk_run(self, prog, opts=(), out="tk", tk=TK):
-        """`tracekit record -o TMP/OUT OPTS -- PROG...` (TK: that tracekit):
-        a dict with the
+    def tk_run(self, prog, opts=(), out="tk", tk=TK, pin=None):
+        """`tracekit record -o TMP/OUT OPTS -- PROG...` (TK: that tracekit;
+        PIN: a CPU it and PROG stay on): a dict with the
         program's output (prog), rec, lost, streams, bytes (stream files),
         rec_cpu_s (the recorder: its rusage minus the program's own
         process_cpu_ns when the program prints it), wall_s; None on failure."""
         d = self.path(out)
         rmtree(d)
-        rc, o, e, wall, cpu = run_waited([tk, "record", "-o", d] + list(opts) + ["--"] + prog)
+        args = [tk, "record", "-o", d] + list(opts) + ["--"] + prog
+        if pin is not None:
+            args = ["taskset", "-c", str(pin)] + args
+        rc, o, e, wall, cpu = run_waited(args)
         s = tk_summary(e)
         if rc != 0 or s is None:
             note("tracekit record %s failed (exit %d): %s" % (" ".join(opts), rc,
@@ -585,7 +590,8 @@ class Bench:
     def enabled(self):
         c = self.cfg
         sub_kb = c.buf_kb // c.subbufs
-        out = {"tk1": [], "tk2": [], "lt1": [], "lt2": [], "base1": [], "base2": []}
+        out = {"tk1": [], "tk2": [], "lt1": [], "lt2": [], "base1": [], "base2": [],
+               "tkw": [], "basew": []}
         for r in range(1, c.repeat + 1):
             for t in (1, 2):
                 note("[%d/%d] 3. enabled, %d thread(s)" % (r, c.repeat, t))
@@ -599,6 +605,14 @@ class Bench:
                                     tk=self.base["TK"])
                     if x:
                         out["base%d" % t].append(self.summarize(x, t))
+            if self.base:
+                # the writer alone, both builds: nothing drained while
+                # recording (--overwrite), everything on one CPU
+                for who, tk, prog in (("tkw", TK, B), ("basew", self.base["TK"], self.base["B"])):
+                    x = self.tk_run([prog, "site", str(c.enabled_n), "1"],
+                                    ["--overwrite", "-b", str(c.buf_kb), "--subbufs",
+                                     str(c.subbufs)], tk=tk, pin=self.base["cpu"])
+                    out[who].append(x and self.summarize(x, 1))
                 x = self.lt_run([self.LB, "site", str(c.enabled_n), str(t)],
                                 ("%dK" % sub_kb, c.subbufs))
                 if x:
@@ -756,6 +770,14 @@ class Bench:
                     continue
                 x = self.tk_run([self.base["BURST"] if who else BURST], ["-p", t], out="burst",
                                 tk=self.base["TK"] if who else TK)
+                if self.base:
+                    # the tracer alone: nothing drained meanwhile, one CPU
+                    y = self.tk_run([self.base["BURST"] if who else BURST],
+                                    ["-p", t, "--overwrite"], out="burst",
+                                    tk=self.base["TK"] if who else TK, pin=self.base["cpu"])
+                    rate = y and num(y["prog"], "rate")
+                    out.setdefault("w" + who + t, []).append(
+                        dict(ns=1e9 / rate) if rate else None)
                 if not x:
                     out.setdefault(who + t, []).append(None)
                     continue
@@ -948,8 +970,12 @@ class Bench:
         print("   (ns/event: wall time of the median thread's loop; cpu ns/event: its own CPU time, without")
         print("    the time the recorder or other threads took its CPU; 2-thread rows vs the 2-thread floor)")
         if self.base:
-            self.base_vs("ns/event", [(t, en["tk%d" % t], en["base%d" % t]) for t in (1, 2)],
-                         "ns", "%d thread%s", lambda t: (t, "s" if t > 1 else ""))
+            self.base_vs("ns/event", (
+                ("1 thread", en["tk1"], en["base1"]),
+                ("2 threads", en["tk2"], en["base2"]),
+                ("writer alone, 1 thread", en["tkw"], en["basew"])))
+            print("   (writer alone: --overwrite, nothing drained while recording, the recorder and")
+            print("    the program on CPU %d: what the event's own code costs)" % self.base["cpu"])
         t1, t2 = med(self.col(en["tk1"], "ns")), med(self.col(en["tk2"], "ns"))
         c1, c2 = med(self.col(en["tk1"], "cpu")), med(self.col(en["tk2"], "cpu"))
         r21, r1f = ratio(t2, t1), ratio(t1, f1)
@@ -966,22 +992,20 @@ class Bench:
         print("    the floor of a thread is part 2's 1-thread floor)")
         print()
 
-    def base_vs(self, unit, pairs, col, label, args):
-        """--base: this tree's figure against REV's, each pair of run lists
-        (runs made one after the other, the same number of each)."""
+    def base_vs(self, unit, rows):
+        """--base: this tree's "ns" against REV's, for each row (label,
+        this tree's runs, REV's runs: made one after the other)."""
         rev = self.base["rev"]
-        print("   this tree vs %s (--base), run for run:" % rev)
+        print("   this tree vs %s (--base), %s, run for run:" % (rev, unit))
         print("                                  this    %7s    diff  ratio   diff of each pair of runs"
               % rev)
-        for key, this, base in pairs:
-            a, b = med(self.col(this, col)), med(self.col(base, col))
-            pair = [x[col] - y[col] for x, y in zip(this, base)
-                    if x and y and x[col] is not None and y[col] is not None] \
-                if len(this) == len(base) else []
-            print("  %-27s %9s %10s %7s %6s   %s" % (
-                (label % args(key)) + " " + unit, f(a), f(b),
-                f(None if a is None or b is None else a - b, "%+.2f"), f(ratio(a, b), "%.3fx"),
-                " ".join("%+.2f" % d for d in pair) or "n/a"))
+        for label, this, base in rows:
+            a, b = med(self.col(this, "ns")), med(self.col(base, "ns"))
+            pair = [x["ns"] - y["ns"] for x, y in zip(this, base)
+                    if x and y and x["ns"] is not None and y["ns"] is not None]
+            print("  %-29s %7s %10s %7s %6s   %s" % (
+                label, f(a), f(b), f(None if a is None or b is None else a - b, "%+.2f"),
+                f(ratio(a, b), "%.3fx"), " ".join("%+.2f" % d for d in pair) or "n/a"))
         print()
 
     def table_4(self):
@@ -1161,9 +1185,13 @@ class Bench:
                              for x in bu.get(t, []) if x) else "MISMATCH"))
         print()
         if self.base:
-            self.base_vs("ns/call", [(t, bu.get(t, []), bu.get("base" + t, []))
-                                     for t in ("function", "function_graph")],
-                         "ns", "-p %s,", lambda t: (t,))
+            rows = []
+            for t in ("function", "function_graph"):
+                rows.append(("-p " + t, bu.get(t, []), bu.get("base" + t, [])))
+                rows.append(("-p %s, alone" % t, bu.get("w" + t, []), bu.get("wbase" + t, [])))
+            self.base_vs("ns/call", rows)
+            print("   (alone: --overwrite, nothing drained while recording, the recorder and the")
+            print("    program on CPU %d: what the tracer's own code costs)" % self.base["cpu"])
 
     def table_11(self):
         en = self.memo["enabled"]
