@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "session.h"
+#include "control-client.h"
 #include "common/filter.h"
 #include "common/pattern.h"
 #include "common/protocol.h"
@@ -148,7 +149,7 @@ int session_attach(struct rec_session *s, pid_t pid)
 {
 	struct sockaddr_un sa;
 	char name[64];
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), ret;
 
 	if (fd < 0)
 		return -errno;
@@ -167,11 +168,10 @@ int session_attach(struct rec_session *s, pid_t pid)
 				 (int)pid, name, strerror(err));
 		return -err;
 	}
-	if (!tk_peer_allowed(fd)) {
+	ret = ctl_peer_check(fd, pid, s->error, sizeof(s->error));
+	if (ret < 0) {
 		close(fd);
-		snprintf(s->error, sizeof(s->error),
-			 "process %d belongs to another user", (int)pid);
-		return -EPERM;
+		return ret;
 	}
 	if (!process_new(s, fd)) {
 		close(fd);

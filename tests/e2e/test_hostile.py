@@ -175,17 +175,22 @@ while True:
 
 def test_squatted_socket_name():
     """Anyone may bind an abstract name: another user's process holding
-    @tracekit-PID is not process PID, and list says the name is taken
-    (it read whatever that process sent)."""
+    @tracekit-PID is not process PID, and list and record -P say the name
+    is taken (list read whatever that process sent; record -P said
+    "belongs to another user"), with nothing recorded."""
     nobody = test_cli.as_nobody()
     sleeper = subprocess.Popen(["sleep", "60"])
     squat = subprocess.Popen(nobody + [sys.executable, "-c", SQUAT, str(sleeper.pid)],
                              stdout=subprocess.PIPE, text=True)
     try:
         holder = int(squat.stdout.readline())
-        one_error(tk("list", str(sleeper.pid), timeout=30), rc=1,
-                  exact="tracekit: the control socket name @tracekit-%d is taken by process "
-                        "%d (uid 65534), not process %d" % (sleeper.pid, holder, sleeper.pid))
+        taken = ("tracekit: the control socket name @tracekit-%d is taken by process "
+                 "%d (uid 65534), not process %d" % (sleeper.pid, holder, sleeper.pid))
+        one_error(tk("list", str(sleeper.pid), timeout=30), rc=1, exact=taken)
+        d = os.path.join(tklib.tmpdir(), "t")
+        one_error(tk("record", "-P", str(sleeper.pid), "-o", d, timeout=30), rc=1,
+                  exact=taken)
+        assert not os.path.exists(d)
     finally:
         test_cli.stop(squat)
         test_cli.stop(sleeper)
