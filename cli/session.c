@@ -409,6 +409,18 @@ static int recv_message(int fd, char *buf, size_t size, int fds[2])
 	return (int)n;
 }
 
+/* The text of an ERROR message, @len bytes at @src (up to its first NUL),
+ * into out[size]: nothing of the buffer beyond the message, and no byte
+ * that is not printable (the program could move the terminal about). */
+static void message_text(char *out, size_t size, const char *src, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len && i + 1 < size && src[i]; i++)
+		out[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
+	out[i] = '\0';
+}
+
 /* Handle one message: returns its size, 0 when none is waiting, < 0 when
  * the process is to be dropped. */
 static int process_message(struct rec_session *s, struct rec_process *p)
@@ -488,19 +500,24 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 	case TK_MSG_MODULE:
 		ret = p->hello ? functrace_on_module(p->pid, buf, (size_t)n) : -EPROTO;
 		break;
-	case TK_MSG_ERROR:
-		buf[n - 1] = '\0';
+	case TK_MSG_ERROR: {
+		char text[sizeof(((struct tk_msg_error *)0)->text)];
+
+		message_text(text, sizeof(text), buf + sizeof(*m),
+			     (size_t)n - sizeof(*m));
+		if (!text[0])
+			snprintf(text, sizeof(text), "(no reason given)");
 		if (s->opt->attach_pid && !p->configured) {
 			snprintf(s->error, sizeof(s->error),
 				 "cannot attach to process %d: %.200s",
-				 (int)s->opt->attach_pid, buf + sizeof(*m));
+				 (int)s->opt->attach_pid, text);
 			s->failed = true;
 			ret = -ECONNREFUSED;
 		} else {
-			fprintf(stderr, "tracekit: process %u: %s\n", p->pid,
-				buf + sizeof(*m));
+			fprintf(stderr, "tracekit: process %u: %s\n", p->pid, text);
 		}
 		break;
+	}
 	default:
 		ret = -EPROTO;
 	}

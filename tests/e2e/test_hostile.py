@@ -196,6 +196,42 @@ def test_squatted_socket_name():
         test_cli.stop(sleeper)
 
 
+FAKE_PROCESS = r"""
+import os, socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind("\0tracekit-%d" % os.getpid())
+s.listen(4)
+print(os.getpid(), flush=True)
+c, _ = s.accept()
+# HELLO (common/protocol.h struct tk_msg_hello, 4,216 bytes), version 2
+hello = (struct.pack("<IIIIIIII", 1, 4216, 2, os.getpid(), 0, 1, 0, 0) +
+         b"fake".ljust(16, b"\0") + b"/nonexistent".ljust(4096, b"\0") +
+         struct.pack("<II", 0, 0) + b"\0" * 64)
+c.send(hello)
+text = sys.argv[1].encode().replace(b"NUL", b"\0")
+c.send(struct.pack("<II", 7, 8 + len(text)) + text)  # ERROR
+time.sleep(10)
+"""
+
+
+def test_error_message_text():
+    """A process's ERROR message is shown as it came, no more: one with
+    no text showed the bytes the recorder's buffer still held from the
+    previous message (the HELLO's), and its bytes went to the terminal
+    as they were (escape sequences included)."""
+    for sent, shown in (("", "(no reason given)"),
+                        ("bad\x1b[2JthingNULmore", "bad?[2Jthing")):
+        fake = subprocess.Popen([sys.executable, "-c", FAKE_PROCESS, sent],
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            pid = int(fake.stdout.readline())
+            d = os.path.join(tklib.tmpdir(), "t")
+            one_error(tk("record", "-P", str(pid), "-o", d, timeout=30), rc=1,
+                      exact="tracekit: cannot attach to process %d: %s" % (pid, shown))
+        finally:
+            test_cli.stop(fake)
+
+
 def test_list_no_match():
     """list -e GLOB that names nothing says so and fails (it exited 0)."""
     with kernlib.lock():
