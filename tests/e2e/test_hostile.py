@@ -208,6 +208,16 @@ hello = (struct.pack("<IIIIIIII", 1, 4216, 2, os.getpid(), 0, 1, 0, 0) +
          b"fake".ljust(16, b"\0") + b"/nonexistent".ljust(4096, b"\0") +
          struct.pack("<II", 0, 0) + b"\0" * 64)
 c.send(hello)
+if sys.argv[1] == "modules":
+    # EVENTS_DONE, then 5,000 MODULE messages, each a different object
+    c.send(struct.pack("<II", 3, 8))
+    for i in range(5000):
+        path = b"/nonexistent/lib%d.so\0" % i
+        c.send(struct.pack("<IIQQQIIII20sII4x", 8, 80 + len(path), 0, (i + 1) << 20,
+                           (i + 2) << 20, 0, 0, 0, 0, b"", 0, 0) + path)
+    c.recv(65536)  # the CONFIG
+    c.close()
+    sys.exit(0)
 text = sys.argv[1].encode().replace(b"NUL", b"\0")
 c.send(struct.pack("<II", 7, 8 + len(text)) + text)  # ERROR
 time.sleep(10)
@@ -230,6 +240,24 @@ def test_error_message_text():
                       exact="tracekit: cannot attach to process %d: %s" % (pid, shown))
         finally:
             test_cli.stop(fake)
+
+
+def test_modules_bounded():
+    """A process may announce objects (MODULE messages) only so many:
+    each was kept, so a program could grow the recorder's memory without
+    end.  Past 4,096 the recorder says so, once, and keeps no more."""
+    fake = subprocess.Popen([sys.executable, "-c", FAKE_PROCESS, "modules"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(fake.stdout.readline())
+        d = os.path.join(tklib.tmpdir(), "t")
+        p = tk("record", "-P", str(pid), "-o", d, timeout=60)
+    finally:
+        test_cli.stop(fake)
+    said = [l for l in p.stderr.splitlines() if "objects" in l]
+    assert said == ["tracekit: warning: process %d: announced more objects than are kept "
+                    "(4096 per process, 65536 in all); the others' functions are not named"
+                    % pid], p.stderr
 
 
 def test_list_no_match():
