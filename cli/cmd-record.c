@@ -62,14 +62,15 @@
  * catches up (overwrite mode: keeps that much).  The process makes
  * POOL_INIT_KB of the pool when it starts (a forked child less: it grows
  * as its parent's did), so that a burst at the start needs nothing from
- * the recorder; the recorder makes up to -b more right after, then more
- * as bursts need it, up to --pool per process.  A thread at rest holds a
- * page. */
+ * the recorder; the recorder makes up to -b (POOL_START_MAX_KB at most)
+ * right after, then more as bursts need it, up to --pool per process.  A
+ * thread at rest holds a page. */
 #define DEFAULT_BUFFER_KB 16384
 #define DEFAULT_SUBBUF_KB 64
 #define DEFAULT_POOL_KB (256u << 10)
 #define POOL_INIT_KB 16384
-#define MAX_POOL_KB (64u << 20) /* lib/config.h TK_CONFIG_MAX_POOL */
+#define POOL_START_MAX_KB (256u << 10)
+#define MAX_POOL_KB ((uint32_t)(TK_POOL_MAX >> 10)) /* -b and --pool */
 #define STREAMS_MAX 4096        /* threads recording at once, per process */
 #define DEFAULT_BLOCK_MS 1000
 
@@ -191,7 +192,10 @@ static int buffer_geometry(struct rec_options *o, uint32_t nsub,
 		o->pool_init = 2;
 	if (o->pool_init > o->pool_max)
 		o->pool_init = o->pool_max;
-	o->pool_start = (uint32_t)((b > POOL_INIT_KB ? b : POOL_INIT_KB) / sub);
+	/* what the recorder makes at once: -b, up to POOL_START_MAX_KB (a
+	 * bigger -b is made as bursts take it) */
+	o->pool_start = (uint32_t)((b < POOL_INIT_KB ? POOL_INIT_KB
+				    : b > POOL_START_MAX_KB ? POOL_START_MAX_KB : b) / sub);
 	if (o->pool_start > o->pool_max)
 		o->pool_start = o->pool_max;
 	o->streams_max = STREAMS_MAX;

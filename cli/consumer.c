@@ -105,7 +105,7 @@ static const char *check_geometry(const struct tk_arena *h, size_t size,
 	    h->chunk_size > TK_CHUNK_MAX || h->chunk_size % 4096 ||
 	    h->slots < TK_RB_MIN_SLOTS || h->slots > TK_RB_MAX_SLOTS ||
 	    !h->streams_max || h->streams_max > TK_ARENA_MAX_STREAMS ||
-	    !h->chunks_max || (uint64_t)h->chunks_max * h->chunk_size > (64ull << 30) ||
+	    !h->chunks_max || (uint64_t)h->chunks_max * h->chunk_size > TK_POOL_MAX ||
 	    h->stream_size != tk_rb_stream_size(h->slots) ||
 	    h->ring_size != pow2_at_least(h->chunks_max > h->streams_max ?
 					  h->chunks_max : h->streams_max))

@@ -17,7 +17,9 @@
  * its first event never waits for the recorder.
  * A session ends on STOP or when the recorder's socket closes (the
  * recorder died): recording stops and the program goes on unaffected.
- * Peers are accepted only with the same uid, or root (SO_PEERCRED).
+ * A peer is accepted only if it is root, or runs with our effective uid
+ * while we are dumpable (SO_PEERCRED; a setuid program answers root
+ * only, as ptrace would: common/unix-socket.c tk_peer_allowed).
  * Protocol: protocol.h.
  */
 #define _GNU_SOURCE

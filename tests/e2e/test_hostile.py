@@ -309,14 +309,15 @@ def test_process_of_no_event():
 def test_error_buffer_size_limit():
     """-b past what a thread's buffer may be is refused before anything
     runs (it was accepted, and the recorder then refused every buffer:
-    exit 0, no stream); the limit itself records."""
+    exit 0, no stream); the limit itself records (64 GiB: the pool's
+    limit, made as it is used)."""
     d = os.path.join(tklib.tmpdir(), "t")
-    for kb in ("4194304", "1048577", "18446744073709551616"):
+    for kb in ("67108865", "4294967296", "18446744073709551616"):
         one_error(tk("record", "-o", d, "-b", kb, "--", test_cli.BASIC, "-n", "3"), rc=2,
                   exact="tracekit: -b '%s': buffer size must be a number of KiB, "
-                        "from 8 to 1048576" % kb)
+                        "from 8 to 67108864" % kb)
     assert not os.path.exists(d)
-    p, rows, total = test_cli.record_basic(d, "-n", "3", opts=("-b", "1048576"))
+    p, rows, total = test_cli.record_basic(d, "-n", "3", opts=("-b", "67108864"))
     # the main thread's two test:phase events, the worker's three test:seq
     assert sorted((r["events"], r["lost"]) for r in rows) == [(2, 0), (3, 0)], p.stderr
     assert tk("report", "--count", d, check=True).stdout.splitlines()[-1].split() == [
