@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "clock-now.h"
 #include "lib/config.h"
 #include "control-client.h"
 #include "format/elf-events.h"
@@ -81,6 +82,7 @@ struct record {
 	bool replace;          /* an old trace is at final_dir */
 	bool force;
 	bool buffer_given;     /* -b: per-thread buffers were sized */
+	char clock_why[192];   /* why events are not stamped with the TSC */
 	int owner;             /* enum func_owner: the last -p's tracer */
 	char *program;         /* resolved CMD */
 	struct record_kernel kernel;
@@ -340,7 +342,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 	};
 	struct rec_options *o = &r->opt;
 	uint32_t nsub = 0, pool_kb = 0;
-	bool buffer_given = false;
+	bool buffer_given = false, tsc;
 	unsigned long v;
 	int c;
 
@@ -483,6 +485,11 @@ static int parse_options(struct record *r, int argc, char **argv)
 	if (o->nrules == 0)
 		add_rule(o, "all");
 	r->buffer_given = buffer_given;
+	if (clock_choose(&tsc, r->clock_why, sizeof(r->clock_why)) < 0) {
+		tk_error("%s", r->clock_why);
+		return -1;
+	}
+	o->clock_mono = !tsc;
 	if (o->only_command && o->attach_pid) {
 		tk_error("-F is for a command; -P PID already limits the kernel's events to PID");
 		return -1;
@@ -1104,6 +1111,10 @@ static void print_summary(struct record *r, const struct rec_session *s)
 	}
 	functrace_print_summary(&r->opt, stderr);
 	record_kernel_summary(&r->kernel, stderr);
+	if (r->clock_why[0])
+		fprintf(stderr, "tracekit: events stamped with CLOCK_MONOTONIC%s: %s\n",
+			r->kernel.wanted ? " (kernel events: trace_clock mono)" : "",
+			r->clock_why);
 	fprintf(stderr, "tracekit: %s%s%s recorded in '%s'\n", user,
 		user[0] && kernel[0] ? " and " : "", kernel, r->final_dir);
 }

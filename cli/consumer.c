@@ -826,7 +826,7 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 	ph = (struct tk_packet_header *)copy;
 	if (open) {
 		end = whole_events_of(st, copy, commit, &count);
-		ph->timestamp_end = tk__clock();
+		ph->timestamp_end = clock_read(s->clock.tsc);
 		ph->events_discarded = stream_lost(st);
 	} else {
 		end = commit;

@@ -52,12 +52,18 @@ static uint64_t ns_of(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Read the TSC and the two clocks as close together as we can: keep the
- * sample whose TSC readings around the clock reads are closest. */
-void clock_sample(uint64_t *tsc, uint64_t *mono, uint64_t *real)
+/* Read the event clock (the TSC if @use_tsc, else CLOCK_MONOTONIC) and
+ * the two clocks as close together as we can: keep the sample whose
+ * event clock readings around the clock reads are closest. */
+void clock_sample(bool use_tsc, uint64_t *tsc, uint64_t *mono, uint64_t *real)
 {
 	uint64_t best = UINT64_MAX;
 
+	if (!use_tsc) {
+		*tsc = *mono = ns_of(CLOCK_MONOTONIC);
+		*real = ns_of(CLOCK_REALTIME);
+		return;
+	}
 	for (int i = 0; i < 7; i++) {
 		uint64_t t0 = tk__clock();
 		uint64_t m = ns_of(CLOCK_MONOTONIC);
@@ -99,8 +105,10 @@ int session_init(struct rec_session *s, const struct rec_options *opt)
 	s->dir = strdup(opt->outdir);
 	if (!s->dir)
 		return -ENOMEM;
-	s->clock.tsc = TK_CLOCK_TSC; /* what tk__clock() reads (runtime.h) */
-	clock_sample(&s->clock.tsc_start, &s->clock.mono_start,
+	/* what the processes stamp with (CONFIG): tk__clock(), or
+	 * CLOCK_MONOTONIC where the TSC is not usable */
+	s->clock.tsc = TK_CLOCK_TSC && !opt->clock_mono;
+	clock_sample(s->clock.tsc, &s->clock.tsc_start, &s->clock.mono_start,
 		     &s->clock.real_start);
 	if (opt->attach_pid)
 		return 0;
@@ -204,7 +212,8 @@ static int send_config(struct rec_session *s, struct rec_process *p)
 	m->pool_init = o->pool_init;
 	m->pool_max = o->pool_max;
 	m->block_ms = o->block_ms;
-	m->flags = o->follow_fork ? TK_CONFIG_FOLLOW_FORK : 0;
+	m->flags = (o->follow_fork ? TK_CONFIG_FOLLOW_FORK : 0) |
+		   (s->clock.tsc ? 0 : TK_CONFIG_CLOCK_MONO);
 	m->nrules = o->nrules;
 	for (unsigned i = 0; i < o->nrules; i++) {
 		const char *pat = o->rules[i].pattern;
@@ -680,8 +689,10 @@ void session_stop(struct rec_session *s)
 
 void session_clock_now(struct rec_session *s)
 {
-	clock_sample(&s->clock.tsc_stop, &s->clock.mono_stop, &s->clock.real_stop);
-	s->clock.freq = s->clock.mono_stop > s->clock.mono_start
+	clock_sample(s->clock.tsc, &s->clock.tsc_stop, &s->clock.mono_stop,
+		     &s->clock.real_stop);
+	s->clock.freq = !s->clock.tsc ? 1000000000u
+		: s->clock.mono_stop > s->clock.mono_start
 		? (uint64_t)((unsigned __int128)(s->clock.tsc_stop - s->clock.tsc_start) *
 			     1000000000u / (s->clock.mono_stop - s->clock.mono_start))
 		: 0;

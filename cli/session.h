@@ -46,6 +46,8 @@ struct rec_options {
 	uint32_t block_ms;  /* --block: writers wait this long, 0: never */
 	bool overwrite;
 	bool follow_fork;
+	bool clock_mono;    /* stamp with CLOCK_MONOTONIC: the TSC is not
+			     * usable (clock_choose) */
 	bool quiet;
 	pid_t attach_pid; /* -P */
 	char **argv;      /* -- CMD ARGS */
@@ -266,6 +268,11 @@ void consumer_stream_progress(const struct rec_stream *st, uint64_t *events,
 			      uint64_t *bytes, uint64_t *lost);
 
 /* clock pairs */
-void clock_sample(uint64_t *tsc, uint64_t *mono, uint64_t *real);
+void clock_sample(bool use_tsc, uint64_t *tsc, uint64_t *mono, uint64_t *real);
+/* The event clock now: the TSC if @use_tsc, else CLOCK_MONOTONIC. */
+static inline uint64_t clock_read(bool use_tsc)
+{
+	return use_tsc ? tk__clock() : tk__clock_mono();
+}
 
 #endif /* TK_SESSION_H */

@@ -326,6 +326,8 @@ static int apply_config(int fd, const void *msg, size_t len, int wake_fd)
 	};
 	tk_config.flags = c.flags;
 	tk_config.active = true;
+	__atomic_store_n(&tk_clock_mono, (c.flags & TK_CONFIG_CLOCK_MONO) != 0,
+			 __ATOMIC_RELAXED);
 	tk_config_publish_locked();
 	tk_streams_session_changed();
 	tk_registry_unlock();

@@ -39,6 +39,7 @@ TK_EXPORT __thread struct tk__thread tk__thread
 	__attribute__((tls_model("initial-exec")));
 
 uint64_t tk_session_gen = 1;
+uint32_t tk_clock_mono;
 /* Held by a thread that exits and by whoever walks the streams to send
  * their threads to the slow path: a walker never writes into the TLS of a
  * thread that is gone. */
@@ -356,9 +357,17 @@ TK_EXPORT char *tk__reserve_slow(uint32_t size, uint64_t tsc)
 	struct tk_wstream *w = t->stream;
 	uint64_t gen = __atomic_load_n(&tk_session_gen, __ATOMIC_SEQ_CST);
 
+	uint32_t mono = __atomic_load_n(&tk_clock_mono, __ATOMIC_RELAXED);
+
 	if (w && w->arena->gen != gen) {
 		stream_finish(t, tsc);
 		w = NULL;
+	}
+	if (TK__UNLIKELY(t->mono != mono)) {
+		/* the session's clock (a thread's first event, or a session
+		 * on another clock): this event's time again, on it */
+		t->mono = mono;
+		tsc = tk__clock_of(t);
 	}
 	if (!w) {
 		w = stream_open(t, gen);
@@ -478,7 +487,7 @@ static void thread_exit(void *arg)
 	 * dropped: the stream is closed. */
 	t->busy = 1;
 	pthread_mutex_lock(&exit_lock);
-	stream_finish(t, tk__clock());
+	stream_finish(t, tk__clock_of(t));
 	pthread_mutex_unlock(&exit_lock);
 }
 
