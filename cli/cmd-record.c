@@ -110,17 +110,15 @@ static void usage(FILE *f)
 		"                 recorded (the program's own probes see every hit)\n"
 		"  -b, --user-buffer KB   user events' buffer per thread in KiB: the\n"
 		"                 most one thread holds while the recorder catches up\n"
-		"                 (with --overwrite: the newest it keeps); default %u,\n"
-		"                 at most %u\n"
+		"                 (with --overwrite: the newest it keeps)\n"
 		"  --kernel-buffer KB     kernel events' buffer per CPU in KiB\n"
 		"                 (default: the kernel's)\n"
-		"  --subbufs N    sub-buffers per thread buffer, 2 to %u (default:\n"
-		"                 sub-buffers of %u KiB); a thread at rest holds one\n"
-		"  --pool KB      buffer memory per process in KiB, made as threads\n"
-		"                 need it (default %u, at most %u; %u made at start)\n"
-		"  --block[=MS]   a writer that finds no room waits up to MS ms for the\n"
-		"                 recorder (default %u, at most %u) instead of losing\n"
-		"                 the event; default: writers never wait\n"
+		"  --subbufs N    sub-buffers per thread buffer (default: -b in\n"
+		"                 sub-buffers of %u KiB)\n"
+		"  --pool KB      user events' buffer memory per process in KiB\n"
+		"  --block[=MS]   a writer that finds no room waits up to MS ms (default\n"
+		"                 %u) for the recorder instead of losing the event;\n"
+		"                 without --block writers never wait\n"
 		"  --overwrite    flight recorder: keep the newest events\n"
 		"  -P PID         attach to a running instrumented process; kernel\n"
 		"                 events of PID only (any process, with kernel -e only)\n"
@@ -143,14 +141,21 @@ static void usage(FILE *f)
 		"  -q             no summary\n\n"
 		"Kernel events are recorded in a private tracefs instance\n"
 		"(tracekit-PID), on the user events' clock; it is removed at the end,\n"
-		"or by 'tracekit reset' if the recorder was killed.\n"
-		"Limits: %u threads recording at once per process (more lose their\n"
-		"events, counted); sub-buffers of 4 KiB to %u KiB.\n\n"
+		"or by 'tracekit reset' if the recorder was killed.\n\n"
+		"User events' buffers: each thread writes sub-buffers it takes from\n"
+		"its process's pool, and holds at most -b of them (default %u KiB);\n"
+		"a thread at rest holds a 4 KiB page.  The pool is made as it is used:\n"
+		"%u KiB by the process when it starts, up to -b (at most %u KiB) by\n"
+		"the recorder right after, then as bursts need it, up to --pool\n"
+		"(default %u KiB, or -b if larger).\n"
+		"Limits: -b and --pool 8 to %u KiB; sub-buffers of 4 to %u KiB,\n"
+		"2 to %u per thread; --block 1 to %u ms; %u threads recording at\n"
+		"once per process (more lose their events, counted).\n\n"
 		"Exit status: the command's, 128 + N if signal N killed it; 1 if the\n"
 		"recording failed; 0 for -P.\n",
-		DEFAULT_BUFFER_KB, MAX_POOL_KB, TK_RB_MAX_SLOTS, DEFAULT_SUBBUF_KB,
-		DEFAULT_POOL_KB, MAX_POOL_KB, POOL_INIT_KB, DEFAULT_BLOCK_MS,
-		TK_CONFIG_MAX_BLOCK_MS, STREAMS_MAX, TK_CHUNK_MAX / 1024);
+		DEFAULT_SUBBUF_KB, DEFAULT_BLOCK_MS, DEFAULT_BUFFER_KB, POOL_INIT_KB,
+		POOL_START_MAX_KB, DEFAULT_POOL_KB, MAX_POOL_KB, TK_CHUNK_MAX / 1024,
+		TK_RB_MAX_SLOTS, TK_CONFIG_MAX_BLOCK_MS, STREAMS_MAX);
 }
 
 /* Sub-buffer size, sub-buffers per thread and the pool from -b,

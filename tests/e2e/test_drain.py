@@ -231,3 +231,22 @@ def test_many_threads_little_memory():
         threads = sorted(int(tklib.fields(l["text"])["thread"])
                          for l in tklib.report_lines(out))
         assert threads == list(range(n)), (opts, threads[:10])
+
+
+def test_help_states_buffer_limits():
+    """record -h gives the buffers' defaults and limits: per thread, the
+    pool, sub-buffers, threads, --block."""
+    p = tklib.tracekit("record", "-h")
+    text = " ".join(p.stdout.split())
+    for want in ("holds at most -b of them (default 16384 KiB)",
+                 "a thread at rest holds a 4 KiB page",
+                 "16384 KiB by the process when it starts, up to -b (at most 262144 KiB) "
+                 "by the recorder right after",
+                 "up to --pool (default 262144 KiB, or -b if larger)",
+                 "Limits: -b and --pool 8 to 67108864 KiB; sub-buffers of 4 to 16384 KiB, "
+                 "2 to 4096 per thread; --block 1 to 60000 ms; 4096 threads recording at "
+                 "once per process",
+                 "--subbufs N sub-buffers per thread buffer (default: -b in sub-buffers "
+                 "of 64 KiB)",
+                 "--block[=MS] a writer that finds no room waits up to MS ms (default 1000)"):
+        assert want in text, "record -h lacks %r:\n%s" % (want, p.stdout)
