@@ -83,6 +83,7 @@ struct record {
 	bool force;
 	bool buffer_given;     /* -b: per-thread buffers were sized */
 	char clock_why[192];   /* why events are not stamped with the TSC */
+	bool verbose;          /* -v: how the recorder worked, too */
 	int owner;             /* enum func_owner: the last -p's tracer */
 	char *program;         /* resolved CMD */
 	struct record_kernel kernel;
@@ -138,7 +139,8 @@ static void usage(FILE *f)
 		"  --func-stack   user call stack with each function event\n"
 		"  --stack        kernel stack trace with each kernel event\n"
 		"  -F             kernel events only of the command and its children\n"
-		"  -q             no summary\n\n"
+		"  -q             no summary\n"
+		"  -v             the summary says how the recorder worked too\n\n"
 		"Kernel events are recorded in a private tracefs instance\n"
 		"(tracekit-PID), on the user events' clock; it is removed at the end,\n"
 		"or by 'tracekit reset' if the recorder was killed.\n\n"
@@ -355,7 +357,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 	o->buffer_kb = DEFAULT_BUFFER_KB;
 	o->follow_fork = true;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:e:f:b:P:p:l:n:g:Fqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:e:f:b:P:p:l:n:g:Fqvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->outdir = optarg;
@@ -462,6 +464,9 @@ static int parse_options(struct record *r, int argc, char **argv)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'v':
+			r->verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1120,6 +1125,8 @@ static void print_summary(struct record *r, const struct rec_session *s)
 		fprintf(stderr, "tracekit: events stamped with CLOCK_MONOTONIC%s: %s\n",
 			r->kernel.wanted ? " (kernel events: trace_clock mono)" : "",
 			r->clock_why);
+	if (r->verbose)
+		session_print_work(s, stderr);
 	fprintf(stderr, "tracekit: %s%s%s recorded in '%s'\n", user,
 		user[0] && kernel[0] ? " and " : "", kernel, r->final_dir);
 }

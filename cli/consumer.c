@@ -269,8 +269,15 @@ static void maker_forget(struct rec_session *s, struct rec_arena *a)
 	pthread_mutex_unlock(&m->lock);
 }
 
+static uint64_t bounded(uint64_t v)
+{
+	return v < COUNT_MAX ? v : 0;
+}
+
 static void arena_unmap(struct rec_session *s, struct rec_arena *a)
 {
+	s->wakeups_gone += bounded(__atomic_load_n(&a->hdr->wakeups,
+						   __ATOMIC_RELAXED));
 	maker_forget(s, a);
 	munmap(a->hdr, a->control_size);
 	munmap(a->pool, a->pool_size);
@@ -476,11 +483,6 @@ static int open_output(struct rec_session *s, struct rec_stream *st)
 		 st->file, strerror(errno));
 	s->failed = true;
 	return -errno;
-}
-
-static uint64_t bounded(uint64_t v)
-{
-	return v < COUNT_MAX ? v : 0;
 }
 
 /* The writer's loss counts, as far as they can be believed. */
@@ -1160,6 +1162,17 @@ void consumer_process_free(struct rec_session *s, struct rec_process *p)
 		}
 	arena_unmap(s, p->arena);
 	p->arena = NULL;
+}
+
+uint64_t consumer_wakeups(const struct rec_session *s)
+{
+	uint64_t n = s->wakeups_gone;
+
+	for (unsigned i = 0; i < s->nprocs; i++)
+		if (s->procs[i]->arena)
+			n += bounded(__atomic_load_n(&s->procs[i]->arena->hdr->wakeups,
+						     __ATOMIC_RELAXED));
+	return n;
 }
 
 uint64_t consumer_lost_nobuf(const struct rec_process *p)

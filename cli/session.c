@@ -592,6 +592,7 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 		int us = consumer_sleep_begin(s, timeout_us);
 
 		asleep = us > 0;
+		s->sleeps += asleep;
 		ts = (struct timespec){ us / 1000000, us % 1000000 * 1000 };
 	} else {
 		ts = (struct timespec){ 0, 0 };
@@ -759,6 +760,17 @@ int session_write_index(struct rec_session *s, bool incomplete)
 	free(t.processes);
 	free(t.streams);
 	return ret;
+}
+
+void session_print_work(const struct rec_session *s, FILE *f)
+{
+	uint64_t packets = 0;
+
+	for (unsigned i = 0; i < s->nstreams; i++)
+		packets += s->streams[i]->packets;
+	fprintf(f, "tracekit: the recorder wrote %llu packets, slept %llu times, was woken %llu times by writers\n",
+		(unsigned long long)packets, (unsigned long long)s->sleeps,
+		(unsigned long long)consumer_wakeups(s));
 }
 
 void session_print_streams(const struct rec_session *s, FILE *f)

@@ -190,6 +190,8 @@ struct rec_session {
 	struct rec_write *free_writes;
 	struct rec_maker *maker;   /* makes pool chunks ahead (consumer.c) */
 	uint64_t pool_most;        /* bytes of pool made for one process, at most */
+	uint64_t sleeps;           /* times we slept waiting for work */
+	uint64_t wakeups_gone;     /* writers' wake-ups, of arenas unmapped */
 	uint64_t lazy_next;        /* when partial batches are written (us) */
 	bool lazy_due;
 	struct pollfd *pollfd; /* session_poll's, grown with the processes */
@@ -212,6 +214,9 @@ int session_attach(struct rec_session *s, pid_t pid);
  * @timeout_us passed.  Returns 1 if @extra_fd is readable, 0 otherwise,
  * < 0 on a fatal error (s->error set). */
 int session_poll(struct rec_session *s, int timeout_us, int extra_fd);
+/* How the recorder worked (record -v): packets written, its sleeps, the
+ * times writers woke it. */
+void session_print_work(const struct rec_session *s, FILE *f);
 /* Whether any process said HELLO. */
 bool session_heard_from(const struct rec_session *s);
 /* Number of processes still connected. */
@@ -249,6 +254,8 @@ void consumer_process_gone(struct rec_session *s, struct rec_process *p);
 void consumer_process_free(struct rec_session *s, struct rec_process *p);
 /* Events @p lost with no buffer (its arena's count and NOBUF's). */
 uint64_t consumer_lost_nobuf(const struct rec_process *p);
+/* The times writers woke us, in every arena so far (bounded). */
+uint64_t consumer_wakeups(const struct rec_session *s);
 /* Write every packet the writers have closed (discard mode); returns how
  * many. */
 unsigned consumer_drain(struct rec_session *s);

@@ -150,6 +150,9 @@ struct tk_arena {
 	 * count them in (no descriptor, or no chunk for a thread's first
 	 * packet) */
 	uint64_t lost_nobuf __attribute__((aligned(64)));
+	/* written by writers (atomic add): the times one woke the recorder
+	 * (record -v says them) */
+	uint64_t wakeups;
 };
 
 enum tk_rb_state {

@@ -74,6 +74,7 @@ static void wake_recorder(struct tk_arena *h, bool worth)
 	if (!worth || !__atomic_load_n(&h->sleeping, __ATOMIC_RELAXED) ||
 	    !__atomic_exchange_n(&h->sleeping, 0, __ATOMIC_RELAXED))
 		return;
+	__atomic_fetch_add(&h->wakeups, 1, __ATOMIC_RELAXED);
 	fd = __atomic_load_n(&tk_wake_fd, __ATOMIC_ACQUIRE);
 	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
 		/* a full eventfd wakes the recorder anyway */

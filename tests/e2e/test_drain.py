@@ -181,14 +181,29 @@ def test_pool_grows():
     assert m and int(m.group(1)) > 16384 and int(m.group(2)) == 262144, p.stderr
 
 
+WORK_RE = re.compile(r"^tracekit: the recorder wrote (\d+) packets, slept (\d+) times, "
+                     r"was woken (\d+) times by writers$", re.M)
+
+
 def test_wakeup():
     """Bursts of 120 events 50 ms apart with two 4 KiB sub-buffers: each
     burst closes about a sub-buffer, which must be written before the next
     but one.  The recorder sleeps between bursts (it would look again only
-    after a second): only a writer that wakes it keeps every event."""
+    after a second): only a writer that wakes it keeps every event.  It is
+    woken once per sub-buffer at most (a writer wakes it when it closes
+    one, or its stream), and only while it sleeps (record -v counts)."""
     out = os.path.join(tklib.tmpdir(), "t")
-    p = tklib.record(out, _basic("-n", "3000", "-s", "120,50000"), "-b", "8", check=False)
+    p = tklib.record(out, _basic("-n", "3000", "-s", "120,50000"), "-b", "8", "-v",
+                     check=False)
     _exact(out, p, 3000, 1)
+    m = WORK_RE.search(p.stderr)
+    assert m, p.stderr
+    packets, sleeps, woken = (int(x) for x in m.groups())
+    rows, total = tklib.summary(p.stderr)
+    assert 1 <= woken <= packets + len(rows) and woken <= sleeps, p.stderr
+    # 25 bursts: a wake-up per event would be thousands, one per sub-buffer
+    # a few dozen
+    assert packets < 100, p.stderr
 
 
 def test_signal_first_event_in_malloc():
