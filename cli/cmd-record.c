@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "clock-now.h"
 #include "lib/config.h"
 #include "control-client.h"
 #include "format/elf-events.h"
@@ -62,14 +63,15 @@
  * catches up (overwrite mode: keeps that much).  The process makes
  * POOL_INIT_KB of the pool when it starts (a forked child less: it grows
  * as its parent's did), so that a burst at the start needs nothing from
- * the recorder; the recorder makes up to -b more right after, then more
- * as bursts need it, up to --pool per process.  A thread at rest holds a
- * page. */
+ * the recorder; the recorder makes up to -b (POOL_START_MAX_KB at most)
+ * right after, then more as bursts need it, up to --pool per process.  A
+ * thread at rest holds a page. */
 #define DEFAULT_BUFFER_KB 16384
 #define DEFAULT_SUBBUF_KB 64
 #define DEFAULT_POOL_KB (256u << 10)
 #define POOL_INIT_KB 16384
-#define MAX_POOL_KB (64u << 20) /* lib/config.h TK_CONFIG_MAX_POOL */
+#define POOL_START_MAX_KB (256u << 10)
+#define MAX_POOL_KB ((uint32_t)(TK_POOL_MAX >> 10)) /* -b and --pool */
 #define STREAMS_MAX 4096        /* threads recording at once, per process */
 #define DEFAULT_BLOCK_MS 1000
 
@@ -80,6 +82,8 @@ struct record {
 	bool replace;          /* an old trace is at final_dir */
 	bool force;
 	bool buffer_given;     /* -b: per-thread buffers were sized */
+	char clock_why[192];   /* why events are not stamped with the TSC */
+	bool verbose;          /* -v: how the recorder worked, too */
 	int owner;             /* enum func_owner: the last -p's tracer */
 	char *program;         /* resolved CMD */
 	struct record_kernel kernel;
@@ -107,17 +111,15 @@ static void usage(FILE *f)
 		"                 recorded (the program's own probes see every hit)\n"
 		"  -b, --user-buffer KB   user events' buffer per thread in KiB: the\n"
 		"                 most one thread holds while the recorder catches up\n"
-		"                 (with --overwrite: the newest it keeps); default %u,\n"
-		"                 at most %u\n"
+		"                 (with --overwrite: the newest it keeps)\n"
 		"  --kernel-buffer KB     kernel events' buffer per CPU in KiB\n"
 		"                 (default: the kernel's)\n"
-		"  --subbufs N    sub-buffers per thread buffer, 2 to %u (default:\n"
-		"                 sub-buffers of %u KiB); a thread at rest holds one\n"
-		"  --pool KB      buffer memory per process in KiB, made as threads\n"
-		"                 need it (default %u, at most %u; %u made at start)\n"
-		"  --block[=MS]   a writer that finds no room waits up to MS ms for the\n"
-		"                 recorder (default %u, at most %u) instead of losing\n"
-		"                 the event; default: writers never wait\n"
+		"  --subbufs N    sub-buffers per thread buffer (default: -b in\n"
+		"                 sub-buffers of %u KiB)\n"
+		"  --pool KB      user events' buffer memory per process in KiB\n"
+		"  --block[=MS]   a writer that finds no room waits up to MS ms (default\n"
+		"                 %u) for the recorder instead of losing the event;\n"
+		"                 without --block writers never wait\n"
 		"  --overwrite    flight recorder: keep the newest events\n"
 		"  -P PID         attach to a running instrumented process; kernel\n"
 		"                 events of PID only (any process, with kernel -e only)\n"
@@ -137,17 +139,25 @@ static void usage(FILE *f)
 		"  --func-stack   user call stack with each function event\n"
 		"  --stack        kernel stack trace with each kernel event\n"
 		"  -F             kernel events only of the command and its children\n"
-		"  -q             no summary\n\n"
+		"  -q             no summary\n"
+		"  -v             the summary says how the recorder worked too\n\n"
 		"Kernel events are recorded in a private tracefs instance\n"
 		"(tracekit-PID), on the user events' clock; it is removed at the end,\n"
-		"or by 'tracekit reset' if the recorder was killed.\n"
-		"Limits: %u threads recording at once per process (more lose their\n"
-		"events, counted); sub-buffers of 4 KiB to %u KiB.\n\n"
+		"or by 'tracekit reset' if the recorder was killed.\n\n"
+		"User events' buffers: each thread writes sub-buffers it takes from\n"
+		"its process's pool, and holds at most -b of them (default %u KiB);\n"
+		"a thread at rest holds a 4 KiB page.  The pool is made as it is used:\n"
+		"%u KiB by the process when it starts, up to -b (at most %u KiB) by\n"
+		"the recorder right after, then as bursts need it, up to --pool\n"
+		"(default %u KiB, or -b if larger).\n"
+		"Limits: -b and --pool 8 to %u KiB; sub-buffers of 4 to %u KiB,\n"
+		"2 to %u per thread; --block 1 to %u ms; %u threads recording at\n"
+		"once per process (more lose their events, counted).\n\n"
 		"Exit status: the command's, 128 + N if signal N killed it; 1 if the\n"
 		"recording failed; 0 for -P.\n",
-		DEFAULT_BUFFER_KB, MAX_POOL_KB, TK_RB_MAX_SLOTS, DEFAULT_SUBBUF_KB,
-		DEFAULT_POOL_KB, MAX_POOL_KB, POOL_INIT_KB, DEFAULT_BLOCK_MS,
-		TK_CONFIG_MAX_BLOCK_MS, STREAMS_MAX, TK_CHUNK_MAX / 1024);
+		DEFAULT_SUBBUF_KB, DEFAULT_BLOCK_MS, DEFAULT_BUFFER_KB, POOL_INIT_KB,
+		POOL_START_MAX_KB, DEFAULT_POOL_KB, MAX_POOL_KB, TK_CHUNK_MAX / 1024,
+		TK_RB_MAX_SLOTS, TK_CONFIG_MAX_BLOCK_MS, STREAMS_MAX);
 }
 
 /* Sub-buffer size, sub-buffers per thread and the pool from -b,
@@ -191,7 +201,10 @@ static int buffer_geometry(struct rec_options *o, uint32_t nsub,
 		o->pool_init = 2;
 	if (o->pool_init > o->pool_max)
 		o->pool_init = o->pool_max;
-	o->pool_start = (uint32_t)((b > POOL_INIT_KB ? b : POOL_INIT_KB) / sub);
+	/* what the recorder makes at once: -b, up to POOL_START_MAX_KB (a
+	 * bigger -b is made as bursts take it) */
+	o->pool_start = (uint32_t)((b < POOL_INIT_KB ? POOL_INIT_KB
+				    : b > POOL_START_MAX_KB ? POOL_START_MAX_KB : b) / sub);
 	if (o->pool_start > o->pool_max)
 		o->pool_start = o->pool_max;
 	o->streams_max = STREAMS_MAX;
@@ -336,7 +349,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 	};
 	struct rec_options *o = &r->opt;
 	uint32_t nsub = 0, pool_kb = 0;
-	bool buffer_given = false;
+	bool buffer_given = false, tsc;
 	unsigned long v;
 	int c;
 
@@ -344,7 +357,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 	o->buffer_kb = DEFAULT_BUFFER_KB;
 	o->follow_fork = true;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:e:f:b:P:p:l:n:g:Fqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:e:f:b:P:p:l:n:g:Fqvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->outdir = optarg;
@@ -452,6 +465,9 @@ static int parse_options(struct record *r, int argc, char **argv)
 		case 'q':
 			o->quiet = true;
 			break;
+		case 'v':
+			r->verbose = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -479,6 +495,11 @@ static int parse_options(struct record *r, int argc, char **argv)
 	if (o->nrules == 0)
 		add_rule(o, "all");
 	r->buffer_given = buffer_given;
+	if (clock_choose(&tsc, r->clock_why, sizeof(r->clock_why)) < 0) {
+		tk_error("%s", r->clock_why);
+		return -1;
+	}
+	o->clock_mono = !tsc;
 	if (o->only_command && o->attach_pid) {
 		tk_error("-F is for a command; -P PID already limits the kernel's events to PID");
 		return -1;
@@ -1100,6 +1121,12 @@ static void print_summary(struct record *r, const struct rec_session *s)
 	}
 	functrace_print_summary(&r->opt, stderr);
 	record_kernel_summary(&r->kernel, stderr);
+	if (r->clock_why[0])
+		fprintf(stderr, "tracekit: events stamped with CLOCK_MONOTONIC%s: %s\n",
+			r->kernel.wanted ? " (kernel events: trace_clock mono)" : "",
+			r->clock_why);
+	if (r->verbose)
+		session_print_work(s, stderr);
 	fprintf(stderr, "tracekit: %s%s%s recorded in '%s'\n", user,
 		user[0] && kernel[0] ? " and " : "", kernel, r->final_dir);
 }

@@ -105,7 +105,7 @@ static const char *check_geometry(const struct tk_arena *h, size_t size,
 	    h->chunk_size > TK_CHUNK_MAX || h->chunk_size % 4096 ||
 	    h->slots < TK_RB_MIN_SLOTS || h->slots > TK_RB_MAX_SLOTS ||
 	    !h->streams_max || h->streams_max > TK_ARENA_MAX_STREAMS ||
-	    !h->chunks_max || (uint64_t)h->chunks_max * h->chunk_size > (64ull << 30) ||
+	    !h->chunks_max || (uint64_t)h->chunks_max * h->chunk_size > TK_POOL_MAX ||
 	    h->stream_size != tk_rb_stream_size(h->slots) ||
 	    h->ring_size != pow2_at_least(h->chunks_max > h->streams_max ?
 					  h->chunks_max : h->streams_max))
@@ -269,8 +269,15 @@ static void maker_forget(struct rec_session *s, struct rec_arena *a)
 	pthread_mutex_unlock(&m->lock);
 }
 
+static uint64_t bounded(uint64_t v)
+{
+	return v < COUNT_MAX ? v : 0;
+}
+
 static void arena_unmap(struct rec_session *s, struct rec_arena *a)
 {
+	s->wakeups_gone += bounded(__atomic_load_n(&a->hdr->wakeups,
+						   __ATOMIC_RELAXED));
 	maker_forget(s, a);
 	munmap(a->hdr, a->control_size);
 	munmap(a->pool, a->pool_size);
@@ -476,11 +483,6 @@ static int open_output(struct rec_session *s, struct rec_stream *st)
 		 st->file, strerror(errno));
 	s->failed = true;
 	return -errno;
-}
-
-static uint64_t bounded(uint64_t v)
-{
-	return v < COUNT_MAX ? v : 0;
 }
 
 /* The writer's loss counts, as far as they can be believed. */
@@ -875,7 +877,7 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 	if (open) {
 		end = whole_events_of(st, copy, commit, &count);
 		ph = (struct tk_packet_header *)(copy + last_packet(copy, end));
-		ph->timestamp_end = tk__clock();
+		ph->timestamp_end = clock_read(s->clock.tsc);
 		ph->events_discarded = stream_lost(st);
 	} else {
 		end = commit;
@@ -1209,6 +1211,17 @@ void consumer_process_free(struct rec_session *s, struct rec_process *p)
 		}
 	arena_unmap(s, p->arena);
 	p->arena = NULL;
+}
+
+uint64_t consumer_wakeups(const struct rec_session *s)
+{
+	uint64_t n = s->wakeups_gone;
+
+	for (unsigned i = 0; i < s->nprocs; i++)
+		if (s->procs[i]->arena)
+			n += bounded(__atomic_load_n(&s->procs[i]->arena->hdr->wakeups,
+						     __ATOMIC_RELAXED));
+	return n;
 }
 
 uint64_t consumer_lost_nobuf(const struct rec_process *p)

@@ -263,7 +263,7 @@ int record_kernel_start(struct record_kernel *rk, const struct rec_options *o,
 	}
 	if (pid_filter(o, child, &pids, &npids) < 0)
 		goto fail_quiet;
-	c.clock = TK_KINSTANCE_CLOCK;
+	c.clock = o->clock_mono ? TK_KCLOCK_MONO : TK_KINSTANCE_CLOCK;
 	c.buffer_kb = o->kernel_buffer_kb;
 	c.overwrite = o->overwrite;
 	c.rules = rk->rules;

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "session.h"
+#include "control-client.h"
 #include "common/filter.h"
 #include "common/pattern.h"
 #include "common/protocol.h"
@@ -51,12 +52,18 @@ static uint64_t ns_of(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Read the TSC and the two clocks as close together as we can: keep the
- * sample whose TSC readings around the clock reads are closest. */
-void clock_sample(uint64_t *tsc, uint64_t *mono, uint64_t *real)
+/* Read the event clock (the TSC if @use_tsc, else CLOCK_MONOTONIC) and
+ * the two clocks as close together as we can: keep the sample whose
+ * event clock readings around the clock reads are closest. */
+void clock_sample(bool use_tsc, uint64_t *tsc, uint64_t *mono, uint64_t *real)
 {
 	uint64_t best = UINT64_MAX;
 
+	if (!use_tsc) {
+		*tsc = *mono = ns_of(CLOCK_MONOTONIC);
+		*real = ns_of(CLOCK_REALTIME);
+		return;
+	}
 	for (int i = 0; i < 7; i++) {
 		uint64_t t0 = tk__clock();
 		uint64_t m = ns_of(CLOCK_MONOTONIC);
@@ -98,8 +105,10 @@ int session_init(struct rec_session *s, const struct rec_options *opt)
 	s->dir = strdup(opt->outdir);
 	if (!s->dir)
 		return -ENOMEM;
-	s->clock.tsc = TK_CLOCK_TSC; /* what tk__clock() reads (runtime.h) */
-	clock_sample(&s->clock.tsc_start, &s->clock.mono_start,
+	/* what the processes stamp with (CONFIG): tk__clock(), or
+	 * CLOCK_MONOTONIC where the TSC is not usable */
+	s->clock.tsc = TK_CLOCK_TSC && !opt->clock_mono;
+	clock_sample(s->clock.tsc, &s->clock.tsc_start, &s->clock.mono_start,
 		     &s->clock.real_start);
 	if (opt->attach_pid)
 		return 0;
@@ -148,7 +157,7 @@ int session_attach(struct rec_session *s, pid_t pid)
 {
 	struct sockaddr_un sa;
 	char name[64];
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), ret;
 
 	if (fd < 0)
 		return -errno;
@@ -167,11 +176,10 @@ int session_attach(struct rec_session *s, pid_t pid)
 				 (int)pid, name, strerror(err));
 		return -err;
 	}
-	if (!tk_peer_allowed(fd)) {
+	ret = ctl_peer_check(fd, pid, s->error, sizeof(s->error));
+	if (ret < 0) {
 		close(fd);
-		snprintf(s->error, sizeof(s->error),
-			 "process %d belongs to another user", (int)pid);
-		return -EPERM;
+		return ret;
 	}
 	if (!process_new(s, fd)) {
 		close(fd);
@@ -204,7 +212,8 @@ static int send_config(struct rec_session *s, struct rec_process *p)
 	m->pool_init = o->pool_init;
 	m->pool_max = o->pool_max;
 	m->block_ms = o->block_ms;
-	m->flags = o->follow_fork ? TK_CONFIG_FOLLOW_FORK : 0;
+	m->flags = (o->follow_fork ? TK_CONFIG_FOLLOW_FORK : 0) |
+		   (s->clock.tsc ? 0 : TK_CONFIG_CLOCK_MONO);
 	m->nrules = o->nrules;
 	for (unsigned i = 0; i < o->nrules; i++) {
 		const char *pat = o->rules[i].pattern;
@@ -410,6 +419,18 @@ static int recv_message(int fd, char *buf, size_t size, int fds[2])
 	return (int)n;
 }
 
+/* The text of an ERROR message, @len bytes at @src (up to its first NUL),
+ * into out[size]: nothing of the buffer beyond the message, and no byte
+ * that is not printable (the program could move the terminal about). */
+static void message_text(char *out, size_t size, const char *src, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len && i + 1 < size && src[i]; i++)
+		out[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
+	out[i] = '\0';
+}
+
 /* Handle one message: returns its size, 0 when none is waiting, < 0 when
  * the process is to be dropped. */
 static int process_message(struct rec_session *s, struct rec_process *p)
@@ -489,19 +510,24 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 	case TK_MSG_MODULE:
 		ret = p->hello ? functrace_on_module(p->pid, buf, (size_t)n) : -EPROTO;
 		break;
-	case TK_MSG_ERROR:
-		buf[n - 1] = '\0';
+	case TK_MSG_ERROR: {
+		char text[sizeof(((struct tk_msg_error *)0)->text)];
+
+		message_text(text, sizeof(text), buf + sizeof(*m),
+			     (size_t)n - sizeof(*m));
+		if (!text[0])
+			snprintf(text, sizeof(text), "(no reason given)");
 		if (s->opt->attach_pid && !p->configured) {
 			snprintf(s->error, sizeof(s->error),
 				 "cannot attach to process %d: %.200s",
-				 (int)s->opt->attach_pid, buf + sizeof(*m));
+				 (int)s->opt->attach_pid, text);
 			s->failed = true;
 			ret = -ECONNREFUSED;
 		} else {
-			fprintf(stderr, "tracekit: process %u: %s\n", p->pid,
-				buf + sizeof(*m));
+			fprintf(stderr, "tracekit: process %u: %s\n", p->pid, text);
 		}
 		break;
+	}
 	default:
 		ret = -EPROTO;
 	}
@@ -567,6 +593,7 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 		int us = consumer_sleep_begin(s, timeout_us);
 
 		asleep = us > 0;
+		s->sleeps += asleep;
 		ts = (struct timespec){ us / 1000000, us % 1000000 * 1000 };
 	} else {
 		ts = (struct timespec){ 0, 0 };
@@ -664,8 +691,10 @@ void session_stop(struct rec_session *s)
 
 void session_clock_now(struct rec_session *s)
 {
-	clock_sample(&s->clock.tsc_stop, &s->clock.mono_stop, &s->clock.real_stop);
-	s->clock.freq = s->clock.mono_stop > s->clock.mono_start
+	clock_sample(s->clock.tsc, &s->clock.tsc_stop, &s->clock.mono_stop,
+		     &s->clock.real_stop);
+	s->clock.freq = !s->clock.tsc ? 1000000000u
+		: s->clock.mono_stop > s->clock.mono_start
 		? (uint64_t)((unsigned __int128)(s->clock.tsc_stop - s->clock.tsc_start) *
 			     1000000000u / (s->clock.mono_stop - s->clock.mono_start))
 		: 0;
@@ -732,6 +761,17 @@ int session_write_index(struct rec_session *s, bool incomplete)
 	free(t.processes);
 	free(t.streams);
 	return ret;
+}
+
+void session_print_work(const struct rec_session *s, FILE *f)
+{
+	uint64_t packets = 0;
+
+	for (unsigned i = 0; i < s->nstreams; i++)
+		packets += s->streams[i]->packets;
+	fprintf(f, "tracekit: the recorder wrote %llu packets, slept %llu times, was woken %llu times by writers\n",
+		(unsigned long long)packets, (unsigned long long)s->sleeps,
+		(unsigned long long)consumer_wakeups(s));
 }
 
 void session_print_streams(const struct rec_session *s, FILE *f)

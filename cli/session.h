@@ -46,6 +46,8 @@ struct rec_options {
 	uint32_t block_ms;  /* --block: writers wait this long, 0: never */
 	bool overwrite;
 	bool follow_fork;
+	bool clock_mono;    /* stamp with CLOCK_MONOTONIC: the TSC is not
+			     * usable (clock_choose) */
 	bool quiet;
 	pid_t attach_pid; /* -P */
 	char **argv;      /* -- CMD ARGS */
@@ -189,6 +191,8 @@ struct rec_session {
 	struct rec_write *free_writes;
 	struct rec_maker *maker;   /* makes pool chunks ahead (consumer.c) */
 	uint64_t pool_most;        /* bytes of pool made for one process, at most */
+	uint64_t sleeps;           /* times we slept waiting for work */
+	uint64_t wakeups_gone;     /* writers' wake-ups, of arenas unmapped */
 	uint64_t lazy_next;        /* when partial batches are written (us) */
 	bool lazy_due;
 	struct pollfd *pollfd; /* session_poll's, grown with the processes */
@@ -211,6 +215,9 @@ int session_attach(struct rec_session *s, pid_t pid);
  * @timeout_us passed.  Returns 1 if @extra_fd is readable, 0 otherwise,
  * < 0 on a fatal error (s->error set). */
 int session_poll(struct rec_session *s, int timeout_us, int extra_fd);
+/* How the recorder worked (record -v): packets written, its sleeps, the
+ * times writers woke it. */
+void session_print_work(const struct rec_session *s, FILE *f);
 /* Whether any process said HELLO. */
 bool session_heard_from(const struct rec_session *s);
 /* Number of processes still connected. */
@@ -248,6 +255,8 @@ void consumer_process_gone(struct rec_session *s, struct rec_process *p);
 void consumer_process_free(struct rec_session *s, struct rec_process *p);
 /* Events @p lost with no buffer (its arena's count and NOBUF's). */
 uint64_t consumer_lost_nobuf(const struct rec_process *p);
+/* The times writers woke us, in every arena so far (bounded). */
+uint64_t consumer_wakeups(const struct rec_session *s);
 /* Write every packet the writers have closed (discard mode); returns how
  * many. */
 unsigned consumer_drain(struct rec_session *s);
@@ -267,6 +276,11 @@ void consumer_stream_progress(const struct rec_stream *st, uint64_t *events,
 			      uint64_t *bytes, uint64_t *lost);
 
 /* clock pairs */
-void clock_sample(uint64_t *tsc, uint64_t *mono, uint64_t *real);
+void clock_sample(bool use_tsc, uint64_t *tsc, uint64_t *mono, uint64_t *real);
+/* The event clock now: the TSC if @use_tsc, else CLOCK_MONOTONIC. */
+static inline uint64_t clock_read(bool use_tsc)
+{
+	return use_tsc ? tk__clock() : tk__clock_mono();
+}
 
 #endif /* TK_SESSION_H */

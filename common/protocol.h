@@ -95,6 +95,7 @@ struct tk_msg_nobuf {
 enum tk_config_flags {
 	TK_CONFIG_FOLLOW_FORK = 1u << 0,
 	TK_CONFIG_FUNCTRACE = 1u << 1, /* function tracer options follow */
+	TK_CONFIG_CLOCK_MONO = 1u << 2, /* stamp events with CLOCK_MONOTONIC */
 };
 
 /* Followed by nrules rules, each "pattern\0filter\0" (filter may be ""),

@@ -96,6 +96,11 @@
 #define TK_ARENA_MAX_STREAMS 65536
 #define TK_CHUNK_MIN 4096u
 #define TK_CHUNK_MAX (16u << 20)
+/* The most a process's pool may hold, and so one thread's buffer (record
+ * -b, --pool): record refuses more up front, the runtime a CONFIG that
+ * asks for more (lib/config.c), the recorder an arena that says more
+ * (cli/consumer.c).  Sparse: only what is made takes memory. */
+#define TK_POOL_MAX (64ull << 30)
 /* The chunk id of a stream's own first-packet page (see tk_rb_stream). */
 #define TK_CHUNK_INLINE 0xffffffffu
 #define TK_INLINE_SIZE 4096u
@@ -145,6 +150,9 @@ struct tk_arena {
 	 * count them in (no descriptor, or no chunk for a thread's first
 	 * packet) */
 	uint64_t lost_nobuf __attribute__((aligned(64)));
+	/* written by writers (atomic add): the times one woke the recorder
+	 * (record -v says them) */
+	uint64_t wakeups;
 };
 
 enum tk_rb_state {

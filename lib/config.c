@@ -70,7 +70,7 @@ static int geometry_ok(const struct tk_msg_config *m)
 	       m->chunk_size <= TK_CHUNK_MAX && m->chunk_size % 4096 == 0 &&
 	       m->streams_max >= 1 && m->streams_max <= TK_ARENA_MAX_STREAMS &&
 	       m->pool_init >= 1 && m->pool_init <= m->pool_max &&
-	       (uint64_t)m->pool_max * m->chunk_size <= TK_CONFIG_MAX_POOL &&
+	       (uint64_t)m->pool_max * m->chunk_size <= TK_POOL_MAX &&
 	       m->block_ms <= TK_CONFIG_MAX_BLOCK_MS;
 }
 

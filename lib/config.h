@@ -31,8 +31,8 @@ struct tk_config_msg {
 	unsigned nfunc_opts;
 };
 
-/* Limits of the buffer geometry a CONFIG may ask for. */
-#define TK_CONFIG_MAX_POOL (64ull << 30)   /* bytes a process may hold */
+/* Limits of the buffer geometry a CONFIG may ask for (the pool's: at
+ * most TK_POOL_MAX bytes, common/ringbuf-layout.h). */
 #define TK_CONFIG_MAX_BLOCK_MS 60000
 
 /* Parse and check a CONFIG message of @len bytes.  Returns 0 and fills

@@ -17,7 +17,9 @@
  * its first event never waits for the recorder.
  * A session ends on STOP or when the recorder's socket closes (the
  * recorder died): recording stops and the program goes on unaffected.
- * Peers are accepted only with the same uid, or root (SO_PEERCRED).
+ * A peer is accepted only if it is root, or runs with our effective uid
+ * while we are dumpable (SO_PEERCRED; a setuid program answers root
+ * only, as ptrace would: common/unix-socket.c tk_peer_allowed).
  * Protocol: protocol.h.
  */
 #define _GNU_SOURCE
@@ -325,6 +327,8 @@ static int apply_config(int fd, const void *msg, size_t len, int wake_fd)
 	};
 	tk_config.flags = c.flags;
 	tk_config.active = true;
+	__atomic_store_n(&tk_clock_mono, (c.flags & TK_CONFIG_CLOCK_MONO) != 0,
+			 __ATOMIC_RELAXED);
 	tk_config_publish_locked();
 	tk_streams_session_changed();
 	tk_registry_unlock();

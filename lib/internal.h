@@ -72,6 +72,10 @@ void tk_stream_prepare(void);
  * session's buffers (called when a session starts or ends). */
 void tk_streams_session_changed(void);
 extern uint64_t tk_session_gen;
+/* The session stamps events with CLOCK_MONOTONIC (CONFIG's
+ * TK_CONFIG_CLOCK_MONO): the recorder found the TSC unusable.  Threads
+ * copy it into their tk__thread.mono when they open a packet. */
+extern uint32_t tk_clock_mono;
 /* The arena new streams are opened in (NULL: none); the one it replaces
  * is freed once no thread uses it. */
 void tk_streams_set_arena(struct tk_arena_map *a);

@@ -40,6 +40,7 @@ TK_EXPORT __thread struct tk__thread tk__thread
 	__attribute__((tls_model("initial-exec")));
 
 uint64_t tk_session_gen = 1;
+uint32_t tk_clock_mono;
 /* Held by a thread that exits and by whoever walks the streams to send
  * their threads to the slow path: a walker never writes into the TLS of a
  * thread that is gone. */
@@ -74,6 +75,7 @@ static void wake_recorder(struct tk_arena *h, bool worth)
 	if (!worth || !__atomic_load_n(&h->sleeping, __ATOMIC_RELAXED) ||
 	    !__atomic_exchange_n(&h->sleeping, 0, __ATOMIC_RELAXED))
 		return;
+	__atomic_fetch_add(&h->wakeups, 1, __ATOMIC_RELAXED);
 	fd = __atomic_load_n(&tk_wake_fd, __ATOMIC_ACQUIRE);
 	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
 		/* a full eventfd wakes the recorder anyway */
@@ -410,9 +412,17 @@ TK_EXPORT char *tk__reserve_slow(uint32_t size, uint64_t tsc)
 	struct tk_wstream *w = t->stream;
 	uint64_t gen = __atomic_load_n(&tk_session_gen, __ATOMIC_SEQ_CST);
 
+	uint32_t mono = __atomic_load_n(&tk_clock_mono, __ATOMIC_RELAXED);
+
 	if (w && w->arena->gen != gen) {
 		stream_finish(t, tsc);
 		w = NULL;
+	}
+	if (TK__UNLIKELY(t->mono != mono)) {
+		/* the session's clock (a thread's first event, or a session
+		 * on another clock): this event's time again, on it */
+		t->mono = mono;
+		tsc = tk__clock_of(t);
 	}
 	if (!w) {
 		w = stream_open(t, gen);
@@ -429,9 +439,13 @@ TK_EXPORT char *tk__reserve_slow(uint32_t size, uint64_t tsc)
 		char *end = __atomic_load_n(&t->end, __ATOMIC_RELAXED);
 
 		/* the event fits: here for the CPU (or, without rseq, for
-		 * every event) */
-		if (cpu == t->cpu)
+		 * every event).  The caller stamps the event with last_tsc:
+		 * its time, in a compact header unless 2^32 ticks passed
+		 * since the last event, which a new packet covers. */
+		if (cpu == t->cpu && !((tsc - t->last_tsc) >> 32)) {
+			t->last_tsc = tsc;
 			return t->pos;
+		}
 		if ((size_t)(end - t->pos) >=
 		    split_pad(t) + sizeof(struct tk_packet_header) + size) {
 			packet_split(w, t, tsc, cpu);
@@ -546,7 +560,7 @@ static void thread_exit(void *arg)
 	 * dropped: the stream is closed. */
 	t->busy = 1;
 	pthread_mutex_lock(&exit_lock);
-	stream_finish(t, tk__clock());
+	stream_finish(t, tk__clock_of(t));
 	pthread_mutex_unlock(&exit_lock);
 }
 

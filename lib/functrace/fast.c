@@ -35,7 +35,7 @@ static inline char *reserve(struct tk__thread *t, uint32_t payload,
 		return NULL;
 	t->busy = 1;
 	TK__BARRIER();
-	tsc = tk__clock();
+	tsc = tk__clock_of(t);
 	p = t->pos;
 	if (TK__UNLIKELY((uintptr_t)p + payload + TK__HEADER_EXTENDED >
 			 (uintptr_t)__atomic_load_n(&t->end, __ATOMIC_RELAXED)) ||

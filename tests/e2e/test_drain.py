@@ -186,14 +186,29 @@ def test_pool_grows():
     assert m and int(m.group(1)) > 16384 and int(m.group(2)) == 262144, p.stderr
 
 
+WORK_RE = re.compile(r"^tracekit: the recorder wrote (\d+) packets, slept (\d+) times, "
+                     r"was woken (\d+) times by writers$", re.M)
+
+
 def test_wakeup():
     """Bursts of 120 events 50 ms apart with two 4 KiB sub-buffers: each
     burst closes about a sub-buffer, which must be written before the next
     but one.  The recorder sleeps between bursts (it would look again only
-    after a second): only a writer that wakes it keeps every event."""
+    after a second): only a writer that wakes it keeps every event.  It is
+    woken once per sub-buffer at most (a writer wakes it when it closes
+    one, or its stream), and only while it sleeps (record -v counts)."""
     out = os.path.join(tklib.tmpdir(), "t")
-    p = tklib.record(out, _basic("-n", "3000", "-s", "120,50000"), "-b", "8", check=False)
+    p = tklib.record(out, _basic("-n", "3000", "-s", "120,50000"), "-b", "8", "-v",
+                     check=False)
     _exact(out, p, 3000, 1)
+    m = WORK_RE.search(p.stderr)
+    assert m, p.stderr
+    packets, sleeps, woken = (int(x) for x in m.groups())
+    rows, total = tklib.summary(p.stderr)
+    assert 1 <= woken <= packets + len(rows) and woken <= sleeps, p.stderr
+    # 25 bursts: a wake-up per event would be thousands, one per sub-buffer
+    # a few dozen
+    assert packets < 100, p.stderr
 
 
 def test_signal_first_event_in_malloc():
@@ -236,3 +251,22 @@ def test_many_threads_little_memory():
         threads = sorted(int(tklib.fields(l["text"])["thread"])
                          for l in tklib.report_lines(out))
         assert threads == list(range(n)), (opts, threads[:10])
+
+
+def test_help_states_buffer_limits():
+    """record -h gives the buffers' defaults and limits: per thread, the
+    pool, sub-buffers, threads, --block."""
+    p = tklib.tracekit("record", "-h")
+    text = " ".join(p.stdout.split())
+    for want in ("holds at most -b of them (default 16384 KiB)",
+                 "a thread at rest holds a 4 KiB page",
+                 "16384 KiB by the process when it starts, up to -b (at most 262144 KiB) "
+                 "by the recorder right after",
+                 "up to --pool (default 262144 KiB, or -b if larger)",
+                 "Limits: -b and --pool 8 to 67108864 KiB; sub-buffers of 4 to 16384 KiB, "
+                 "2 to 4096 per thread; --block 1 to 60000 ms; 4096 threads recording at "
+                 "once per process",
+                 "--subbufs N sub-buffers per thread buffer (default: -b in sub-buffers "
+                 "of 64 KiB)",
+                 "--block[=MS] a writer that finds no room waits up to MS ms (default 1000)"):
+        assert want in text, "record -h lacks %r:\n%s" % (want, p.stdout)

@@ -175,20 +175,89 @@ while True:
 
 def test_squatted_socket_name():
     """Anyone may bind an abstract name: another user's process holding
-    @tracekit-PID is not process PID, and list says the name is taken
-    (it read whatever that process sent)."""
+    @tracekit-PID is not process PID, and list and record -P say the name
+    is taken (list read whatever that process sent; record -P said
+    "belongs to another user"), with nothing recorded."""
     nobody = test_cli.as_nobody()
     sleeper = subprocess.Popen(["sleep", "60"])
     squat = subprocess.Popen(nobody + [sys.executable, "-c", SQUAT, str(sleeper.pid)],
                              stdout=subprocess.PIPE, text=True)
     try:
         holder = int(squat.stdout.readline())
-        one_error(tk("list", str(sleeper.pid), timeout=30), rc=1,
-                  exact="tracekit: the control socket name @tracekit-%d is taken by process "
-                        "%d (uid 65534), not process %d" % (sleeper.pid, holder, sleeper.pid))
+        taken = ("tracekit: the control socket name @tracekit-%d is taken by process "
+                 "%d (uid 65534), not process %d" % (sleeper.pid, holder, sleeper.pid))
+        one_error(tk("list", str(sleeper.pid), timeout=30), rc=1, exact=taken)
+        d = os.path.join(tklib.tmpdir(), "t")
+        one_error(tk("record", "-P", str(sleeper.pid), "-o", d, timeout=30), rc=1,
+                  exact=taken)
+        assert not os.path.exists(d)
     finally:
         test_cli.stop(squat)
         test_cli.stop(sleeper)
+
+
+FAKE_PROCESS = r"""
+import os, socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind("\0tracekit-%d" % os.getpid())
+s.listen(4)
+print(os.getpid(), flush=True)
+c, _ = s.accept()
+# HELLO (common/protocol.h struct tk_msg_hello, 4,216 bytes), version 2
+hello = (struct.pack("<IIIIIIII", 1, 4216, 2, os.getpid(), 0, 1, 0, 0) +
+         b"fake".ljust(16, b"\0") + b"/nonexistent".ljust(4096, b"\0") +
+         struct.pack("<II", 0, 0) + b"\0" * 64)
+c.send(hello)
+if sys.argv[1] == "modules":
+    # EVENTS_DONE, then 5,000 MODULE messages, each a different object
+    c.send(struct.pack("<II", 3, 8))
+    for i in range(5000):
+        path = b"/nonexistent/lib%d.so\0" % i
+        c.send(struct.pack("<IIQQQIIII20sII4x", 8, 80 + len(path), 0, (i + 1) << 20,
+                           (i + 2) << 20, 0, 0, 0, 0, b"", 0, 0) + path)
+    c.recv(65536)  # the CONFIG
+    c.close()
+    sys.exit(0)
+text = sys.argv[1].encode().replace(b"NUL", b"\0")
+c.send(struct.pack("<II", 7, 8 + len(text)) + text)  # ERROR
+time.sleep(10)
+"""
+
+
+def test_error_message_text():
+    """A process's ERROR message is shown as it came, no more: one with
+    no text showed the bytes the recorder's buffer still held from the
+    previous message (the HELLO's), and its bytes went to the terminal
+    as they were (escape sequences included)."""
+    for sent, shown in (("", "(no reason given)"),
+                        ("bad\x1b[2JthingNULmore", "bad?[2Jthing")):
+        fake = subprocess.Popen([sys.executable, "-c", FAKE_PROCESS, sent],
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            pid = int(fake.stdout.readline())
+            d = os.path.join(tklib.tmpdir(), "t")
+            one_error(tk("record", "-P", str(pid), "-o", d, timeout=30), rc=1,
+                      exact="tracekit: cannot attach to process %d: %s" % (pid, shown))
+        finally:
+            test_cli.stop(fake)
+
+
+def test_modules_bounded():
+    """A process may announce objects (MODULE messages) only so many:
+    each was kept, so a program could grow the recorder's memory without
+    end.  Past 4,096 the recorder says so, once, and keeps no more."""
+    fake = subprocess.Popen([sys.executable, "-c", FAKE_PROCESS, "modules"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(fake.stdout.readline())
+        d = os.path.join(tklib.tmpdir(), "t")
+        p = tk("record", "-P", str(pid), "-o", d, timeout=60)
+    finally:
+        test_cli.stop(fake)
+    said = [l for l in p.stderr.splitlines() if "objects" in l]
+    assert said == ["tracekit: warning: process %d: announced more objects than are kept "
+                    "(4096 per process, 65536 in all); the others' functions are not named"
+                    % pid], p.stderr
 
 
 def test_list_no_match():
@@ -240,14 +309,15 @@ def test_process_of_no_event():
 def test_error_buffer_size_limit():
     """-b past what a thread's buffer may be is refused before anything
     runs (it was accepted, and the recorder then refused every buffer:
-    exit 0, no stream); the limit itself records."""
+    exit 0, no stream); the limit itself records (64 GiB: the pool's
+    limit, made as it is used)."""
     d = os.path.join(tklib.tmpdir(), "t")
-    for kb in ("4194304", "1048577", "18446744073709551616"):
+    for kb in ("67108865", "4294967296", "18446744073709551616"):
         one_error(tk("record", "-o", d, "-b", kb, "--", test_cli.BASIC, "-n", "3"), rc=2,
                   exact="tracekit: -b '%s': buffer size must be a number of KiB, "
-                        "from 8 to 1048576" % kb)
+                        "from 8 to 67108864" % kb)
     assert not os.path.exists(d)
-    p, rows, total = test_cli.record_basic(d, "-n", "3", opts=("-b", "1048576"))
+    p, rows, total = test_cli.record_basic(d, "-n", "3", opts=("-b", "67108864"))
     # the main thread's two test:phase events, the worker's three test:seq
     assert sorted((r["events"], r["lost"]) for r in rows) == [(2, 0), (3, 0)], p.stderr
     assert tk("report", "--count", d, check=True).stdout.splitlines()[-1].split() == [
