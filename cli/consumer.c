@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "session.h"
+#include "common/unix-socket.h"
 #include "tracekit/runtime.h"
 
 /* Descriptors made ready ahead, and kept ready, in the free ring. */
@@ -344,7 +345,7 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	a->produced = (uint64_t *)((char *)h + h->produced);
 	a->streams = (char *)h + h->streams;
 	a->pool_size = pool_size;
-	a->chunks = a->made = a->target = made;
+	a->chunks = a->made = a->target = a->told = a->mapped = made;
 	/* the process filled the rings: the chunks it made, every
 	 * descriptor; we produce from there on */
 	a->chunk_tail = made;
@@ -399,11 +400,22 @@ static uint64_t chunks_free(const struct rec_arena *a)
 	return head > a->chunk_tail ? 0 : a->chunk_tail - head;
 }
 
-/* Offer what the maker has made since the last look. */
-static void offer_made(struct rec_session *s, struct rec_arena *a)
+/* Tell the process what the maker has made since the last look (it maps
+ * them, and says so: consumer_mapped), and offer to its writers what it
+ * has mapped. */
+static void offer_made(struct rec_session *s, struct rec_process *p,
+		       struct rec_arena *a)
 {
 	uint32_t made = __atomic_load_n(&a->made, __ATOMIC_ACQUIRE);
 
+	if (made > a->told && p->fd >= 0) {
+		struct tk_msg_made m = { { TK_MSG_MADE, sizeof(m) }, made, 0 };
+
+		if (tk_send_fds(p->fd, &m, sizeof(m), NULL, 0, MSG_DONTWAIT) == 0)
+			a->told = made;
+	}
+	if (made > a->mapped)
+		made = a->mapped;
 	while (a->chunks < made && a->chunks < a->chunks_max)
 		if (!ring_put(a, &a->hdr->free_chunks, a->chunk_ring,
 			      &a->chunk_tail, a->chunks++))
@@ -973,7 +985,7 @@ static unsigned drain_process(struct rec_session *s, struct rec_process *p)
 	if (!a || a->corrupt)
 		return 0;
 	touch_ahead(a);
-	offer_made(s, a);
+	offer_made(s, p, a);
 	force = s->lazy_due || pool_low(a);
 	for (uint32_t i = 0; i < a->touched && !s->failed; i++) {
 		struct rec_stream *st = a->cur[i];
@@ -1044,7 +1056,8 @@ static bool arena_has_work(struct rec_arena *a, bool *partial)
 {
 	bool low = pool_low(a);
 
-	if (__atomic_load_n(&a->made, __ATOMIC_ACQUIRE) > a->chunks ||
+	if (__atomic_load_n(&a->made, __ATOMIC_ACQUIRE) > a->told ||
+	    a->mapped > a->chunks ||
 	    (a->target <= a->chunks && a->chunks < a->chunks_max &&
 	     chunks_free(a) <= a->chunks / 2))
 		return true;
@@ -1162,6 +1175,18 @@ void consumer_process_free(struct rec_session *s, struct rec_process *p)
 		}
 	arena_unmap(s, p->arena);
 	p->arena = NULL;
+}
+
+void consumer_mapped(struct rec_process *p, uint32_t chunks)
+{
+	struct rec_arena *a = p->arena;
+
+	if (!a)
+		return;
+	if (chunks > a->told) /* what we said was made, no more */
+		chunks = a->told;
+	if (chunks > a->mapped)
+		a->mapped = chunks;
 }
 
 uint64_t consumer_wakeups(const struct rec_session *s)
