@@ -149,7 +149,8 @@ static struct rec_arena *maker_pick(struct rec_maker *m)
 	for (struct rec_arena **pp = &m->work; *pp;) {
 		struct rec_arena *a = *pp;
 
-		if (__atomic_load_n(&a->made, __ATOMIC_RELAXED) < a->target)
+		if (__atomic_load_n(&a->made, __ATOMIC_RELAXED) < a->target ||
+		    a->premapped < a->premap_to)
 			return a;
 		*pp = a->make_next;
 		a->in_make_list = false;
@@ -166,20 +167,34 @@ static void *maker_main(void *arg)
 	for (;;) {
 		struct rec_arena *a;
 		uint32_t from, to, step;
+		bool premap;
 
 		while (!m->stop && !(a = maker_pick(m)))
 			pthread_cond_wait(&m->cond, &m->lock);
 		if (m->stop)
 			break;
-		from = a->made;
 		step = MAKE_STEP / a->chunk_size ? MAKE_STEP / a->chunk_size : 1;
-		to = a->target - from < step ? a->target : from + step;
+		premap = a->premapped < a->premap_to;
+		if (premap) {
+			/* what the process made: in our page tables too, so
+			 * that the drain loop takes no fault on it */
+			from = a->premapped;
+			to = a->premap_to - from < step ? a->premap_to : from + step;
+		} else {
+			from = a->made;
+			to = a->target - from < step ? a->target : from + step;
+		}
 		a->making = true;
 		pthread_mutex_unlock(&m->lock);
 		madvise(a->pool + (size_t)from * a->chunk_size,
 			(size_t)(to - from) * a->chunk_size, MADV_POPULATE_WRITE);
 		pthread_mutex_lock(&m->lock);
 		a->making = false;
+		if (premap) {
+			a->premapped = to;
+			pthread_cond_broadcast(&m->cond);
+			continue;
+		}
 		__atomic_store_n(&a->made, to, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&m->cond);
 		/* the drain loop offers them */
@@ -237,10 +252,11 @@ static void maker_ask(struct rec_session *s, struct rec_arena *a, uint32_t targe
 {
 	struct rec_maker *m = s->maker;
 
-	if (!m || target <= a->target)
+	if (!m || (target <= a->target && !a->premap_to))
 		return;
 	pthread_mutex_lock(&m->lock);
-	a->target = target;
+	if (target > a->target)
+		a->target = target;
 	if (!a->in_make_list) {
 		a->make_next = m->work;
 		m->work = a;
@@ -259,6 +275,7 @@ static void maker_forget(struct rec_session *s, struct rec_arena *a)
 		return;
 	pthread_mutex_lock(&m->lock);
 	a->target = 0;
+	a->premap_to = 0;
 	while (a->making)
 		pthread_cond_wait(&m->cond, &m->lock);
 	for (struct rec_arena **pp = &m->work; *pp; pp = &(*pp)->make_next)
@@ -351,10 +368,11 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	a->chunk_tail = made;
 	a->stream_tail = a->streams_max;
 	p->arena = a;
-	/* more, at once, in the background (a forked child: as it needs) */
-	if (!p->forked)
-		maker_ask(s, a, s->opt->pool_start < a->chunks_max ?
-					s->opt->pool_start : a->chunks_max);
+	/* more, at once, in the background (a forked child: as it needs),
+	 * and what the process made mapped on our side */
+	a->premap_to = made;
+	maker_ask(s, a, p->forked ? made : s->opt->pool_start < a->chunks_max ?
+						  s->opt->pool_start : a->chunks_max);
 	return 0;
 }
 

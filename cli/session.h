@@ -134,6 +134,8 @@ struct rec_arena {
 	/* the maker thread (consumer.c) makes chunks up to `target`; `made`
 	 * is how far it got (atomic), `making` while it works on this arena */
 	uint32_t target, made;
+	uint32_t premapped, premap_to; /* the process's chunks [0, premap_to)
+					* mapped here: [0, premapped) done */
 	uint32_t told, mapped;     /* chunks the process was told were made
 				    * (MADE), and says it has mapped (MAPPED) */
 	bool making;
