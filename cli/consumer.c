@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "session.h"
+#include "common/unix-socket.h"
 #include "tracekit/runtime.h"
 
 /* Descriptors made ready ahead, and kept ready, in the free ring. */
@@ -148,7 +149,8 @@ static struct rec_arena *maker_pick(struct rec_maker *m)
 	for (struct rec_arena **pp = &m->work; *pp;) {
 		struct rec_arena *a = *pp;
 
-		if (__atomic_load_n(&a->made, __ATOMIC_RELAXED) < a->target)
+		if (__atomic_load_n(&a->made, __ATOMIC_RELAXED) < a->target ||
+		    a->premapped < a->premap_to)
 			return a;
 		*pp = a->make_next;
 		a->in_make_list = false;
@@ -165,20 +167,34 @@ static void *maker_main(void *arg)
 	for (;;) {
 		struct rec_arena *a;
 		uint32_t from, to, step;
+		bool premap;
 
 		while (!m->stop && !(a = maker_pick(m)))
 			pthread_cond_wait(&m->cond, &m->lock);
 		if (m->stop)
 			break;
-		from = a->made;
 		step = MAKE_STEP / a->chunk_size ? MAKE_STEP / a->chunk_size : 1;
-		to = a->target - from < step ? a->target : from + step;
+		premap = a->premapped < a->premap_to;
+		if (premap) {
+			/* what the process made: in our page tables too, so
+			 * that the drain loop takes no fault on it */
+			from = a->premapped;
+			to = a->premap_to - from < step ? a->premap_to : from + step;
+		} else {
+			from = a->made;
+			to = a->target - from < step ? a->target : from + step;
+		}
 		a->making = true;
 		pthread_mutex_unlock(&m->lock);
 		madvise(a->pool + (size_t)from * a->chunk_size,
 			(size_t)(to - from) * a->chunk_size, MADV_POPULATE_WRITE);
 		pthread_mutex_lock(&m->lock);
 		a->making = false;
+		if (premap) {
+			a->premapped = to;
+			pthread_cond_broadcast(&m->cond);
+			continue;
+		}
 		__atomic_store_n(&a->made, to, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&m->cond);
 		/* the drain loop offers them */
@@ -236,10 +252,11 @@ static void maker_ask(struct rec_session *s, struct rec_arena *a, uint32_t targe
 {
 	struct rec_maker *m = s->maker;
 
-	if (!m || target <= a->target)
+	if (!m || (target <= a->target && !a->premap_to))
 		return;
 	pthread_mutex_lock(&m->lock);
-	a->target = target;
+	if (target > a->target)
+		a->target = target;
 	if (!a->in_make_list) {
 		a->make_next = m->work;
 		m->work = a;
@@ -258,6 +275,7 @@ static void maker_forget(struct rec_session *s, struct rec_arena *a)
 		return;
 	pthread_mutex_lock(&m->lock);
 	a->target = 0;
+	a->premap_to = 0;
 	while (a->making)
 		pthread_cond_wait(&m->cond, &m->lock);
 	for (struct rec_arena **pp = &m->work; *pp; pp = &(*pp)->make_next)
@@ -344,16 +362,17 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	a->produced = (uint64_t *)((char *)h + h->produced);
 	a->streams = (char *)h + h->streams;
 	a->pool_size = pool_size;
-	a->chunks = a->made = a->target = made;
+	a->chunks = a->made = a->target = a->told = a->mapped = made;
 	/* the process filled the rings: the chunks it made, every
 	 * descriptor; we produce from there on */
 	a->chunk_tail = made;
 	a->stream_tail = a->streams_max;
 	p->arena = a;
-	/* more, at once, in the background (a forked child: as it needs) */
-	if (!p->forked)
-		maker_ask(s, a, s->opt->pool_start < a->chunks_max ?
-					s->opt->pool_start : a->chunks_max);
+	/* more, at once, in the background (a forked child: as it needs),
+	 * and what the process made mapped on our side */
+	a->premap_to = made;
+	maker_ask(s, a, p->forked ? made : s->opt->pool_start < a->chunks_max ?
+						  s->opt->pool_start : a->chunks_max);
 	return 0;
 }
 
@@ -399,11 +418,22 @@ static uint64_t chunks_free(const struct rec_arena *a)
 	return head > a->chunk_tail ? 0 : a->chunk_tail - head;
 }
 
-/* Offer what the maker has made since the last look. */
-static void offer_made(struct rec_session *s, struct rec_arena *a)
+/* Tell the process what the maker has made since the last look (it maps
+ * them, and says so: consumer_mapped), and offer to its writers what it
+ * has mapped. */
+static void offer_made(struct rec_session *s, struct rec_process *p,
+		       struct rec_arena *a)
 {
 	uint32_t made = __atomic_load_n(&a->made, __ATOMIC_ACQUIRE);
 
+	if (made > a->told && p->fd >= 0) {
+		struct tk_msg_made m = { { TK_MSG_MADE, sizeof(m) }, made, 0 };
+
+		if (tk_send_fds(p->fd, &m, sizeof(m), NULL, 0, MSG_DONTWAIT) == 0)
+			a->told = made;
+	}
+	if (made > a->mapped)
+		made = a->mapped;
 	while (a->chunks < made && a->chunks < a->chunks_max)
 		if (!ring_put(a, &a->hdr->free_chunks, a->chunk_ring,
 			      &a->chunk_tail, a->chunks++))
@@ -1022,7 +1052,7 @@ static unsigned drain_process(struct rec_session *s, struct rec_process *p)
 	if (!a || a->corrupt)
 		return 0;
 	touch_ahead(a);
-	offer_made(s, a);
+	offer_made(s, p, a);
 	force = s->lazy_due || pool_low(a);
 	for (uint32_t i = 0; i < a->touched && !s->failed; i++) {
 		struct rec_stream *st = a->cur[i];
@@ -1093,7 +1123,8 @@ static bool arena_has_work(struct rec_arena *a, bool *partial)
 {
 	bool low = pool_low(a);
 
-	if (__atomic_load_n(&a->made, __ATOMIC_ACQUIRE) > a->chunks ||
+	if (__atomic_load_n(&a->made, __ATOMIC_ACQUIRE) > a->told ||
+	    a->mapped > a->chunks ||
 	    (a->target <= a->chunks && a->chunks < a->chunks_max &&
 	     chunks_free(a) <= a->chunks / 2))
 		return true;
@@ -1211,6 +1242,18 @@ void consumer_process_free(struct rec_session *s, struct rec_process *p)
 		}
 	arena_unmap(s, p->arena);
 	p->arena = NULL;
+}
+
+void consumer_mapped(struct rec_process *p, uint32_t chunks)
+{
+	struct rec_arena *a = p->arena;
+
+	if (!a)
+		return;
+	if (chunks > a->told) /* what we said was made, no more */
+		chunks = a->told;
+	if (chunks > a->mapped)
+		a->mapped = chunks;
 }
 
 uint64_t consumer_wakeups(const struct rec_session *s)

@@ -40,6 +40,8 @@ enum tk_msg_type {
 	TK_MSG_MODULE = 8,
 	TK_MSG_ARENA = 9,
 	TK_MSG_NOBUF = 12,
+	TK_MSG_MADE = 13,   /* recorder -> process: pool chunks made */
+	TK_MSG_MAPPED = 14, /* process -> recorder: ... and mapped by it */
 };
 
 struct tk_msg {
@@ -79,6 +81,17 @@ struct tk_msg_arena {
 	uint32_t made;  /* pool chunks made and in the free ring */
 	uint32_t pad;
 	uint64_t lost_nobuf; /* events lost before it existed */
+};
+
+/* MADE: the recorder has made the pool's chunks [0, chunks) (in its own
+ * mapping of the pool memfd).  The process maps them in its own (its
+ * control thread, MADV_POPULATE_WRITE: a writer never takes a page fault
+ * on a chunk) and answers MAPPED with as many as it has mapped; only
+ * then does the recorder put them in the free ring. */
+struct tk_msg_made {
+	struct tk_msg m;
+	uint32_t chunks;
+	uint32_t pad;
 };
 
 /* The process could not make its buffers: the failing step

@@ -151,6 +151,7 @@ struct tk_arena_map *tk_arena_create(const struct tk_arena_geom *g,
 	if (a->fds[1] < 0)
 		goto fail;
 	a->pool = map;
+	a->mapped = g->pool_init;
 	for (uint32_t i = 0; i < g->pool_init; i++)
 		a->chunk_ring[i] = i;
 	h->free_chunks.tail = g->pool_init;

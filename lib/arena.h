@@ -56,6 +56,7 @@ struct tk_arena_map {
 	char *streams;
 	char *pool;             /* the pool mapping, chunks_max chunks */
 	size_t pool_size;
+	uint32_t mapped;        /* chunks mapped here (control thread) */
 	uint32_t ring_size;     /* entries of each free ring */
 	uint32_t wake_batch;    /* tk_rb_wake_batch() */
 	struct tk_wstream *w;   /* [streams_max] */
