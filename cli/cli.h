@@ -34,10 +34,6 @@ int cmd_extract(int argc, char **argv);
 void tk_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tk_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Report the option getopt_long() just refused (unknown, or missing its
- * value), for command @cmd with short options @optstring. */
-void tk_option_error(const char *cmd, char *const *argv, const char *optstring);
-
 /* Remove directory @dir and everything in it (a trace being replaced or
  * abandoned); symbolic links are removed, not followed. */
 void tk_remove_tree(const char *dir);

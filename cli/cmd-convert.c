@@ -7,20 +7,13 @@
  * Parses the options and hands over to the format (export/export.h).
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
 #include "export/export.h"
-
-enum {
-	OPT_TO = 0x100,
-	OPT_CALLS,
-	OPT_STACKS,
-	OPT_TITLE,
-};
+#include "options.h"
 
 static void usage(FILE *f)
 {
@@ -48,26 +41,16 @@ static void usage(FILE *f)
 
 int cmd_convert(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "to", required_argument, NULL, OPT_TO },
-		{ "output", required_argument, NULL, 'o' },
-		{ "calls", no_argument, NULL, OPT_CALLS },
-		{ "stacks", no_argument, NULL, OPT_STACKS },
-		{ "title", required_argument, NULL, OPT_TITLE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ NULL, 0, NULL, 0 },
-	};
-	static const char optstring[] = "o:i:qh";
 	struct tk_export_opts o = { .dir = TK_DEFAULT_OUTPUT };
 	const struct tk_export_ops *ops;
 	const char *to = NULL;
 	char *out = NULL, *err = NULL;
 	bool quiet = false;
+	struct opt_parser p;
 	int c, ret;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+	opt_init(&p, "convert");
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_TO:
 			to = optarg;
@@ -94,7 +77,6 @@ int cmd_convert(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			tk_option_error("convert", argv, optstring);
 			return TK_EXIT_USAGE;
 		}
 	}

@@ -20,7 +20,6 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,6 +37,7 @@
 #include "common/pattern.h"
 #include "common/protocol.h"
 #include "common/unix-socket.h"
+#include "options.h"
 
 struct event_list {
 	unsigned count;
@@ -523,19 +523,15 @@ static int event_cmp(const void *a, const void *b)
 
 int cmd_list(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "names", no_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct event_list l = { 0, NULL };
 	enum list_mode mode = LIST_USER;
 	bool names_only = false;
 	const char *what, *glob = NULL;
+	struct opt_parser p;
 	int c, nargs;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "etfoh", longopts, NULL)) != -1) {
+	opt_init(&p, "list");
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case 'e':
 			mode = LIST_EVENTS;
@@ -549,7 +545,7 @@ int cmd_list(int argc, char **argv)
 		case 'o':
 			mode = LIST_OPTIONS;
 			break;
-		case 'n':
+		case OPT_NAMES:
 			names_only = true;
 			break;
 		case 'h':
@@ -563,7 +559,6 @@ int cmd_list(int argc, char **argv)
 			       "  -o         the kernel's trace options (\"noNAME\" when off)\n");
 			return 0;
 		default:
-			tk_option_error("list", argv, "etfoh");
 			return TK_EXIT_USAGE;
 		}
 	}

@@ -12,12 +12,12 @@
  * SIGKILL; reset cleans up after that.
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "instance-args.h"
+#include "options.h"
 #include "kernel/kernel.h"
 
 static int remove_instance(const char *name)
@@ -38,18 +38,15 @@ static int remove_instance(const char *name)
 
 int cmd_reset(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *name = NULL;
 	struct tk_tracefs fs;
 	char err[512] = "", **names;
 	bool all = false, removed = false;
+	struct opt_parser p;
 	int c, ret = 0;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+B:ah", longopts, NULL)) != -1) {
+	opt_init(&p, "reset");
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		if (c == 'B') {
 			if (!instance_name_ok(optarg))
 				return TK_EXIT_USAGE;
@@ -64,7 +61,6 @@ int cmd_reset(int argc, char **argv)
 			       "*, but a running recorder's.\n");
 			return 0;
 		} else {
-			tk_option_error("reset", argv, "+B:ah");
 			return TK_EXIT_USAGE;
 		}
 	}

@@ -5,7 +5,6 @@
  */
 #define _GNU_SOURCE
 #include <ftw.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,28 +47,6 @@ void tk_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmessage("warning: ", fmt, ap);
 	va_end(ap);
-}
-
-void tk_option_error(const char *cmd, char *const *argv, const char *optstring)
-{
-	const char *arg = argv[optind - 1];
-	const char *spec = optopt ? strchr(optstring, optopt) : NULL;
-
-	if (arg && !strncmp(arg, "--", 2)) {
-		/* getopt_long sets optopt only for a known option missing its
-		 * value */
-		if (optopt)
-			tk_error("option '%.*s' needs a value",
-				 (int)strcspn(arg, "="), arg);
-		else
-			tk_error("unknown option '%s' (see 'tracekit %s --help')",
-				 arg, cmd);
-	} else if (spec && spec[1] == ':') {
-		tk_error("option '-%c' needs a value", optopt);
-	} else {
-		tk_error("unknown option '-%c' (see 'tracekit %s --help')",
-			 optopt ? optopt : '?', cmd);
-	}
 }
 
 static int remove_entry(const char *path, const struct stat *sb, int flag,

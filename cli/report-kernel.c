@@ -326,7 +326,7 @@ struct tk_kernel *report_kernel_handle(struct report_kernel *rk)
 }
 
 /* The line's start up to the latency columns: who and CPU. */
-static size_t put_who(struct report_kernel *rk, char *line, int pid, unsigned cpu)
+static void put_who(struct report_kernel *rk, struct tk_obuf *o, int pid, unsigned cpu)
 {
 	struct comm_slot *s = &rk->comms[(unsigned)pid & (COMM_CACHE - 1)];
 
@@ -338,25 +338,26 @@ static size_t put_who(struct report_kernel *rk, char *line, int pid, unsigned cp
 	}
 	if (!s->set || s->pid != pid) {
 		const char *comm = tep_data_comm_from_pid(rk->k.tep, pid);
-		char cpu_part[16];
+		struct tk_obuf who;
 
 		s->pid = pid;
 		s->set = true;
-		/* keep the who part, without " [000] " */
-		s->len = (unsigned)(report_put_prefix(s->who, comm, strlen(comm),
-						      (uint32_t)pid, 0) -
-				    report_put_prefix_cpu(cpu_part, 0));
+		tk_obuf_init(&who, s->who, sizeof(s->who));
+		report_line_who(&who, comm, strlen(comm), (uint32_t)pid);
+		s->len = (unsigned)who.n;
 	}
-	memcpy(line, s->who, s->len);
-	return s->len + report_put_prefix_cpu(line + s->len, cpu);
+	tk_oput(o, s->who, s->len);
+	report_line_cpu(o, cpu);
 }
 
 /* irqs-off, need-resched, hardirq/softirq, preempt depth, migrate-disable
- * depth: the kernel's trace_entry flags and preempt_count byte. */
-static void put_latency(char *p, unsigned flags, unsigned pc)
+ * depth: the kernel's trace_entry flags and preempt_count byte; then a
+ * blank. */
+static void put_latency(struct tk_obuf *o, unsigned flags, unsigned pc)
 {
 	static const char hex[] = "0123456789abcdef";
 	bool hard = flags & TK_KFLAG_HARDIRQ, soft = flags & TK_KFLAG_SOFTIRQ;
+	char p[6];
 
 	p[0] = flags & TK_KFLAG_IRQS_OFF ? 'd'
 	       : flags & TK_KFLAG_IRQS_NOSUPPORT ? 'X' : '.';
@@ -364,6 +365,8 @@ static void put_latency(char *p, unsigned flags, unsigned pc)
 	p[2] = hard && soft ? 'H' : hard ? 'h' : soft ? 's' : '.';
 	p[3] = pc & 0xf ? hex[pc & 0xf] : '.';
 	p[4] = pc >> 4 ? hex[pc >> 4] : '.';
+	p[5] = ' ';
+	tk_oput(o, p, sizeof(p));
 }
 
 /* trace-cmd's words for events lost before this one */
@@ -382,7 +385,7 @@ bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 	struct kevent *e = id >= 0 && (unsigned)id < rk->nids && rk->events[id].ev
 				   ? &rk->events[id] : &rk->unknown;
 	char line[16384];
-	size_t n, room;
+	struct tk_obuf o;
 	int pid;
 
 	if (c->missed) {
@@ -408,31 +411,25 @@ bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 		e->count++;
 		return true;
 	}
-	n = put_who(rk, line, pid, c->cpu);
-	put_latency(line + n, tk_kernel_flags(&rk->k, c->data),
+	report_line_start(&o, line, sizeof(line));
+	put_who(rk, &o, pid, c->cpu);
+	put_latency(&o, tk_kernel_flags(&rk->k, c->data),
 		    tk_kernel_preempt(&rk->k, c->data));
-	n += 5;
-	line[n++] = ' ';
-	n += report_put_time(rk->o.clock, rk->o.ts, c->ts, line + n);
-	line[n++] = ':';
-	line[n++] = ' ';
-	memcpy(line + n, e->name, e->name_len);
-	n += e->name_len;
-	line[n++] = ':';
-	line[n++] = ' ';
-	room = sizeof(line) - n - 1;
+	report_line_time(&o, rk->o.clock, rk->o.ts, c->ts);
+	tk_oput(&o, ": ", 2);
+	tk_oput(&o, e->name, e->name_len);
+	tk_oput(&o, ": ", 2);
 	if (e->print) {
 		if (!rk->k.symbols_loaded && tk_kprint_needs_symbols(e->print))
 			tk_kernel_load_symbols(&rk->k);
-		n += tk_kprint_format(e->print, &rk->seq, c->data, c->data_size,
-				      c->cpu, c->ts, line + n, room);
+		tk_ogrew(&o, tk_kprint_format(e->print, &rk->seq, c->data, c->data_size,
+					      c->cpu, c->ts, tk_otail(&o), tk_oleft(&o)));
 	} else {
-		int len = snprintf(line + n, room, "[unknown event id %d]", id);
-
-		n += len > 0 && (size_t)len < room ? (size_t)len : 0;
+		tk_oputs(&o, "[unknown event id ");
+		tk_odec(&o, id);
+		tk_oput(&o, "]", 1);
 	}
-	line[n++] = '\n';
-	fwrite_unlocked(line, 1, n, stdout);
+	report_line_end(&o);
 	return true;
 }
 

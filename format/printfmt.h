@@ -12,6 +12,7 @@
 #define TK_PRINTFMT_H
 
 #include <stddef.h>
+#include "outbuf.h"
 #include "tracekit/desc.h"
 #include "tracekit/value.h"
 
@@ -37,6 +38,20 @@ int tk_print_prepare(const char *fmt, const char *args,
  */
 size_t tk_print_format(const struct tk_print *p, const struct tk_value *values,
 		       char *buf, size_t buflen);
+
+/* The same text appended to the line @o, as much of it as fits. */
+static inline void tk_print_append(const struct tk_print *p,
+				   const struct tk_value *values, struct tk_obuf *o)
+{
+	size_t left = tk_oleft(o), len;
+
+	if (!left)
+		return;
+	/* as snprintf: the text's length, of which left - 1 bytes at most
+	 * are written, and a NUL */
+	len = tk_print_format(p, values, tk_otail(o), left);
+	tk_ogrew(o, len < left ? len : left - 1);
+}
 
 void tk_print_free(struct tk_print *p);
 

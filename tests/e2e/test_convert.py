@@ -152,7 +152,7 @@ def test_folded_calls_exact():
 def test_folded_self_time():
     """Default weights: self time in ns; all stacks add up to the root
     calls' durations (as the Chrome JSON gives them), the 20 ms sleeper
-    is the heaviest."""
+    is the heaviest callee."""
     d = tree_trace()
     f = folded(convert(d, "folded"))
     assert set(f) <= set(TREE_CALLS) and {"main", "main;sleeper"} <= set(f), f
@@ -163,7 +163,10 @@ def test_folded_self_time():
     # each call's self time is its duration less its children's, so the
     # sum telescopes to the roots' durations
     assert sum(f.values()) == total, (sum(f.values()), total)
-    assert f["main;sleeper"] >= 20000000 and f["main;sleeper"] == max(f.values()), f
+    # the heaviest callee (main's own time, which waits for its thread,
+    # grows with the machine's load)
+    callees = [v for k, v in f.items() if ";" in k]
+    assert f["main;sleeper"] >= 20000000 and f["main;sleeper"] == max(callees), f
 
 
 def test_folded_func_stack():
