@@ -460,7 +460,9 @@ static char *chunk_addr(const struct rec_arena *a, uint32_t index, uint32_t id,
  * next few in the free ring), without changing a byte: a thread may be
  * taking one just now.  Numbers come out of the ring in order the first
  * time (then recycled ones, lower), so every descriptor below `touched`
- * is made, and those are all that may be in use. */
+ * is made, and those are all that may be in use.  The last one taken
+ * counts too: once the ring is empty there is nothing ahead, and the
+ * threads that emptied it since the last look must still be seen. */
 static void touch_ahead(struct rec_arena *a)
 {
 	uint64_t head = __atomic_load_n(&a->hdr->free_streams.head, __ATOMIC_ACQUIRE);
@@ -471,7 +473,8 @@ static void touch_ahead(struct rec_arena *a)
 
 	if (head > a->stream_tail)
 		return; /* scribbled on: nothing to learn from it */
-	for (uint64_t pos = head; pos < a->stream_tail && pos < head + ahead; pos++) {
+	for (uint64_t pos = head ? head - 1 : 0;
+	     pos < a->stream_tail && pos < head + ahead; pos++) {
 		uint32_t i = __atomic_load_n(&a->stream_ring[pos & (a->ring_size - 1)],
 					     __ATOMIC_RELAXED);
 
