@@ -522,15 +522,21 @@ static int open_output(struct rec_session *s, struct rec_stream *st)
 static void read_lost(struct rec_stream *st)
 {
 	const struct tk_rb_stream *d = st->desc;
+	uint64_t full, nested, big, overwritten;
 
 	if (!d)
 		return;
-	st->lost_full = bounded(d->lost_full);
-	st->lost_nested = bounded(__atomic_load_n(&d->lost_nested, __ATOMIC_RELAXED));
-	st->lost_big = bounded(d->lost_big);
-	st->lost_overwritten = bounded(d->lost_overwritten);
-	if (d->lost_full >= COUNT_MAX || d->lost_nested >= COUNT_MAX ||
-	    d->lost_big >= COUNT_MAX || d->lost_overwritten >= COUNT_MAX)
+	/* each read once: the writer may be counting meanwhile */
+	full = __atomic_load_n(&d->lost_full, __ATOMIC_RELAXED);
+	nested = __atomic_load_n(&d->lost_nested, __ATOMIC_RELAXED);
+	big = __atomic_load_n(&d->lost_big, __ATOMIC_RELAXED);
+	overwritten = __atomic_load_n(&d->lost_overwritten, __ATOMIC_RELAXED);
+	st->lost_full = bounded(full);
+	st->lost_nested = bounded(nested);
+	st->lost_big = bounded(big);
+	st->lost_overwritten = bounded(overwritten);
+	if (full >= COUNT_MAX || nested >= COUNT_MAX || big >= COUNT_MAX ||
+	    overwritten >= COUNT_MAX)
 		st->corrupt = st->corrupt ? st->corrupt
 					  : "a loss counter no writer could reach";
 }

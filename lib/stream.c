@@ -54,6 +54,16 @@ static struct tk_rb_slot *slot_of(struct tk_wstream *w, uint64_t seq)
 	return &w->desc->slot[seq % w->arena->geom.slots];
 }
 
+/* Count @n more events lost in the stream's counter @c.  Only this
+ * thread writes it (an event of a signal handler never gets this far),
+ * but the recorder reads it at any time: relaxed atomic accesses, no
+ * read-modify-write. */
+static void count_lost(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
+}
+
 static uint64_t lost_so_far(struct tk_wstream *w)
 {
 	return w->lost + __atomic_load_n(&w->desc->lost_nested, __ATOMIC_RELAXED);
@@ -165,7 +175,7 @@ static bool reuse_oldest(struct tk_wstream *w, uint32_t *id, char **pkt)
 	if (w->seq == w->oldest)
 		return false;
 	old = slot_of(w, w->oldest);
-	w->desc->lost_overwritten += old->events;
+	count_lost(&w->desc->lost_overwritten, old->events);
 	w->lost += old->events;
 	*id = old->chunk;
 	/* Seqlock: the old packet's number is gone before any of its bytes
@@ -376,7 +386,7 @@ TK_EXPORT char *tk__reserve_slow(uint32_t size, uint64_t tsc)
 			return NULL;
 	}
 	if (size > w->payload_max) {
-		w->desc->lost_big++;
+		count_lost(&w->desc->lost_big, 1);
 		w->lost++;
 		return NULL;
 	}
@@ -384,7 +394,7 @@ TK_EXPORT char *tk__reserve_slow(uint32_t size, uint64_t tsc)
 		packet_close(w, t, tsc);
 	if (packet_open(w, t, tsc, size) < 0 &&
 	    (!w->arena->geom.block_ms || wait_space(w, t, tsc, size) < 0)) {
-		w->desc->lost_full++;
+		count_lost(&w->desc->lost_full, 1);
 		w->lost++;
 		return NULL;
 	}
