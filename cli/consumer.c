@@ -987,6 +987,11 @@ static void wake_blocked(struct rec_arena *a)
 	if (!a->gave_back)
 		return;
 	a->gave_back = false;
+	/* between the stores that gave the space back (consumed, tail) and
+	 * the load of waiters: a store followed by a load of another
+	 * variable may pass it otherwise (x86 does), and a writer that has
+	 * just counted itself in and missed the space would wait */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!__atomic_load_n(&a->hdr->waiters, __ATOMIC_SEQ_CST))
 		return;
 	__atomic_fetch_add(&a->hdr->space, 1, __ATOMIC_RELEASE);
