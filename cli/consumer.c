@@ -195,6 +195,8 @@ static void *maker_main(void *arg)
 			pthread_cond_broadcast(&m->cond);
 			continue;
 		}
+		/* pairs with the ACQUIRE loads of made in offer_made() and
+		 * arena_has_work(), which read it without the lock */
 		__atomic_store_n(&a->made, to, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&m->cond);
 		/* the drain loop offers them */
@@ -376,17 +378,22 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	return 0;
 }
 
-/* Put @v in a free ring (we are its only producer).  Pairs with the
- * acquire load of tail and the CAS of head in lib/arena.h tk_ring_take. */
+/* Put @v in a free ring (we are its only producer; the writers take
+ * from it in lib/arena.h:tk_ring_take()). */
 static bool ring_put(struct rec_arena *a, struct tk_ring_ends *e,
 		     uint32_t *ring, uint64_t *tail, uint32_t v)
 {
+	/* pairs with the RELEASE of the compare-and-swap of head in
+	 * lib/arena.h:tk_ring_take(): the entries below head are read, their
+	 * places ours again */
 	uint64_t head = __atomic_load_n(&e->head, __ATOMIC_ACQUIRE);
 
 	if (head > *tail || *tail - head >= a->ring_size)
 		return false; /* full, or scribbled on: the value is dropped */
 	__atomic_store_n(&ring[*tail & (a->ring_size - 1)], v, __ATOMIC_RELAXED);
 	(*tail)++;
+	/* pairs with the ACQUIRE load of tail in lib/arena.h:tk_ring_take():
+	 * the entry, and what it names, are there first */
 	__atomic_store_n(&e->tail, *tail, __ATOMIC_RELEASE);
 	a->gave_back = true;
 	return true;
@@ -398,8 +405,9 @@ static struct tk_rb_stream *desc_at(const struct rec_arena *a, uint32_t i)
 }
 
 /* Chunk @id is the writers' again (stream @index's inline page when it is
- * TK_CHUNK_INLINE).  The release store of inline_busy pairs with the
- * acquire load in lib/stream.c take_inline. */
+ * TK_CHUNK_INLINE).  The RELEASE store of inline_busy pairs with the
+ * ACQUIRE load of it in lib/stream.c:take_inline(); a pool chunk goes
+ * through ring_put(). */
 static void chunk_give_back(struct rec_arena *a, uint32_t index, uint32_t id)
 {
 	if (id == TK_CHUNK_INLINE)
@@ -413,6 +421,8 @@ static void chunk_give_back(struct rec_arena *a, uint32_t index, uint32_t id)
 /* Free chunks in the ring as far as we can tell (bounded). */
 static uint64_t chunks_free(const struct rec_arena *a)
 {
+	/* a count only (nothing is read on its strength): pairs with the
+	 * compare-and-swap of head in lib/arena.h:tk_ring_take() */
 	uint64_t head = __atomic_load_n(&a->hdr->free_chunks.head, __ATOMIC_ACQUIRE);
 
 	return head > a->chunk_tail ? 0 : a->chunk_tail - head;
@@ -424,6 +434,7 @@ static uint64_t chunks_free(const struct rec_arena *a)
 static void offer_made(struct rec_session *s, struct rec_process *p,
 		       struct rec_arena *a)
 {
+	/* pairs with the RELEASE store of made in maker_main() */
 	uint32_t made = __atomic_load_n(&a->made, __ATOMIC_ACQUIRE);
 
 	if (made > a->told && p->fd >= 0) {
@@ -465,6 +476,8 @@ static char *chunk_addr(const struct rec_arena *a, uint32_t index, uint32_t id,
  * threads that emptied it since the last look must still be seen. */
 static void touch_ahead(struct rec_arena *a)
 {
+	/* a position only, as in chunks_free(): pairs with the
+	 * compare-and-swap of head in lib/arena.h:tk_ring_take() */
 	uint64_t head = __atomic_load_n(&a->hdr->free_streams.head, __ATOMIC_ACQUIRE);
 	uint32_t want = a->touched;
 	/* as many ahead as threads came so far, OFFER_BATCH at most: a
@@ -741,8 +754,8 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 
 	if (st->done || !a || a->mode != TK_RB_DISCARD)
 		return 0;
-	/* pairs with the release store of produced in lib/stream.c
-	 * packet_close: the slots below it are complete */
+	/* pairs with the RELEASE store of produced in
+	 * lib/stream.c:packet_close(): the slots below it are complete */
 	produced = __atomic_load_n(&a->produced[st->index], __ATOMIC_ACQUIRE);
 	if (produced < st->submitted || produced - st->submitted > a->slots) {
 		stream_corrupt(st, "its produced counter is out of range");
@@ -756,6 +769,8 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 	while (st->submitted < produced && !s->failed &&
 	       (w || drain_room(&s->drain))) {
 		struct tk_rb_slot *sl = &d->slot[st->submitted % a->slots];
+		/* pairs with the RELEASE store of commit in
+		 * lib/stream.c:packet_close() */
 		uint64_t commit = __atomic_load_n(&sl->commit, __ATOMIC_ACQUIRE);
 		uint32_t chunk = sl->chunk, size = 0;
 		uint64_t events = sl->events;
@@ -767,8 +782,8 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 			break;
 		}
 		st->submitted++;
-		/* pairs with the acquire load of consumed in lib/stream.c
-		 * packet_open: we have read the slot */
+		/* pairs with the ACQUIRE load of consumed in
+		 * lib/stream.c:packet_open(): we have read the slot */
 		__atomic_store_n(&d->consumed, st->submitted, __ATOMIC_RELEASE);
 		a->gave_back = true;
 		events = events_bound(events, commit);
@@ -845,10 +860,14 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 	uint32_t chunk, size = 0;
 	char *copy, *pkt;
 
-	/* pairs with the store of seq and the release fence in lib/stream.c
-	 * packet_open / reuse_oldest (seqlock) */
+	/* Seqlock: pairs with the stores of seq and the RELEASE fences
+	 * after them in lib/stream.c:packet_open() and reuse_oldest() */
 	if (__atomic_load_n(&sl->seq, __ATOMIC_ACQUIRE) != seq + 1)
 		return;
+	/* pairs with the RELEASE stores of commit in
+	 * include/tracekit/runtime.h:tk__commit() and lib/stream.c:
+	 * packet_open(), packet_close(): the bytes below it are whole
+	 * events */
 	commit = __atomic_load_n(&sl->commit, __ATOMIC_ACQUIRE);
 	chunk = __atomic_load_n(&sl->chunk, __ATOMIC_RELAXED);
 	pkt = chunk_addr(a, st->index, chunk, &size);
@@ -857,6 +876,9 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 	if (posix_memalign((void **)&copy, DRAIN_ALIGN, a->chunk_size))
 		return;
 	memcpy(copy, pkt, commit);
+	/* pairs with the RELEASE fences in lib/stream.c:packet_open() and
+	 * reuse_oldest(): if the copy saw a byte written after one, the
+	 * load below sees the number that fence published */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&sl->seq, __ATOMIC_RELAXED) != seq + 1) {
 		free(copy); /* overwritten while we copied */
@@ -905,6 +927,8 @@ static void flush_stream(struct rec_session *s, struct rec_stream *st,
 	}
 	if (st->done)
 		return;
+	/* pairs with the RELEASE store of produced in
+	 * lib/stream.c:packet_close() */
 	produced = __atomic_load_n(&a->produced[st->index], __ATOMIC_ACQUIRE);
 	/* The ring holds packets produced - slots .. produced: the oldest
 	 * is gone if the writer has opened `produced` (write_copy checks). */
@@ -958,6 +982,8 @@ static void stream_recycle(struct rec_session *s, struct rec_stream *st)
 	st->done = true;
 	memset(d, 0, a->stream_size);
 	__atomic_store_n(&a->produced[st->index], 0, __ATOMIC_RELAXED);
+	/* the RELEASE store of tail in ring_put() publishes both to the
+	 * thread that takes the descriptor (lib/arena.h:tk_ring_take()) */
 	ring_put(a, &a->hdr->reused_streams, a->recycle_ring, &a->recycle_tail,
 		 st->index);
 }
@@ -981,7 +1007,7 @@ static void ask_growth(struct rec_session *s, struct rec_arena *a)
 }
 
 /* Writers waiting for space (--block): wake them if we gave some back.
- * Pairs with the FUTEX_WAIT in lib/stream.c wait_space. */
+ * The FUTEX_WAKE pairs with the FUTEX_WAIT in lib/stream.c:wait_space(). */
 static void wake_blocked(struct rec_arena *a)
 {
 	if (!a->gave_back)
@@ -990,10 +1016,12 @@ static void wake_blocked(struct rec_arena *a)
 	/* between the stores that gave the space back (consumed, tail) and
 	 * the load of waiters: a store followed by a load of another
 	 * variable may pass it otherwise (x86 does), and a writer that has
-	 * just counted itself in and missed the space would wait */
+	 * just counted itself in and missed the space would wait; pairs
+	 * with the SEQ_CST increment of waiters in lib/stream.c:wait_space() */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!__atomic_load_n(&a->hdr->waiters, __ATOMIC_SEQ_CST))
 		return;
+	/* pairs with the ACQUIRE load of space in lib/stream.c:wait_space() */
 	__atomic_fetch_add(&a->hdr->space, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &a->hdr->space, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
@@ -1021,8 +1049,8 @@ static unsigned drain_process(struct rec_session *s, struct rec_process *p)
 	force = s->lazy_due || pool_low(a);
 	for (uint32_t i = 0; i < a->touched && !s->failed; i++) {
 		struct rec_stream *st = a->cur[i];
-		/* pairs with the release stores of the state in lib/stream.c
-		 * stream_open and stream_finish */
+		/* pairs with the RELEASE stores of the state in
+		 * lib/stream.c:stream_open() and stream_finish() */
 		uint32_t state = __atomic_load_n(&desc_at(a, i)->state,
 						 __ATOMIC_ACQUIRE);
 
@@ -1033,6 +1061,7 @@ static unsigned drain_process(struct rec_session *s, struct rec_process *p)
 		n += drain_stream(s, st, force || state == TK_RB_CLOSED);
 		if (state != TK_RB_CLOSED || st->inflight)
 			continue;
+		/* (the ACQUIRE load of produced pairs as in drain_stream()) */
 		if (a->mode == TK_RB_OVERWRITE && !st->done)
 			flush_stream(s, st, true);
 		else if (a->mode == TK_RB_DISCARD && !st->done &&
@@ -1088,6 +1117,8 @@ static bool arena_has_work(struct rec_arena *a, bool *partial)
 {
 	bool low = pool_low(a);
 
+	/* the ACQUIRE loads here pair as in offer_made() (made),
+	 * drain_process() (state) and drain_stream() (produced) */
 	if (__atomic_load_n(&a->made, __ATOMIC_ACQUIRE) > a->told ||
 	    a->mapped > a->chunks ||
 	    (a->target <= a->chunks && a->chunks < a->chunks_max &&
@@ -1127,8 +1158,8 @@ int consumer_sleep_begin(struct rec_session *s, int timeout_us)
 	uint64_t now;
 
 	set_sleeping(s, 1);
-	/* pairs with the fence in lib/stream.c wake_recorder: either we see
-	 * what it did, or it sees sleeping and wakes us */
+	/* pairs with the SEQ_CST fence in lib/stream.c:wake_recorder(): either
+	 * we see what it did, or it sees sleeping and wakes us */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (unsigned i = 0; i < s->nprocs; i++) {
 		struct rec_arena *a = s->procs[i]->arena;
@@ -1293,6 +1324,8 @@ void consumer_stream_progress(const struct rec_stream *st, uint64_t *events,
 		 bounded(__atomic_load_n(&d->lost_nested, __ATOMIC_RELAXED)) +
 		 bounded(__atomic_load_n(&d->lost_big, __ATOMIC_RELAXED)) +
 		 bounded(__atomic_load_n(&d->lost_overwritten, __ATOMIC_RELAXED));
+	/* pairs with the RELEASE store of produced in
+	 * lib/stream.c:packet_close() */
 	produced = __atomic_load_n(&a->produced[st->index], __ATOMIC_ACQUIRE);
 	if (a->mode != TK_RB_DISCARD || produced < st->submitted ||
 	    produced - st->submitted > a->slots)

@@ -294,6 +294,8 @@ static void set_wake_fd(int fd)
 	if (fd < 0)
 		return;
 	if (__atomic_load_n(&tk_wake_fd, __ATOMIC_RELAXED) < 0) {
+		/* pairs with the ACQUIRE load of tk_wake_fd in
+		 * lib/stream.c:wake_recorder() */
 		__atomic_store_n(&tk_wake_fd, fd, __ATOMIC_RELEASE);
 		return;
 	}

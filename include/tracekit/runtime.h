@@ -306,6 +306,8 @@ static inline void tk__commit(char *end)
 
 	t->pos = end;
 	t->events++;
+	/* pairs with the ACQUIRE load of commit in cli/consumer.c:write_copy():
+	 * a copy of the open packet has the event whole */
 	__atomic_store_n(t->commit, (uint64_t)(end - t->packet),
 			 __ATOMIC_RELEASE);
 	TK__BARRIER();
