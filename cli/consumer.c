@@ -860,8 +860,9 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 	uint32_t chunk, size = 0;
 	char *copy, *pkt;
 
-	/* Seqlock: pairs with the stores of seq and the RELEASE fences
-	 * after them in lib/stream.c:packet_open() and reuse_oldest() */
+	/* Seqlock: pairs with the RELEASE store of seq in
+	 * lib/stream.c:packet_open() (the slot's chunk and commit are the
+	 * packet's), and as below with reuse_oldest() */
 	if (__atomic_load_n(&sl->seq, __ATOMIC_ACQUIRE) != seq + 1)
 		return;
 	/* pairs with the RELEASE stores of commit in
@@ -876,9 +877,9 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 	if (posix_memalign((void **)&copy, DRAIN_ALIGN, a->chunk_size))
 		return;
 	memcpy(copy, pkt, commit);
-	/* pairs with the RELEASE fences in lib/stream.c:packet_open() and
-	 * reuse_oldest(): if the copy saw a byte written after one, the
-	 * load below sees the number that fence published */
+	/* pairs with the RELEASE fence in lib/stream.c:reuse_oldest(): if
+	 * the copy saw a byte written after it, the load below sees the
+	 * number it took away */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&sl->seq, __ATOMIC_RELAXED) != seq + 1) {
 		free(copy); /* overwritten while we copied */

@@ -230,11 +230,9 @@ static int packet_open(struct tk_wstream *w, struct tk__thread *t,
 		__atomic_store_n(&sl->seq, 0, __ATOMIC_RELAXED);
 		return -ENOSPC;
 	}
-	/* Seqlock: the new number is visible before any byte of the packet
-	 * changes, so a reader copying the old one notices.  The RELEASE
-	 * fence pairs with the ACQUIRE fence in cli/consumer.c:write_copy(). */
-	__atomic_store_n(&sl->seq, w->seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/* The packet that held this slot, or this chunk, has lost its number
+	 * already (reuse_oldest(), or the recorder consumed it): the slot is
+	 * filled first, its number published last. */
 	sl->chunk = id;
 	sl->events = 0;
 	ph = (struct tk_packet_header *)pkt;
@@ -248,6 +246,10 @@ static int packet_open(struct tk_wstream *w, struct tk__thread *t,
 	/* pairs with the ACQUIRE load of commit in cli/consumer.c:write_copy():
 	 * the header is there in a copy of the open packet */
 	__atomic_store_n(&sl->commit, sizeof(*ph), __ATOMIC_RELEASE);
+	/* Seqlock: pairs with the ACQUIRE load of seq in
+	 * cli/consumer.c:write_copy(): a reader that sees the number sees
+	 * the slot's chunk and commit, not those of the packet before */
+	__atomic_store_n(&sl->seq, w->seq + 1, __ATOMIC_RELEASE);
 	t->packet = pkt;
 	t->last_tsc = tsc; /* the packet's timestamp_begin: readers start here */
 	t->pos = pkt + sizeof(*ph);
