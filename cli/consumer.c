@@ -362,17 +362,20 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	a->produced = (uint64_t *)((char *)h + h->produced);
 	a->streams = (char *)h + h->streams;
 	a->pool_size = pool_size;
-	a->chunks = a->made = a->target = a->told = a->mapped = made;
+	a->chunks = a->made = a->target = a->told = made;
 	/* the process filled the rings: the chunks it made, every
 	 * descriptor; we produce from there on */
 	a->chunk_tail = made;
 	a->stream_tail = a->streams_max;
 	p->arena = a;
-	/* more, at once, in the background (a forked child: as it needs),
-	 * and what the process made mapped on our side */
-	a->premap_to = made;
-	maker_ask(s, a, p->forked ? made : s->opt->pool_start < a->chunks_max ?
-						  s->opt->pool_start : a->chunks_max);
+	/* more, at once, in the background, and what the process made
+	 * mapped on our side (a forked child: as it needs; most exec or exit
+	 * at once) */
+	if (!p->forked) {
+		a->premap_to = made;
+		maker_ask(s, a, s->opt->pool_start < a->chunks_max ?
+					s->opt->pool_start : a->chunks_max);
+	}
 	return 0;
 }
 
@@ -418,9 +421,10 @@ static uint64_t chunks_free(const struct rec_arena *a)
 	return head > a->chunk_tail ? 0 : a->chunk_tail - head;
 }
 
-/* Tell the process what the maker has made since the last look (it maps
- * them, and says so: consumer_mapped), and offer to its writers what it
- * has mapped. */
+/* Tell the process what the maker has made since the last look (its
+ * control thread maps them: the writers then take no page fault there),
+ * and offer them to its writers at once: a burst must not wait for that
+ * thread, which the writers may keep from running. */
 static void offer_made(struct rec_session *s, struct rec_process *p,
 		       struct rec_arena *a)
 {
@@ -432,8 +436,6 @@ static void offer_made(struct rec_session *s, struct rec_process *p,
 		if (tk_send_fds(p->fd, &m, sizeof(m), NULL, 0, MSG_DONTWAIT) == 0)
 			a->told = made;
 	}
-	if (made > a->mapped)
-		made = a->mapped;
 	while (a->chunks < made && a->chunks < a->chunks_max)
 		if (!ring_put(a, &a->hdr->free_chunks, a->chunk_ring,
 			      &a->chunk_tail, a->chunks++))
@@ -1075,7 +1077,6 @@ static bool arena_has_work(struct rec_arena *a, bool *partial)
 	bool low = pool_low(a);
 
 	if (__atomic_load_n(&a->made, __ATOMIC_ACQUIRE) > a->told ||
-	    a->mapped > a->chunks ||
 	    (a->target <= a->chunks && a->chunks < a->chunks_max &&
 	     chunks_free(a) <= a->chunks / 2))
 		return true;
@@ -1193,18 +1194,6 @@ void consumer_process_free(struct rec_session *s, struct rec_process *p)
 		}
 	arena_unmap(s, p->arena);
 	p->arena = NULL;
-}
-
-void consumer_mapped(struct rec_process *p, uint32_t chunks)
-{
-	struct rec_arena *a = p->arena;
-
-	if (!a)
-		return;
-	if (chunks > a->told) /* what we said was made, no more */
-		chunks = a->told;
-	if (chunks > a->mapped)
-		a->mapped = chunks;
 }
 
 uint64_t consumer_wakeups(const struct rec_session *s)

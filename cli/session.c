@@ -492,13 +492,6 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 		fds[0] = fds[1] = -1;
 		break;
 	}
-	case TK_MSG_MAPPED:
-		if ((size_t)n < sizeof(struct tk_msg_made)) {
-			ret = -EPROTO;
-			break;
-		}
-		consumer_mapped(p, ((const struct tk_msg_made *)buf)->chunks);
-		break;
 	case TK_MSG_NOBUF: {
 		const struct tk_msg_nobuf *nb = (const void *)buf;
 

@@ -136,8 +136,7 @@ struct rec_arena {
 	uint32_t target, made;
 	uint32_t premapped, premap_to; /* the process's chunks [0, premap_to)
 					* mapped here: [0, premapped) done */
-	uint32_t told, mapped;     /* chunks the process was told were made
-				    * (MADE), and says it has mapped (MAPPED) */
+	uint32_t told;             /* chunks the process was told were made */
 	bool making;
 	struct rec_arena *make_next; /* the maker's list of work */
 	bool in_make_list;
@@ -258,8 +257,6 @@ void consumer_process_gone(struct rec_session *s, struct rec_process *p);
 void consumer_process_free(struct rec_session *s, struct rec_process *p);
 /* Events @p lost with no buffer (its arena's count and NOBUF's). */
 uint64_t consumer_lost_nobuf(const struct rec_process *p);
-/* The process says it has mapped the pool's first @chunks (MAPPED). */
-void consumer_mapped(struct rec_process *p, uint32_t chunks);
 /* The times writers woke us, in every arena so far (bounded). */
 uint64_t consumer_wakeups(const struct rec_session *s);
 /* Write every packet the writers have closed (discard mode); returns how

@@ -41,7 +41,6 @@ enum tk_msg_type {
 	TK_MSG_ARENA = 9,
 	TK_MSG_NOBUF = 12,
 	TK_MSG_MADE = 13,   /* recorder -> process: pool chunks made */
-	TK_MSG_MAPPED = 14, /* process -> recorder: ... and mapped by it */
 };
 
 struct tk_msg {
@@ -83,10 +82,10 @@ struct tk_msg_arena {
 };
 
 /* MADE: the recorder has made the pool's chunks [0, chunks) (in its own
- * mapping of the pool memfd).  The process maps them in its own (its
- * control thread, MADV_POPULATE_WRITE: a writer never takes a page fault
- * on a chunk) and answers MAPPED with as many as it has mapped; only
- * then does the recorder put them in the free ring. */
+ * mapping of the pool memfd) and offers them to the writers.  The
+ * process's control thread maps them in its own mapping
+ * (MADV_POPULATE_WRITE), so that a writer seldom takes a page fault on a
+ * chunk. */
 struct tk_msg_made {
 	struct tk_msg m;
 	uint32_t chunks;
