@@ -992,7 +992,9 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 				return 0;
 		} else if (session_connected(s) == 0) {
 			return 0;
-		} else if (answer_by && session_heard_from(s)) {
+		} else if (answer_by && session_configured(s)) {
+			/* it said HELLO and its events, and they took our
+			 * rules: it records now */
 			answer_by = 0;
 			if (r->opt.user_tracer)
 				patch_by = now_ms() + TK_CTL_ANSWER_MS;

@@ -638,6 +638,14 @@ bool session_heard_from(const struct rec_session *s)
 	return false;
 }
 
+bool session_configured(const struct rec_session *s)
+{
+	for (unsigned i = 0; i < s->nprocs; i++)
+		if (s->procs[i]->configured)
+			return true;
+	return false;
+}
+
 unsigned session_connected(const struct rec_session *s)
 {
 	unsigned n = 0;

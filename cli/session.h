@@ -221,6 +221,8 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd);
  * times writers woke it. */
 void session_print_work(const struct rec_session *s, FILE *f);
 /* Whether any process said HELLO. */
+/* Whether any process was sent its CONFIG (it records). */
+bool session_configured(const struct rec_session *s);
 bool session_heard_from(const struct rec_session *s);
 /* Number of processes still connected. */
 unsigned session_connected(const struct rec_session *s);
