@@ -47,7 +47,7 @@ struct ft_mod {
 #define REFUSED_SAID 64 /* processes told about, at most */
 
 static struct ft_mod *mods;
-static unsigned nmods;
+static unsigned nmods, mods_cap;
 static uint32_t refused[REFUSED_SAID]; /* pids told they announced too many */
 static unsigned nrefused;
 static char *preload; /* libtracekit to preload, NULL if not needed */
@@ -321,10 +321,15 @@ int functrace_on_module(uint32_t pid, const void *msg, size_t len)
 		return 0;
 	}
 	if (!f) {
-		grown = realloc(mods, (nmods + 1) * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		mods = grown;
+		if (nmods == mods_cap) {
+			unsigned cap = mods_cap ? 2 * mods_cap : 16;
+
+			grown = realloc(mods, cap * sizeof(*grown));
+			if (!grown)
+				return -ENOMEM;
+			mods = grown;
+			mods_cap = cap;
+		}
 		f = &mods[nmods];
 		memset(f, 0, sizeof(*f));
 		f->m.path = strdup(path);
