@@ -450,11 +450,15 @@ def test_convert_errors():
                        check=False), rc=1,
               exact="tracekit: cannot create '%s': No such file or directory"
               % os.path.join(out, "no", "x.json"))
-    # a stream file made malformed in its middle
+    # a stream file made malformed in its middle: the events of its middle
+    # packet (not the padding after them, which readers skip)
     stream = [os.path.join(d, "user", f) for f in os.listdir(os.path.join(d, "user"))
               if f != "metadata"][0]
     data = bytearray(open(stream, "rb").read())
-    data[len(data) // 2:len(data) // 2 + 64] = b"\xff" * 64
+    sizes = test_cli.packets(stream)
+    at = sum(size for _, size in sizes[:len(sizes) // 2]) + 80  # past its header
+    assert sizes[len(sizes) // 2][0] > 80 + 64, sizes
+    data[at:at + 64] = b"\xff" * 64
     open(stream, "wb").write(bytes(data))
     for fmt in ("chrome", "folded", "svg"):
         line = one_error(tracekit("convert", "--to", fmt, d, "-o", target, check=False), rc=1)
