@@ -562,6 +562,7 @@ static struct rec_stream *stream_new(struct rec_session *s, struct rec_process *
 	st->tid = d->tid;
 	memcpy(st->comm, d->comm, 16);
 	st->comm[16] = '\0';
+	memcpy(st->made_comm, st->comm, sizeof(st->comm));
 	st->out_fd = -1;
 	st->instance = s->next_instance++;
 	a->cur[i] = st;
@@ -930,6 +931,21 @@ static void close_output(struct rec_session *s, struct rec_stream *st)
 	st->out_fd = -1;
 }
 
+/* A name in the descriptor that is still the one of the stream's birth
+ * says nothing (the thread may have died without writing it): what /proc
+ * last said is kept. */
+void consumer_header_name(struct rec_stream *st)
+{
+	char comm[sizeof(st->comm)];
+
+	if (!st->desc)
+		return;
+	memcpy(comm, st->desc->comm, sizeof(st->desc->comm));
+	comm[sizeof(st->desc->comm)] = '\0';
+	if (comm[0] && strcmp(comm, st->made_comm))
+		memcpy(st->comm, comm, sizeof(comm));
+}
+
 /* @st's thread has left and everything of it is written: keep its counts,
  * close its file, offer its descriptor to the next thread. */
 static void stream_recycle(struct rec_session *s, struct rec_stream *st)
@@ -1168,6 +1184,8 @@ static void process_flush(struct rec_session *s, struct rec_process *p)
 		if (!st)
 			continue;
 		read_lost(st);
+		/* the buffers handed over at stop come after the last look */
+		consumer_header_name(st);
 		close_output(s, st);
 		st->arena = NULL;
 		st->desc = NULL;

@@ -213,6 +213,7 @@ static int send_config(struct rec_session *s, struct rec_process *p)
 	m->pool_max = o->pool_max;
 	m->block_ms = o->block_ms;
 	m->flags = (o->follow_fork ? TK_CONFIG_FOLLOW_FORK : 0) |
+		   (o->user_stack ? TK_CONFIG_USER_STACK : 0) |
 		   (s->clock.tsc ? 0 : TK_CONFIG_CLOCK_MONO);
 	m->nrules = o->nrules;
 	for (unsigned i = 0; i < o->nrules; i++) {

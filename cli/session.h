@@ -71,7 +71,9 @@ struct rec_options {
 	} kernel_funcs, bare_funcs;
 	unsigned max_graph_depth;     /* --max-graph-depth, 0: no limit */
 	bool func_stack;              /* --func-stack: user call stacks */
+	bool no_libcall;              /* --no-libcall: not library calls */
 	bool kernel_stack;            /* --stack: kernel stack per event */
+	bool user_stack;              /* --ustack: user stack per kernel event */
 	bool only_command;            /* -F: kernel events of CMD and children */
 	uint32_t kernel_buffer_kb;    /* --kernel-buffer, per CPU; 0: the
 				       * kernel's default */
@@ -99,7 +101,8 @@ struct rec_stream {
 	uint32_t index;           /* its descriptor in the arena */
 	struct tk_rb_stream *desc;
 	uint32_t tid;
-	char comm[17];
+	char comm[17];      /* its name as last read (record-watch.c) */
+	char made_comm[17]; /* its name when its descriptor was taken */
 	uint64_t submitted; /* packets read from their slots (consumed) */
 	unsigned inflight;  /* writes not completed */
 	int out_fd;
@@ -273,6 +276,9 @@ int consumer_sleep_begin(struct rec_session *s, int timeout_us);
 void consumer_sleep_end(struct rec_session *s);
 /* Write what is left, open packets included (at stop or process death). */
 void consumer_flush_all(struct rec_session *s);
+/* A thread gone: name @st after what it wrote into its stream descriptor
+ * when it ended (lib/stream.c, stream_name_final), if it wrote anything. */
+void consumer_header_name(struct rec_stream *st);
 void consumer_stream_stats(const struct rec_stream *st,
 			   struct tk_trace_stream *out);
 /* Events, bytes and lost of @st so far, added to the three counts. */

@@ -106,7 +106,8 @@ struct tk_msg_nobuf {
 enum tk_config_flags {
 	TK_CONFIG_FOLLOW_FORK = 1u << 0,
 	TK_CONFIG_FUNCTRACE = 1u << 1, /* function tracer options follow */
-	TK_CONFIG_CLOCK_MONO = 1u << 2, /* stamp events with CLOCK_MONOTONIC */
+	TK_CONFIG_USER_STACK = 1u << 2, /* each user event's stack (--ustack) */
+	TK_CONFIG_CLOCK_MONO = 1u << 3, /* stamp events with CLOCK_MONOTONIC */
 };
 
 /* Followed by nrules rules, each "pattern\0filter\0" (filter may be ""),
@@ -138,7 +139,7 @@ struct tk_msg_module {
 	uint32_t cyg;      /* built with -finstrument-functions */
 	uint8_t build_id[20];
 	uint32_t build_id_len;
-	uint32_t pad;
+	uint32_t libcalls; /* GOT slots hooked (library calls) */
 };
 
 struct tk_msg_error {

@@ -337,6 +337,13 @@ static int apply_config(int fd, const void *msg, size_t len, int wake_fd)
 	tk_registry_lock();
 	tk_registry_apply_all_locked();
 	tk_registry_unlock();
+	/* the stacks' event: registered, so announced to the recorder, once
+	 * the session is active; then the events are told to use it */
+	if ((c.flags & TK_CONFIG_USER_STACK) && tk_ft_events_register() == 0) {
+		tk_registry_lock();
+		tk_registry_apply_all_locked();
+		tk_registry_unlock();
+	}
 	tk_functrace_session(c.func_opts, c.nfunc_opts);
 	tk_config_func_opts_free(&c);
 	return 0;
