@@ -24,6 +24,7 @@ int cmd_report(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+int cmd_hist(int argc, char **argv);
 int cmd_start(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_show(int argc, char **argv);

@@ -38,6 +38,7 @@
 #include "common/filter.h"
 #include "common/pattern.h"
 #include "common/protocol.h"
+#include "format/probes.h"
 #include "record-functrace.h"
 #include "record-kernel.h"
 #include "record.h"
@@ -107,8 +108,11 @@ static void usage(FILE *f)
 		"  -o DIR         trace directory (default " TK_DEFAULT_OUTPUT ")\n"
 		"  -e EVENT       record EVENT, repeatable (default: all user events):\n"
 		"                 a user event (provider:event, a glob as app:req_*,\n"
-		"                 a provider, or all) or a kernel event (SYSTEM:EVENT,\n"
-		"                 SYSTEM, or a glob as 'syscalls:sys_enter_*')\n"
+		"                 a provider, or all), a kernel event (SYSTEM:EVENT,\n"
+		"                 SYSTEM, or a glob as 'syscalls:sys_enter_*') or a\n"
+		"                 dynamic probe: uprobe:PATH:FUNC[+OFF], uprobe:PATH:0xADDR,\n"
+		"                 uretprobe:PATH:FUNC, usdt:[PATH:]PROVIDER:NAME, each\n"
+		"                 with (name[:type], ...) to choose its fields\n"
 		"  -f FILTER      filter for the preceding -e, in ftrace's syntax\n"
 		"                 (e.g. 'len > 100 && path ~ \"/etc/*\"'); for kernel\n"
 		"                 events the kernel's own filter; it selects what is\n"
@@ -141,7 +145,10 @@ static void usage(FILE *f)
 		"                 before any -p, for the first)\n"
 		"  --max-graph-depth N   function_graph: at most N levels deep\n"
 		"  --func-stack   user call stack with each function event\n"
+		"  --no-libcall   function tracers: not the library calls (PLT)\n"
 		"  --stack        kernel stack trace with each kernel event\n"
+		"  --ustack       user stack with each event, user or kernel\n"
+		"                 (frame pointers)\n"
 		"  -F             kernel events only of the command and its children\n"
 		"  -q             no summary\n"
 		"  -v             the summary says how the recorder worked too\n\n"
@@ -461,6 +468,12 @@ static int parse_options(struct record *r, int argc, char **argv)
 		case OPT_STACK:
 			o->kernel_stack = true;
 			break;
+		case OPT_USTACK:
+			o->user_stack = true;
+			break;
+		case OPT_NO_LIBCALL:
+			o->no_libcall = true;
+			break;
 		case 'F':
 			o->only_command = true;
 			break;
@@ -630,6 +643,12 @@ static int sort_rules(struct record *r, const struct tk_event_info *events,
 		bool user = !strcmp(rule->pattern, "all"), kernel = false;
 		bool provider = known && names_user_provider(rule->pattern, events, count);
 
+		if (tk_probe_spec_is(rule->pattern)) {
+			if (record_kernel_add_probe(&r->kernel, rule, r->program,
+						    o->attach_pid, o->quiet) < 0)
+				ret = -EINVAL;
+			continue;
+		}
 		ret = check_filter(rule, events, count);
 		if (ret)
 			break;
@@ -992,7 +1011,9 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 				return 0;
 		} else if (session_connected(s) == 0) {
 			return 0;
-		} else if (answer_by && session_heard_from(s)) {
+		} else if (answer_by && session_configured(s)) {
+			/* it said HELLO and its events, and they took our
+			 * rules: it records now */
 			answer_by = 0;
 			if (r->opt.user_tracer)
 				patch_by = now_ms() + TK_CTL_ANSWER_MS;
@@ -1056,6 +1077,11 @@ static int prepare(struct record *r)
 	    functrace_record_check(&r->opt, program, r->force) < 0 ||
 	    precheck_program(r) < 0 || record_kernel_check(&r->kernel, &r->opt) < 0)
 		return -1;
+	if (r->opt.user_stack && !r->kernel.wanted && r->no_user_events) {
+		tk_error("--ustack applies to events: '%s' defines no tracekit events; give a kernel event (-e SYSTEM:EVENT) or a kernel tracer (-p)",
+			 r->opt.argv[0]);
+		return -1;
+	}
 	if (r->buffer_given && !r->opt.nrules && !r->opt.user_tracer) {
 		tk_error("-b sizes the per-thread buffers of user events, and every -e is a kernel event: the kernel's per-CPU buffer is --kernel-buffer KB");
 		return -1;
@@ -1223,8 +1249,10 @@ static int run(struct record *r)
 		tk_error("%s", s.error);
 		s.failed = true;
 	}
-	if (functrace_save_symbols(&r->opt, r->opt.outdir) < 0 ||
-	    record_kernel_stop(&r->kernel, &s, r->work_dir) < 0)
+	if (record_kernel_stop(&r->kernel, &s, r->work_dir) < 0)
+		s.failed = true;
+	/* after the kernel's side: --ustack adds the objects it saw mapped */
+	if (functrace_save_symbols(&r->opt, r->opt.outdir) < 0)
 		s.failed = true;
 	if (session_finish(&s) < 0) {
 		tk_error("%s", s.error);

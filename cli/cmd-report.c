@@ -34,6 +34,7 @@
 #include "format/stream-read.h"
 #include "format/trace.h"
 #include "options.h"
+#include "export/export.h"
 
 struct report {
 	const char *dir;
@@ -58,6 +59,7 @@ struct report {
 	bool no_header;
 	bool count_only;
 	bool profile;
+	bool stacks;
 	struct ftrace_view *ftrace; /* function tracer events (report-graph.c) */
 	bool tep_only;
 	bool tep_stats;
@@ -109,6 +111,9 @@ static void usage(FILE *f)
 		"                    are of each (checks the whole trace quickly)\n"
 		"  --profile         function tracer: per function, calls, total, self,\n"
 		"                    average and maximum time, sorted by total\n"
+		"  --stacks          the stacks recorded with events (--stack, --ustack,\n"
+		"                    --func-stack), folded: 'a;b;c COUNT' per stack\n"
+		"                    (as convert --to folded --stacks writes them)\n"
 		"  --tep-print       kernel events' field text all from libtraceevent\n"
 		"                    (slower; to check the fast printer against it)\n"
 		"  --tep-stats       after the events, on stderr: how many of each kernel\n"
@@ -149,21 +154,8 @@ static int parse_options(struct report *r, int argc, char **argv)
 			r->patterns[r->npatterns++] = optarg;
 			break;
 		case OPT_TS:
-			if (!strcmp(optarg, "mono"))
-				r->ts = TS_MONO;
-			else if (!strcmp(optarg, "raw"))
-				r->ts = TS_RAW;
-			else if (!strcmp(optarg, "real"))
-				r->ts = TS_REAL;
-			else if (!strcmp(optarg, "start"))
-				r->ts = TS_START;
-			else if (!strcmp(optarg, "delta"))
-				r->ts = TS_DELTA;
-			else {
-				tk_error("--ts '%s': use mono, real, raw, start or delta",
-					 optarg);
+			if (report_parse_ts(optarg, &r->ts, true) < 0)
 				return -1;
-			}
 			break;
 		case OPT_NO_HEADER:
 			r->no_header = true;
@@ -179,6 +171,9 @@ static int parse_options(struct report *r, int argc, char **argv)
 			break;
 		case OPT_PROFILE:
 			r->profile = true;
+			break;
+		case OPT_STACKS:
+			r->stacks = true;
 			break;
 		case OPT_PID:
 			add_selection(r, "--pid", optarg);
@@ -334,11 +329,10 @@ static void find_cut(struct report *r)
 	if (strcmp(r->trace.mode, "overwrite"))
 		return;
 	for (unsigned i = 0; i < r->merge.heap_len; i++) {
-		unsigned src = r->merge.heap[i], n = r->merge.nreaders;
+		unsigned src = r->merge.heap[i].src, n = r->merge.nreaders;
 		bool lost = src < n ? r->merge.readers[src].stream->lost_overwritten > 0
 				    : report_kernel_overwritten(r->kernel, src - n);
-		uint64_t ts = src < n ? r->merge.readers[src].ts
-				      : report_kernel_handle(r->kernel)->cpus[src - n].ts;
+		uint64_t ts = r->merge.heap[i].ts;
 
 		if (lost && (r->cut_source < 0 || ts > r->cut_ts)) {
 			r->cut_ts = ts;
@@ -546,6 +540,32 @@ static int next_event(struct report *r, struct tk_merge_event *ev)
 	return ret;
 }
 
+/* --stacks: the folded stacks of the whole trace, on standard output. */
+static int report_stacks(struct report *r)
+{
+	struct tk_export_opts o = { .dir = r->dir, .output = "-", .stacks = true };
+	char *err = NULL, *warn = NULL;
+	int ret;
+
+	if (r->selection[0] || r->count_only || r->profile) {
+		tk_error("--stacks counts the stacks of the whole trace: it goes without %s",
+			 r->selection[0] ? r->selection : r->count_only ? "--count" : "--profile");
+		return TK_EXIT_USAGE;
+	}
+	ret = tk_export_run(tk_export_find("folded"), &o, &err, &warn);
+	if (ret < 0)
+		tk_error("%s", err ? err : "cannot read the stacks");
+	for (char *line = warn, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		tk_warn("%s", line);
+	}
+	free(err);
+	free(warn);
+	return ret < 0 ? TK_EXIT_FAILURE : 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static char outbuf[1 << 20];
@@ -561,6 +581,8 @@ int cmd_report(int argc, char **argv)
 	memset(&kf, 0, sizeof(kf));
 	if (parse_options(&r, argc, argv) < 0)
 		return TK_EXIT_USAGE;
+	if (r.stacks)
+		return report_stacks(&r);
 	if (tk_trace_read_index(r.dir, &r.trace, err, sizeof(err)) < 0) {
 		tk_error("%s", err);
 		return TK_EXIT_FAILURE;

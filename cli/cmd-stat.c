@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "format/probes.h"
 #include "kernel/counters.h"
 #include "format/event-info.h"
 #include "kernel/kernel.h"
@@ -357,10 +358,19 @@ static int classify(const struct stat_opts *o, char ***knames, unsigned *nk,
 		    char ***upats, unsigned *nu)
 {
 	struct tk_kevents kev;
-	int ret = tk_kevents_read(&kev);
-	char **all = kev.name;
-	unsigned nall = kev.count;
+	char **all;
+	unsigned nall;
+	int ret;
 
+	for (unsigned i = 0; i < o->nevents; i++)
+		if (tk_probe_spec_is(o->events[i])) {
+			tk_error("'%s': stat does not count dynamic probes; record them (tracekit record -e '%s' ...) and count with report --count",
+				 o->events[i], o->events[i]);
+			return -1;
+		}
+	ret = tk_kevents_read(&kev);
+	all = kev.name;
+	nall = kev.count;
 	if (ret < 0) {
 		tk_error("cannot list the kernel's events: %s", strerror(-ret));
 		return -1;

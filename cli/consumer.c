@@ -364,17 +364,20 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	a->produced = (uint64_t *)((char *)h + h->produced);
 	a->streams = (char *)h + h->streams;
 	a->pool_size = pool_size;
-	a->chunks = a->made = a->target = a->told = a->mapped = made;
+	a->chunks = a->made = a->target = a->told = made;
 	/* the process filled the rings: the chunks it made, every
 	 * descriptor; we produce from there on */
 	a->chunk_tail = made;
 	a->stream_tail = a->streams_max;
 	p->arena = a;
-	/* more, at once, in the background (a forked child: as it needs),
-	 * and what the process made mapped on our side */
-	a->premap_to = made;
-	maker_ask(s, a, p->forked ? made : s->opt->pool_start < a->chunks_max ?
-						  s->opt->pool_start : a->chunks_max);
+	/* more, at once, in the background, and what the process made
+	 * mapped on our side (a forked child: as it needs; most exec or exit
+	 * at once) */
+	if (!p->forked) {
+		a->premap_to = made;
+		maker_ask(s, a, s->opt->pool_start < a->chunks_max ?
+					s->opt->pool_start : a->chunks_max);
+	}
 	return 0;
 }
 
@@ -428,9 +431,10 @@ static uint64_t chunks_free(const struct rec_arena *a)
 	return head > a->chunk_tail ? 0 : a->chunk_tail - head;
 }
 
-/* Tell the process what the maker has made since the last look (it maps
- * them, and says so: consumer_mapped), and offer to its writers what it
- * has mapped. */
+/* Tell the process what the maker has made since the last look (its
+ * control thread maps them: the writers then take no page fault there),
+ * and offer them to its writers at once: a burst must not wait for that
+ * thread, which the writers may keep from running. */
 static void offer_made(struct rec_session *s, struct rec_process *p,
 		       struct rec_arena *a)
 {
@@ -443,8 +447,6 @@ static void offer_made(struct rec_session *s, struct rec_process *p,
 		if (tk_send_fds(p->fd, &m, sizeof(m), NULL, 0, MSG_DONTWAIT) == 0)
 			a->told = made;
 	}
-	if (made > a->mapped)
-		made = a->mapped;
 	while (a->chunks < made && a->chunks < a->chunks_max)
 		if (!ring_put(a, &a->hdr->free_chunks, a->chunk_ring,
 			      &a->chunk_tail, a->chunks++))
@@ -582,6 +584,7 @@ static struct rec_stream *stream_new(struct rec_session *s, struct rec_process *
 	st->tid = d->tid;
 	memcpy(st->comm, d->comm, 16);
 	st->comm[16] = '\0';
+	memcpy(st->made_comm, st->comm, sizeof(st->comm));
 	st->out_fd = -1;
 	st->instance = s->next_instance++;
 	a->cur[i] = st;
@@ -962,6 +965,21 @@ static void close_output(struct rec_session *s, struct rec_stream *st)
 	st->out_fd = -1;
 }
 
+/* A name in the descriptor that is still the one of the stream's birth
+ * says nothing (the thread may have died without writing it): what /proc
+ * last said is kept. */
+void consumer_header_name(struct rec_stream *st)
+{
+	char comm[sizeof(st->comm)];
+
+	if (!st->desc)
+		return;
+	memcpy(comm, st->desc->comm, sizeof(st->desc->comm));
+	comm[sizeof(st->desc->comm)] = '\0';
+	if (comm[0] && strcmp(comm, st->made_comm))
+		memcpy(st->comm, comm, sizeof(comm));
+}
+
 /* @st's thread has left and everything of it is written: keep its counts,
  * close its file, offer its descriptor to the next thread. */
 static void stream_recycle(struct rec_session *s, struct rec_stream *st)
@@ -1121,7 +1139,6 @@ static bool arena_has_work(struct rec_arena *a, bool *partial)
 	/* the ACQUIRE loads here pair as in offer_made() (made),
 	 * drain_process() (state) and drain_stream() (produced) */
 	if (__atomic_load_n(&a->made, __ATOMIC_ACQUIRE) > a->told ||
-	    a->mapped > a->chunks ||
 	    (a->target <= a->chunks && a->chunks < a->chunks_max &&
 	     chunks_free(a) <= a->chunks / 2))
 		return true;
@@ -1213,6 +1230,8 @@ static void process_flush(struct rec_session *s, struct rec_process *p)
 		if (!st)
 			continue;
 		read_lost(st);
+		/* the buffers handed over at stop come after the last look */
+		consumer_header_name(st);
 		close_output(s, st);
 		st->arena = NULL;
 		st->desc = NULL;
@@ -1239,18 +1258,6 @@ void consumer_process_free(struct rec_session *s, struct rec_process *p)
 		}
 	arena_unmap(s, p->arena);
 	p->arena = NULL;
-}
-
-void consumer_mapped(struct rec_process *p, uint32_t chunks)
-{
-	struct rec_arena *a = p->arena;
-
-	if (!a)
-		return;
-	if (chunks > a->told) /* what we said was made, no more */
-		chunks = a->told;
-	if (chunks > a->mapped)
-		a->mapped = chunks;
 }
 
 uint64_t consumer_wakeups(const struct rec_session *s)

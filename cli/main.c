@@ -7,14 +7,16 @@
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 
 static const struct tk_command commands[] = {
 	{ "record", cmd_record, "run a command (or attach to a process) and record its events" },
 	{ "report", cmd_report, "print the events of a trace in time order" },
-	{ "convert", cmd_convert, "write a trace as Chrome JSON, folded stacks or a flame graph" },
+	{ "convert", cmd_convert, "write a trace as Chrome JSON, folded stacks, a flame graph or a trace.dat" },
 	{ "list", cmd_list, "list events (user and kernel), tracers, functions, options" },
+	{ "hist", cmd_hist, "histograms of an event's fields, latencies between two events" },
 	{ "stat", cmd_stat, "count how many times events fire, for a command or system-wide" },
 	{ "start", cmd_start, "start kernel tracing into a named instance and return" },
 	{ "stop", cmd_stop, "stop tracing in an instance started by 'start'" },
@@ -25,10 +27,18 @@ static const struct tk_command commands[] = {
 
 static void vmessage(const char *prefix, const char *fmt, va_list ap)
 {
-	char buf[1024];
+	char buf[1024], *big = NULL;
+	va_list again;
+	int n;
 
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	fprintf(stderr, "tracekit: %s%s\n", prefix, buf);
+	va_copy(again, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	/* a long quoted subject must not cut off the reason after it */
+	if (n >= (int)sizeof(buf) && (big = malloc((size_t)n + 1)))
+		vsnprintf(big, (size_t)n + 1, fmt, again);
+	va_end(again);
+	fprintf(stderr, "tracekit: %s%s\n", prefix, big ? big : buf);
+	free(big);
 }
 
 void tk_error(const char *fmt, ...)

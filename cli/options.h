@@ -51,6 +51,8 @@ enum opt_long {
 	OPT_MAX_GRAPH_DEPTH,
 	OPT_FUNC_STACK,
 	OPT_KERNEL_BUFFER,
+	OPT_USTACK,
+	OPT_NO_LIBCALL,
 	/* stat */
 	OPT_SORT,
 	/* report; --to also convert's */
@@ -71,6 +73,14 @@ enum opt_long {
 	OPT_CALLS,
 	OPT_STACKS,
 	OPT_TITLE,
+	OPT_UNTIL,
+	/* hist; --sort also stat's, --from and --to report's */
+	OPT_KEY,
+	OPT_VAL,
+	OPT_LIMIT,
+	OPT_MATCH,
+	OPT_SLOWEST,
+	OPT_UNIT,
 	/* list */
 	OPT_NAMES,
 };
@@ -86,8 +96,8 @@ struct opt_parser {
 
 /* Make @p's getopt tables of the options of @verb ("record", ...).
  * record, start, stat, show, extract, reset and stop stop at their
- * first operand (what follows is a command, or a mistake); report, list
- * and convert take options after their operands too. */
+ * first operand (what follows is a command, or a mistake); report, list,
+ * convert and hist take options after their operands too. */
 void opt_init(struct opt_parser *p, const char *verb);
 
 /* The next option of @argv: its letter or OPT_*, with its value in

@@ -28,6 +28,7 @@
 #include "report-graph.h"
 #include "report.h"
 #include "format/symbols.h"
+#include "format/ustack-check.h"
 
 struct open_call {
 	uint64_t func;
@@ -41,9 +42,12 @@ struct thread_graph {
 	unsigned n, cap;
 };
 
+#define TK_USTACK_FRAMES 256
+
 struct ftrace_view {
 	const struct tk_trace *t;
 	struct tk_symbols *syms;
+	struct tk_ustack_check *check;
 	bool profile;
 	struct ftrace_profile *prof;
 	struct thread_graph *thread; /* per stream of t */
@@ -90,7 +94,8 @@ struct ftrace_view *ftrace_view_open(const struct tk_trace *t, bool profile)
 	if (profile)
 		v->prof = ftrace_profile_new();
 	if (!v->thread || (profile && !v->prof) ||
-	    tk_symbols_load(t->dir, &v->syms, err, sizeof(err)) < 0) {
+	    tk_symbols_load(t->dir, &v->syms, err, sizeof(err)) < 0 ||
+	    !(v->check = tk_ustack_check_new(v->syms))) {
 		ftrace_view_close(v);
 		return NULL;
 	}
@@ -354,6 +359,49 @@ static void show_stack(struct ftrace_view *v, const struct tk_stream_reader *rd,
 	}
 }
 
+/* --ustack with user events: as the kernel's user stacks print, cut
+ * where the frame-pointer walk stops being the stack. */
+static void show_event_stack(struct ftrace_view *v, const struct tk_stream_reader *rd,
+			     const char *prefix, size_t plen)
+{
+	const struct tk_value *b = &rd->values[0];
+	uint32_t pid = rd->stream->pid;
+	uint64_t addr[TK_USTACK_FRAMES];
+	char line[LINE_MAX];
+	struct tk_obuf o;
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i + 8 <= b->len && n < TK_USTACK_FRAMES; i += 8)
+		memcpy(&addr[n++], b->str + i, 8);
+	if (v->check)
+		n = tk_ustack_trusted(v->check, pid, addr, n, false);
+	line_start(&o, line, sizeof(line), prefix, plen, "user_stack:           ");
+	tk_oputs(&o, "<user stack trace>");
+	report_line_end(&o);
+	for (unsigned i = 0; i < n; i++) {
+		const char *object = tk_symbols_object(v->syms, pid, addr[i]);
+		char where[TK_NUM_MAX + 4 + 512];
+		uint64_t off;
+		const char *name = caller_of(v, pid, addr[i], &off);
+		struct tk_obuf w;
+
+		tk_obuf_init(&w, where, sizeof(where) - 1);
+		if (name != v->num) { /* no symbol: the address alone */
+			tk_oput(&w, "+0x", 3);
+			tk_ohex(&w, off);
+		}
+		if (object) {
+			tk_oput(&w, " (", 2);
+			tk_oputs(&w, object);
+			tk_oput(&w, ")", 1);
+		}
+		where[w.n] = '\0';
+		line_start(&o, line, sizeof(line), " => ", 4, "");
+		tk_oput_cut(&o, name, where);
+		report_line_end(&o);
+	}
+}
+
 /* --profile: the same bookkeeping, nothing printed. */
 static void count(struct ftrace_view *v, const struct tk_stream_reader *rd,
 		  enum tk_ft_kind k)
@@ -400,6 +448,9 @@ void ftrace_view_event(struct ftrace_view *v, struct tk_stream_reader *rd,
 	case TK_FT_STACK:
 		show_stack(v, rd, prefix, plen);
 		break;
+	case TK_FT_EVENT_STACK:
+		show_event_stack(v, rd, prefix, plen);
+		break;
 	default:
 		break;
 	}
@@ -429,6 +480,7 @@ void ftrace_view_close(struct ftrace_view *v)
 	for (unsigned i = 0; v->thread && i < v->t->nstreams; i++)
 		free(v->thread[i].call);
 	free(v->thread);
+	tk_ustack_check_free(v->check);
 	tk_symbols_free(v->syms);
 	free(v);
 }

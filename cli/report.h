@@ -36,6 +36,10 @@ uint64_t report_bound_time(const struct tk_trace_clock *c, uint64_t first,
  * list of ids. */
 int report_ids_parse(const char *opt, const char *arg, uint32_t **ids, unsigned *n);
 
+/* --ts's word (mono, raw, real, start, and delta if @delta) into
+ * *mode; -1 after saying what is wrong. */
+int report_parse_ts(const char *arg, enum ts_mode *mode, bool delta);
+
 /* True when --events selects @name (no pattern: every event). */
 bool report_selected(const char *const *patterns, unsigned n, const char *name);
 

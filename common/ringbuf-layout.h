@@ -175,7 +175,7 @@ struct tk_rb_stream {
 	/* set by the writer when it takes the descriptor */
 	uint32_t state; /* enum tk_rb_state, release stores */
 	uint32_t tid;
-	char comm[16];
+	char comm[16]; /* the thread's name at birth; again when it ends (stream.c) */
 	uint32_t pid;
 	/* 1 while the inline page holds a packet not yet written: set by
 	 * the writer when it opens one there, cleared by the recorder */

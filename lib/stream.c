@@ -261,6 +261,18 @@ static int packet_open(struct tk_wstream *w, struct tk__thread *t,
 	return 0;
 }
 
+/* Write the thread's name, as it is now, into its stream descriptor: the
+ * recorder, which reads names from /proc, takes this one once the thread
+ * is gone (cli/consumer.c, consumer_header_name), so a thread renamed just
+ * before it ends is known by its last name. */
+static void stream_name_final(struct tk_wstream *w)
+{
+	char name[sizeof(w->desc->comm)] = "";
+
+	if (prctl(PR_GET_NAME, name, 0, 0, 0) == 0 && name[0])
+		memcpy(w->desc->comm, name, sizeof(name));
+}
+
 /* Leave the thread's stream for good: last packet, closed. */
 static void stream_finish(struct tk__thread *t, uint64_t tsc)
 {
@@ -273,8 +285,7 @@ static void stream_finish(struct tk__thread *t, uint64_t tsc)
 	if (t->packet)
 		packet_close(w, t, tsc);
 	w->thread = NULL;
-	/* its name now, if it was renamed since its first event */
-	prctl(PR_GET_NAME, w->desc->comm, 0, 0, 0);
+	stream_name_final(w);
 	/* pairs with the ACQUIRE loads of the state in
 	 * cli/consumer.c:drain_process() and arena_has_work(): every packet
 	 * of the stream is closed, its name written */
@@ -544,6 +555,16 @@ static void thread_exit(void *arg)
 	pthread_mutex_lock(&exit_lock);
 	stream_finish(t, tk__clock_of(t));
 	pthread_mutex_unlock(&exit_lock);
+}
+
+/* The thread that calls exit() runs no thread_exit: its stream stays open
+ * (the recorder flushes it), but its last name is written all the same. */
+__attribute__((destructor)) static void streams_at_exit(void)
+{
+	struct tk_wstream *w = tk__thread.stream;
+
+	if (w)
+		stream_name_final(w);
 }
 
 static void fork_prepare(void)

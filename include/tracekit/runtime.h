@@ -58,7 +58,8 @@ struct tk__probe_array;
 /**
  * struct tk_event - one event of this process.
  * @enabled: the call site's test: recorded, filtered or probed.
- * @record: the recording probe is connected.
+ * @record: the recording probe is connected (TK__RECORD), and the user
+ *	stack is recorded after each event (TK__RECORD_STACK).
  * @id: the registry's id, stamped into each record.
  * @reserved: 0.
  * @filter: the compiled filter, NULL when every hit passes.
@@ -72,7 +73,7 @@ struct tk__probe_array;
  */
 struct tk_event {
 	uint8_t enabled; /* the call site's test: record, filter or probes */
-	uint8_t record;  /* the recording probe is connected */
+	uint8_t record;  /* TK__RECORD, | TK__RECORD_STACK */
 	uint16_t id;     /* registry id, stamped into each record */
 	uint32_t reserved;
 	struct tk_filter *filter;	/* NULL: every hit passes */
@@ -96,13 +97,23 @@ struct tk__thread {
 			   * the library with each packet: tk__clock_of) */
 	void *stream;     /* library's */
 	uint32_t lost_pending; /* nested losses before the buffer exists */
+	uint64_t stack_tsc; /* the event just committed wants its user
+			     * stack (record --ustack): its time */
 };
 
 extern __thread struct tk__thread tk__thread
 	__attribute__((tls_model("initial-exec")));
 
+/* struct tk_event's record: the recording probe is connected, and the
+ * user stack goes with each event recorded (record --ustack). */
+#define TK__RECORD 1
+#define TK__RECORD_STACK 2
+
 /* Library entry points of the slow paths (see lib/). */
 char *tk__reserve_slow(uint32_t size, uint64_t tsc);
+/* The user stack of the event just committed (stack_tsc), walked from
+ * the caller's frame pointer: called by the event's call site. */
+void tk__user_stack(void);
 void tk__lost_nested(void);
 int tk__filter_pass(struct tk_event *ev, const struct tk_value *values);
 struct tk__probe_array *tk__probes_begin(struct tk_event *ev);
