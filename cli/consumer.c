@@ -965,17 +965,28 @@ static void close_output(struct rec_session *s, struct rec_stream *st)
 	st->out_fd = -1;
 }
 
-/* A name in the descriptor that is still the one of the stream's birth
- * says nothing (the thread may have died without writing it): what /proc
- * last said is kept. */
+/* The name the thread wrote when it ended (lib/stream.c
+ * stream_name_final) into @out, "" if none yet. */
+static void desc_last_name(const struct tk_rb_stream *d, char out[17])
+{
+	uint64_t name[2] = {
+		__atomic_load_n(&d->comm_last[0], __ATOMIC_RELAXED),
+		__atomic_load_n(&d->comm_last[1], __ATOMIC_RELAXED),
+	};
+
+	memcpy(out, name, 16);
+	out[16] = '\0';
+}
+
+/* A name written when the thread ended wins over what /proc last said;
+ * none (the thread may have died without writing it) says nothing. */
 void consumer_header_name(struct rec_stream *st)
 {
 	char comm[sizeof(st->comm)];
 
 	if (!st->desc)
 		return;
-	memcpy(comm, st->desc->comm, sizeof(st->desc->comm));
-	comm[sizeof(st->desc->comm)] = '\0';
+	desc_last_name(st->desc, comm);
 	if (comm[0] && strcmp(comm, st->made_comm))
 		memcpy(st->comm, comm, sizeof(comm));
 }
@@ -990,9 +1001,12 @@ static void stream_recycle(struct rec_session *s, struct rec_stream *st)
 	read_lost(st);
 	/* its name when it left (lib/stream.c stream_finish): a thread
 	 * renamed after its first event goes by its last name */
-	if (d->comm[0]) {
-		memcpy(st->comm, d->comm, 16);
-		st->comm[16] = '\0';
+	{
+		char comm[sizeof(st->comm)];
+
+		desc_last_name(d, comm);
+		if (comm[0])
+			memcpy(st->comm, comm, sizeof(comm));
 	}
 	close_output(s, st);
 	a->cur[st->index] = NULL;

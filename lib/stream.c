@@ -267,10 +267,12 @@ static int packet_open(struct tk_wstream *w, struct tk__thread *t,
  * before it ends is known by its last name. */
 static void stream_name_final(struct tk_wstream *w)
 {
-	char name[sizeof(w->desc->comm)] = "";
+	uint64_t name[2] = { 0, 0 };
 
-	if (prctl(PR_GET_NAME, name, 0, 0, 0) == 0 && name[0])
-		memcpy(w->desc->comm, name, sizeof(name));
+	if (prctl(PR_GET_NAME, (char *)name, 0, 0, 0) == 0 && name[0]) {
+		__atomic_store_n(&w->desc->comm_last[0], name[0], __ATOMIC_RELAXED);
+		__atomic_store_n(&w->desc->comm_last[1], name[1], __ATOMIC_RELAXED);
+	}
 }
 
 /* Leave the thread's stream for good: last packet, closed. */

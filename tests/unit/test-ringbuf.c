@@ -251,14 +251,12 @@ static void *writer_main(void *arg)
 static int recorder_stop;
 
 /* One turn of the recorder's loop, as cli/session.c session_poll: the
- * only message a process sends while recording here is MAPPED. */
+ * process sends nothing while recording here. */
 static void recorder_turn(struct rec_session *s, int timeout_us)
 {
-	struct rec_process *p = s->procs[0];
-	struct pollfd pfd[3] = {
+	struct pollfd pfd[2] = {
 		{ s->wake_fd, POLLIN, 0 },
 		{ drain_poll_fd(&s->drain), POLLIN, 0 },
-		{ p->fd, POLLIN, 0 },
 	};
 	struct timespec ts = { 0, 0 };
 	bool asleep = false;
@@ -270,21 +268,15 @@ static void recorder_turn(struct rec_session *s, int timeout_us)
 		s->sleeps += asleep;
 		ts = (struct timespec){ us / 1000000, us % 1000000 * 1000 };
 	}
-	if (ppoll(pfd, 3, &ts, NULL) > 0 && pfd[2].revents) {
-		struct tk_msg_made m;
-
-		if (recv(p->fd, &m, sizeof(m), MSG_DONTWAIT) == sizeof(m) &&
-		    m.m.type == TK_MSG_MAPPED)
-			consumer_mapped(p, m.chunks);
-	}
+	ppoll(pfd, 2, &ts, NULL);
 	if (asleep)
 		consumer_sleep_end(s);
 	consumer_drain(s);
 }
 
 /* The process's control thread, for what it does while recording (as
- * lib/control.c map_made): the recorder made pool chunks (MADE), map
- * them here too, answer MAPPED. */
+ * lib/control.c map_made): the recorder made pool chunks (MADE) and
+ * offered them already; map them here too, in the background. */
 struct control {
 	pthread_t thread;
 	int fd;
@@ -307,10 +299,6 @@ static void *control_main(void *arg)
 			    (size_t)(m.chunks - a->mapped) * a->geom.chunk_size,
 			    MADV_POPULATE_WRITE) == 0)
 			a->mapped = m.chunks;
-		m.m.type = TK_MSG_MAPPED;
-		m.chunks = a->mapped;
-		if (send(c->fd, &m, sizeof(m), MSG_NOSIGNAL) != sizeof(m))
-			break;
 	}
 	return NULL;
 }
