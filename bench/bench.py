@@ -13,6 +13,9 @@ Parts (LIST: numbers and ranges, e.g. 3,5,10-12):
    4 reading                 10 function-tracer burst, default settings
    5 paced, default buffers  11 recorder CPU per MB drained
    6 flood, small buffers    12 memory: 400 threads, one event each
+                             13 dynamic probes, library calls, user stacks
+                                (bench/probes.sh: vs perf probe, bpftrace,
+                                uftrace)
 Every part gives medians over REPEAT runs (default 5; --quick: 2, and
 shorter runs), the targets beside the figures, and the table ends with
 every target of the drain work (issue 10) and whether it is met.
@@ -1327,14 +1330,27 @@ class Bench:
             kernel_out = p.stdout + ("" if p.returncode == 0 else
                                      "bench: kernel part failed (exit %d)\n" % p.returncode)
 
+        probes_out = None
+        if 13 in parts:
+            self.phase("part 13")
+            note("13. dynamic probes, library calls, user stacks (bench/probes.sh)")
+            p = subprocess.run([os.path.join(ROOT, "bench", "probes.sh"), str(c.repeat)],
+                               stdout=subprocess.PIPE, text=True,
+                               env=dict(os.environ, TK_BUILD=BUILD))
+            probes_out = p.stdout + ("" if p.returncode == 0 else
+                                     "bench: part 13 failed (exit %d)\n" % p.returncode)
+
         self.print_header(load0)
-        for n in range(1, 13):
+        for n in range(1, 14):
             if n not in parts:
                 continue
             if n in (7, 8):
                 if kernel_out is not None:
                     sys.stdout.write(kernel_out + "\n")
                     kernel_out = None
+                continue
+            if n == 13:
+                sys.stdout.write(probes_out + "\n")
                 continue
             getattr(self, "table_%d" % n)()
         if {1, 3, 5, 6, 11} & parts:
@@ -1350,8 +1366,8 @@ def parse_parts(text):
             lo, hi = int(lo), int(hi or lo)
         except ValueError:
             raise argparse.ArgumentTypeError("bad part list '%s'" % text)
-        if not 1 <= lo <= hi <= 12:
-            raise argparse.ArgumentTypeError("parts are 1 to 12: '%s'" % text)
+        if not 1 <= lo <= hi <= 13:
+            raise argparse.ArgumentTypeError("parts are 1 to 13: '%s'" % text)
         parts.update(range(lo, hi + 1))
     return parts
 
@@ -1366,20 +1382,20 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer and shorter runs: a look "
                     "in a few minutes")
     ap.add_argument("--part", type=parse_parts, help="only these parts, e.g. 5 or 3,10-12")
-    ap.add_argument("--kernel", action="store_true", help="parts 7-8 only")
-    ap.add_argument("--no-kernel", action="store_true", help="every part but 7-8")
+    ap.add_argument("--kernel", action="store_true", help="parts 7-8 and 13 only")
+    ap.add_argument("--no-kernel", action="store_true", help="every part but 7-8 and 13")
     ap.add_argument("--base", metavar="REV", help="parts 3 and 10: also tracekit as of git "
                     "revision REV, run for run beside this tree's")
     a = ap.parse_args()
     if a.repeat is not None and a.repeat < 1:
         ap.error("REPEAT must be >= 1")
-    parts = set(range(1, 13))
+    parts = set(range(1, 14))
     if a.part:
         parts = a.part
     if a.kernel:
-        parts &= {7, 8}
+        parts &= {7, 8, 13}
     if a.no_kernel:
-        parts -= {7, 8}
+        parts -= {7, 8, 13}
     if not parts:
         ap.error("no part left to run")
     if os.geteuid() != 0:

@@ -24,6 +24,7 @@ int cmd_report(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+int cmd_hist(int argc, char **argv);
 int cmd_start(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_show(int argc, char **argv);
@@ -33,10 +34,6 @@ int cmd_extract(int argc, char **argv);
 /* Print "tracekit: <message>" on stderr. */
 void tk_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tk_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Report the option getopt_long() just refused (unknown, or missing its
- * value), for command @cmd with short options @optstring. */
-void tk_option_error(const char *cmd, char *const *argv, const char *optstring);
 
 /* Remove directory @dir and everything in it (a trace being replaced or
  * abandoned); symbolic links are removed, not followed. */

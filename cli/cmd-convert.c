@@ -3,24 +3,21 @@
  * cmd-convert.c - tracekit convert: a trace in a format other tools open.
  *
  *   tracekit convert --to FORMAT [-o OUT] [DIR]
+ *                    [--events PATTERN] [--pid PID] [--tid TID] [--comm GLOB]
+ *                    [--from T] [--until T] [--ts mono|raw]
  *
- * Parses the options and hands over to the format (export/export.h).
+ * Parses the options and hands over to the format (export/export.h);
+ * convert-select.c keeps the events the options select.
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "convert-select.h"
 #include "export/export.h"
-
-enum {
-	OPT_TO = 0x100,
-	OPT_CALLS,
-	OPT_STACKS,
-	OPT_TITLE,
-};
+#include "options.h"
 
 static void usage(FILE *f)
 {
@@ -43,31 +40,35 @@ static void usage(FILE *f)
 		"                (--stack, --func-stack) even when the trace has\n"
 		"                function_graph calls (each stack weighs 1)\n"
 		"  --title TEXT  svg: the flame graph's title\n"
-		"  -q            no progress line\n");
+		"  --ts MODE     tracedat: timestamps in ns of CLOCK_MONOTONIC (mono,\n"
+		"                the default) or the recorded clock ticks (raw)\n"
+		"  -q            no progress line\n\n"
+		"Which events, as report selects them (every format the same):\n"
+		"  --events PATTERN   only events matching PATTERN (provider:event, globs;\n"
+		"                     repeatable)\n"
+		"  --pid PID[,PID]    only events of these processes (a process's kernel\n"
+		"                     events: of its threads with user events)\n"
+		"  --tid TID[,TID]    only events of these threads\n"
+		"  --comm GLOB        only events of threads whose name matches GLOB\n"
+		"  --from T, --until T  only events from time T, up to time T (included):\n"
+		"                     seconds as report prints them (ticks with --ts raw),\n"
+		"                     or +SECONDS after the trace's first event\n");
 }
 
 int cmd_convert(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "to", required_argument, NULL, OPT_TO },
-		{ "output", required_argument, NULL, 'o' },
-		{ "calls", no_argument, NULL, OPT_CALLS },
-		{ "stacks", no_argument, NULL, OPT_STACKS },
-		{ "title", required_argument, NULL, OPT_TITLE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ NULL, 0, NULL, 0 },
-	};
-	static const char optstring[] = "o:i:qh";
 	struct tk_export_opts o = { .dir = TK_DEFAULT_OUTPUT };
 	const struct tk_export_ops *ops;
-	const char *to = NULL;
-	char *out = NULL, *err = NULL;
+	struct convert_select sel = { 0 };
+	const char *to = NULL, *from = NULL, *until = NULL;
+	char *out = NULL, *err = NULL, *warn = NULL;
+	enum ts_mode ts = TS_MONO;
 	bool quiet = false;
-	int c, ret;
+	struct opt_parser p;
+	int c, ret = TK_EXIT_USAGE;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+	opt_init(&p, "convert");
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_TO:
 			to = optarg;
@@ -90,23 +91,72 @@ int cmd_convert(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case OPT_EVENTS: {
+			const char **grown = realloc(sel.patterns,
+						     (sel.npatterns + 1) * sizeof(*grown));
+
+			if (!grown)
+				goto nomem;
+			sel.patterns = grown;
+			sel.patterns[sel.npatterns++] = optarg;
+			convert_select_note(&sel, "--events", optarg);
+			break;
+		}
+		case OPT_PID:
+			convert_select_note(&sel, "--pid", optarg);
+			if (report_ids_parse("--pid", optarg, &sel.who.pids, &sel.who.npids) < 0)
+				goto out;
+			break;
+		case OPT_TID:
+			convert_select_note(&sel, "--tid", optarg);
+			if (report_ids_parse("--tid", optarg, &sel.who.tids, &sel.who.ntids) < 0)
+				goto out;
+			break;
+		case OPT_COMM:
+			convert_select_note(&sel, "--comm", optarg);
+			sel.who.comm = optarg;
+			break;
+		case OPT_FROM:
+			convert_select_note(&sel, "--from", optarg);
+			from = optarg;
+			break;
+		case OPT_UNTIL:
+			convert_select_note(&sel, "--until", optarg);
+			until = optarg;
+			break;
+		case OPT_TS:
+			if (strcmp(optarg, "mono") && strcmp(optarg, "raw")) {
+				tk_error("--ts '%s': use mono or raw", optarg);
+				goto out;
+			}
+			ts = strcmp(optarg, "raw") ? TS_MONO : TS_RAW;
+			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			ret = 0;
+			goto out;
 		default:
-			tk_option_error("convert", argv, optstring);
-			return TK_EXIT_USAGE;
+			goto out;
 		}
 	}
 	if (optind < argc)
 		o.dir = argv[optind++];
 	if (optind < argc) {
 		tk_error("unexpected argument '%s'", argv[optind]);
-		return TK_EXIT_USAGE;
+		goto out;
 	}
 	if (!to) {
 		tk_error("convert needs --to FORMAT (see 'tracekit convert --help')");
-		return TK_EXIT_USAGE;
+		goto out;
+	}
+	/* in the terms of --ts, wherever it was given */
+	if ((from && report_bound_parse(ts, "--from", from, &sel.from) < 0) ||
+	    (until && report_bound_parse(ts, "--until", until, &sel.until) < 0))
+		goto out;
+	if (from && until && sel.from.clock == sel.until.clock &&
+	    sel.from.lo > sel.until.hi) {
+		tk_error("--from '%s' is after --until '%s'", from, until);
+		goto out;
 	}
 	ops = tk_export_find(to);
 	if (!ops) {
@@ -116,24 +166,48 @@ int cmd_convert(int argc, char **argv)
 			snprintf(names + strlen(names), sizeof(names) - strlen(names),
 				 "%s%s", i ? ", " : "", tk_export_formats[i]->name);
 		tk_error("unknown format '%s' (formats: %s)", to, names);
-		return TK_EXIT_USAGE;
+		goto out;
 	}
+	if (ops->seeks && o.output && !strcmp(o.output, "-")) {
+		tk_error("--to %s writes its file with seeks: it cannot go to standard output (give -o FILE)",
+			 ops->name);
+		goto out;
+	}
+	if (ts == TS_RAW && ops != &tk_export_tracedat) {
+		tk_error("--ts raw: only --to tracedat writes the recorded clock ticks");
+		goto out;
+	}
+	o.raw_ts = ts == TS_RAW;
 	if (!o.output) {
 		size_t n = strlen(o.dir);
 
 		while (n > 1 && o.dir[n - 1] == '/')
 			n--;
 		if (asprintf(&out, "%.*s%s", (int)n, o.dir, ops->suffix) < 0) {
-			tk_error("out of memory");
-			return TK_EXIT_FAILURE;
+			out = NULL;
+			goto nomem;
 		}
 		o.output = out;
 	}
 	o.progress = !quiet && isatty(STDERR_FILENO);
-	ret = tk_export_run(ops, &o, &err);
-	if (ret < 0)
+	o.select = convert_select_prepare(&sel);
+	ret = tk_export_run(ops, &o, &err, &warn) < 0 ? TK_EXIT_FAILURE : 0;
+	if (ret)
 		tk_error("%s", err ? err : "conversion failed");
+	for (char *line = warn, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		tk_warn("%s", line);
+	}
 	free(err);
+	free(warn);
+	goto out;
+nomem:
+	tk_error("out of memory");
+	ret = TK_EXIT_FAILURE;
+out:
+	convert_select_free(&sel);
 	free(out);
-	return ret < 0 ? TK_EXIT_FAILURE : 0;
+	return ret;
 }

@@ -13,7 +13,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include "common/clock.h"
 #include "format/trace.h"
 #include "instance-args.h"
+#include "options.h"
 #include "kernel/kernel.h"
 
 struct extract {
@@ -48,16 +48,13 @@ static void usage(FILE *f)
 
 static int parse(struct extract *x, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct opt_parser p;
 	int c;
 
 	x->name = TK_KINSTANCE_PREFIX;
 	x->dir = TK_DEFAULT_OUTPUT;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+B:o:h", longopts, NULL)) != -1) {
+	opt_init(&p, "extract");
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case 'B':
 			x->name = optarg;
@@ -69,7 +66,6 @@ static int parse(struct extract *x, int argc, char **argv)
 			usage(stdout);
 			return 1;
 		default:
-			tk_option_error("extract", argv, "+B:o:h");
 			return TK_EXIT_USAGE;
 		}
 	}

@@ -12,7 +12,8 @@
  * With no argument: the running instrumented processes that would answer
  * us (ours; all of them for root).  A
  * PID is asked over its control socket (HELLO and its events, then the
- * connection is closed: nothing is enabled); a file is read as ELF.
+ * connection is closed: nothing is enabled); a file is read as ELF, its
+ * USDT probes (stapsdt notes) listed after its events.
  * -e lists event names, "system:event", the kernel's and the named
  * target's together, sorted.  The kernel side only reads tracefs
  * (kernel/), mounting it for the time of the listing if needed.
@@ -20,7 +21,6 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,10 +34,12 @@
 #include "control-client.h"
 #include "format/elf-events.h"
 #include "format/event-info.h"
+#include "format/probes.h"
 #include "kernel/kernel.h"
 #include "common/pattern.h"
 #include "common/protocol.h"
 #include "common/unix-socket.h"
+#include "options.h"
 
 struct event_list {
 	unsigned count;
@@ -256,6 +258,49 @@ static int list_file(const char *path, struct event_list *l)
 	return 0;
 }
 
+struct usdt_print {
+	const char *path;
+	bool names_only;
+};
+
+/* A USDT probe as -e spells it, its arguments as the note types them. */
+static void print_usdt(const char *provider, const char *name, const char *types,
+		       void *ctx)
+{
+	struct usdt_print *u = ctx;
+	unsigned k = 0;
+
+	printf("usdt:%s:%s", provider, name);
+	if (u->names_only) {
+		putchar('\n');
+		return;
+	}
+	putchar('(');
+	for (const char *t = types; *t; k++) {
+		size_t n = strcspn(t, " ");
+
+		printf("%sarg%u:%.*s", k ? ", " : "", k, (int)n, t);
+		t += n + (t[n] == ' ');
+	}
+	printf(")\n\tfile: %s\n\n", u->path);
+}
+
+/* The USDT probes (stapsdt notes) of @path and the libraries it loads. */
+static void list_usdt(const char *path, bool names_only)
+{
+	struct usdt_print u = { .names_only = names_only };
+	struct tk_elf_modules m;
+	char err[512];
+
+	if (tk_elf_modules_read(path, true, &m, err, sizeof(err)) < 0)
+		return;
+	for (unsigned i = 0; i < m.count; i++) {
+		u.path = m.module[i].path;
+		tk_usdt_list(u.path, print_usdt, &u, err, sizeof(err));
+	}
+	tk_elf_modules_free(&m);
+}
+
 static bool seen_before(long *seen, unsigned *n, long pid)
 {
 	for (unsigned i = 0; i < *n; i++)
@@ -358,6 +403,19 @@ static int kernel_event_names(const struct tk_tracefs *fs, const char *glob,
 		return -1;
 	}
 	for (unsigned i = 0; i < all.count && !ret; i++) {
+		char *colon = strchr(all.name[i], ':');
+		const char *kind;
+
+		/* a recording's probes, as -e and report name them:
+		 * tracekit_PID_uprobe:f is uprobe:f */
+		if (colon) {
+			*colon = '\0';
+			kind = tk_uprobe_kind_of(all.name[i]);
+			*colon = ':';
+			if (kind)
+				memmove(all.name[i], colon - strlen(kind),
+					strlen(colon - strlen(kind)) + 1);
+		}
 		if (glob && !tk_pattern_match(glob, all.name[i]))
 			continue;
 		ret = names_add(l, all.name[i]);
@@ -523,19 +581,15 @@ static int event_cmp(const void *a, const void *b)
 
 int cmd_list(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "names", no_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct event_list l = { 0, NULL };
 	enum list_mode mode = LIST_USER;
 	bool names_only = false;
 	const char *what, *glob = NULL;
+	struct opt_parser p;
 	int c, nargs;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "etfoh", longopts, NULL)) != -1) {
+	opt_init(&p, "list");
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case 'e':
 			mode = LIST_EVENTS;
@@ -549,7 +603,7 @@ int cmd_list(int argc, char **argv)
 		case 'o':
 			mode = LIST_OPTIONS;
 			break;
-		case 'n':
+		case OPT_NAMES:
 			names_only = true;
 			break;
 		case 'h':
@@ -563,7 +617,6 @@ int cmd_list(int argc, char **argv)
 			       "  -o         the kernel's trace options (\"noNAME\" when off)\n");
 			return 0;
 		default:
-			tk_option_error("list", argv, "etfoh");
 			return TK_EXIT_USAGE;
 		}
 	}
@@ -601,6 +654,9 @@ int cmd_list(int argc, char **argv)
 			continue;
 		print_event(&l.events[i], names_only);
 	}
+	/* USDT probes are not tracekit events: the line is true beside them */
+	if (is_target(what) && !isdigit((unsigned char)*what))
+		list_usdt(what, names_only);
 	if (!l.count)
 		fprintf(stderr, "tracekit: '%s' defines no tracekit events\n", what);
 	for (unsigned i = 0; i < l.count; i++)

@@ -19,8 +19,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,11 +34,14 @@
 #include "lib/config.h"
 #include "control-client.h"
 #include "format/elf-events.h"
+#include "options.h"
 #include "common/filter.h"
 #include "common/pattern.h"
 #include "common/protocol.h"
+#include "format/probes.h"
 #include "record-functrace.h"
 #include "record-kernel.h"
+#include "record.h"
 #include "record-watch.h"
 #include "session.h"
 #include "common/unix-socket.h"
@@ -83,6 +84,7 @@ struct record {
 	bool force;
 	bool buffer_given;     /* -b: per-thread buffers were sized */
 	char clock_why[192];   /* why events are not stamped with the TSC */
+	uint32_t nsub, pool_kb; /* --subbufs, --pool; 0: not given */
 	bool verbose;          /* -v: how the recorder worked, too */
 	int owner;             /* enum func_owner: the last -p's tracer */
 	char *program;         /* resolved CMD */
@@ -91,6 +93,9 @@ struct record {
 	pid_t child;           /* the command, once it runs */
 	int child_status;      /* its wait status once it ended, else -1 */
 	struct sigaction saved_int, saved_term; /* what the command inherits */
+	sigset_t oldmask;      /* the signal mask before run() */
+	int sigfd;             /* run()'s signals, once it has them */
+	int saved_nice;        /* the priority before run() */
 	struct rec_rule *parsed; /* every -e, before sort_rules kept the user's */
 	unsigned nparsed;
 };
@@ -103,8 +108,11 @@ static void usage(FILE *f)
 		"  -o DIR         trace directory (default " TK_DEFAULT_OUTPUT ")\n"
 		"  -e EVENT       record EVENT, repeatable (default: all user events):\n"
 		"                 a user event (provider:event, a glob as app:req_*,\n"
-		"                 a provider, or all) or a kernel event (SYSTEM:EVENT,\n"
-		"                 SYSTEM, or a glob as 'syscalls:sys_enter_*')\n"
+		"                 a provider, or all), a kernel event (SYSTEM:EVENT,\n"
+		"                 SYSTEM, or a glob as 'syscalls:sys_enter_*') or a\n"
+		"                 dynamic probe: uprobe:PATH:FUNC[+OFF], uprobe:PATH:0xADDR,\n"
+		"                 uretprobe:PATH:FUNC, usdt:[PATH:]PROVIDER:NAME, each\n"
+		"                 with (name[:type], ...) to choose its fields\n"
 		"  -f FILTER      filter for the preceding -e, in ftrace's syntax\n"
 		"                 (e.g. 'len > 100 && path ~ \"/etc/*\"'); for kernel\n"
 		"                 events the kernel's own filter; it selects what is\n"
@@ -137,7 +145,10 @@ static void usage(FILE *f)
 		"                 before any -p, for the first)\n"
 		"  --max-graph-depth N   function_graph: at most N levels deep\n"
 		"  --func-stack   user call stack with each function event\n"
+		"  --no-libcall   function tracers: not the library calls (PLT)\n"
 		"  --stack        kernel stack trace with each kernel event\n"
+		"  --ustack       user stack with each event, user or kernel\n"
+		"                 (frame pointers)\n"
 		"  -F             kernel events only of the command and its children\n"
 		"  -q             no summary\n"
 		"  -v             the summary says how the recorder worked too\n\n"
@@ -211,7 +222,7 @@ static int buffer_geometry(struct rec_options *o, uint32_t nsub,
 	return 0;
 }
 
-static int add_rule(struct rec_options *o, const char *pattern)
+static int add_rule(struct rec_options *o, const char *pattern, const char *filter)
 {
 	struct rec_rule *r = realloc(o->rules, (o->nrules + 1) * sizeof(*r));
 
@@ -219,7 +230,7 @@ static int add_rule(struct rec_options *o, const char *pattern)
 		return -ENOMEM;
 	o->rules = r;
 	r[o->nrules].pattern = strdup(pattern);
-	r[o->nrules].filter = NULL;
+	r[o->nrules].filter = filter ? strdup(filter) : NULL;
 	o->nrules++;
 	return 0;
 }
@@ -319,145 +330,149 @@ static int add_tracer(struct record *r, const char *arg)
 	return 0;
 }
 
-static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
+/* record without options. */
+static void options_init(struct record *r)
 {
-	char *end;
+	r->opt.outdir = TK_DEFAULT_OUTPUT;
+	r->opt.buffer_kb = DEFAULT_BUFFER_KB;
+	r->opt.follow_fork = true;
+	r->child_status = -1;
+	r->sigfd = -1;
+}
 
-	if (!s || !*s || *s == '-')
-		return false;
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	return !errno && !*end && *out <= max;
+/* What the options leave to record, once they are all read; checked
+ * together.  0, or -1 after saying why. */
+static int options_done(struct record *r)
+{
+	struct rec_options *o = &r->opt;
+	bool tsc;
+
+	if (!o->argv && !o->attach_pid) {
+		tk_error("nothing to record: give a command after '--' or -P PID");
+		return -1;
+	}
+	if (o->argv && o->attach_pid) {
+		tk_error("give either a command or -P PID, not both");
+		return -1;
+	}
+	if (buffer_geometry(o, r->nsub, r->pool_kb) < 0)
+		return -1;
+	if (o->block_ms && o->overwrite) {
+		tk_error("--block is for discard mode: with --overwrite a writer never lacks room");
+		return -1;
+	}
+	if (o->nrules == 0)
+		add_rule(o, "all", NULL);
+	if (clock_choose(&tsc, r->clock_why, sizeof(r->clock_why)) < 0) {
+		tk_error("%s", r->clock_why);
+		return -1;
+	}
+	o->clock_mono = !tsc;
+	if (o->only_command && o->attach_pid) {
+		tk_error("-F is for a command; -P PID already limits the kernel's events to PID");
+		return -1;
+	}
+	return 0;
 }
 
 static int parse_options(struct record *r, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "overwrite", no_argument, NULL, 'O' },
-		{ "no-follow", no_argument, NULL, 'N' },
-		{ "force", no_argument, NULL, 'R' },
-		{ "subbufs", required_argument, NULL, 'S' },
-		{ "pool", required_argument, NULL, 'M' },
-		{ "block", optional_argument, NULL, 'B' },
-		{ "max-graph-depth", required_argument, NULL, 'D' },
-		{ "func-stack", no_argument, NULL, 'K' },
-		{ "stack", no_argument, NULL, 'T' },
-		{ "user-buffer", required_argument, NULL, 'b' },
-		{ "kernel-buffer", required_argument, NULL, 'k' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct rec_options *o = &r->opt;
-	uint32_t nsub = 0, pool_kb = 0;
-	bool buffer_given = false, tsc;
+	struct opt_parser p;
+	struct opt_rules rules = { 0 };
+	bool buffer_given = false;
 	unsigned long v;
 	int c;
 
-	o->outdir = TK_DEFAULT_OUTPUT;
-	o->buffer_kb = DEFAULT_BUFFER_KB;
-	o->follow_fork = true;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:e:f:b:P:p:l:n:g:Fqvh", longopts, NULL)) != -1) {
+	options_init(r);
+	opt_init(&p, "record");
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case 'o':
 			o->outdir = optarg;
 			break;
 		case 'e':
-			if (!*optarg) {
-				tk_error("-e needs an event name");
-				return -1;
-			}
-			add_rule(o, optarg);
-			break;
 		case 'f':
-			if (o->nrules == 0) {
-				tk_error("-f '%s' must follow the -e it filters", optarg);
-				return -1;
-			}
-			free(o->rules[o->nrules - 1].filter);
-			o->rules[o->nrules - 1].filter = strdup(optarg);
+			if (opt_rules_add(&rules, c, optarg) < 0)
+				goto fail;
 			break;
 		case 'b':
-			if (!parse_uint(optarg, MAX_POOL_KB, &v) || v < 8) {
-				tk_error("-b '%s': buffer size must be a number of KiB, from 8 to %u",
-					 optarg, MAX_POOL_KB);
-				return -1;
-			}
-			o->buffer_kb = (uint32_t)v;
+			if (!opt_kb("-b", optarg, 8, MAX_POOL_KB, true, &o->buffer_kb))
+				goto fail;
 			buffer_given = true;
 			break;
-		case 'k':
-			if (!parse_uint(optarg, 4u << 20, &v) || v < 4) {
-				tk_error("--kernel-buffer '%s': buffer size must be a number of KiB, at least 4",
-					 optarg);
-				return -1;
-			}
-			o->kernel_buffer_kb = (uint32_t)v;
+		case OPT_KERNEL_BUFFER:
+			if (!opt_kb("--kernel-buffer", optarg, 4, 4u << 20, false,
+				    &o->kernel_buffer_kb))
+				goto fail;
 			break;
-		case 'S':
-			if (!parse_uint(optarg, TK_RB_MAX_SLOTS, &v) || v < 2) {
+		case OPT_SUBBUFS:
+			if (!opt_uint(optarg, TK_RB_MAX_SLOTS, &v) || v < 2) {
 				tk_error("--subbufs '%s': must be from 2 to %d", optarg,
 					 TK_RB_MAX_SLOTS);
-				return -1;
+				goto fail;
 			}
-			nsub = (uint32_t)v;
+			r->nsub = (uint32_t)v;
 			break;
-		case 'M':
-			if (!parse_uint(optarg, MAX_POOL_KB, &v) || v < 8) {
+		case OPT_POOL:
+			if (!opt_uint(optarg, MAX_POOL_KB, &v) || v < 8) {
 				tk_error("--pool '%s': must be a number of KiB, from 8 to %u",
 					 optarg, MAX_POOL_KB);
-				return -1;
+				goto fail;
 			}
-			pool_kb = (uint32_t)v;
+			r->pool_kb = (uint32_t)v;
 			break;
-		case 'B':
+		case OPT_BLOCK:
 			if (!optarg) {
 				o->block_ms = DEFAULT_BLOCK_MS;
-			} else if (!parse_uint(optarg, TK_CONFIG_MAX_BLOCK_MS, &v) || !v) {
+			} else if (!opt_uint(optarg, TK_CONFIG_MAX_BLOCK_MS, &v) || !v) {
 				tk_error("--block='%s': must be a number of ms, from 1 to %u",
 					 optarg, TK_CONFIG_MAX_BLOCK_MS);
-				return -1;
+				goto fail;
 			} else {
 				o->block_ms = (uint32_t)v;
 			}
 			break;
 		case 'P':
-			if (!parse_uint(optarg, 1u << 30, &v) || v == 0) {
-				tk_error("-P '%s': not a process id", optarg);
-				return -1;
-			}
-			o->attach_pid = (pid_t)v;
+			if (!opt_pid(optarg, &o->attach_pid))
+				goto fail;
 			break;
-		case 'O':
+		case OPT_OVERWRITE:
 			o->overwrite = true;
 			break;
-		case 'N':
+		case OPT_NO_FOLLOW:
 			o->follow_fork = false;
 			break;
-		case 'R':
+		case OPT_FORCE:
 			r->force = true;
 			break;
 		case 'p':
 			if (add_tracer(r, optarg) < 0)
-				return -1;
+				goto fail;
 			break;
 		case 'l':
 		case 'n':
 		case 'g':
 			add_func_glob(r, c, optarg);
 			break;
-		case 'D':
-			if (!parse_uint(optarg, 1u << 16, &v) || v == 0) {
+		case OPT_MAX_GRAPH_DEPTH:
+			if (!opt_uint(optarg, 1u << 16, &v) || v == 0) {
 				tk_error("--max-graph-depth '%s': must be a number from 1", optarg);
-				return -1;
+				goto fail;
 			}
 			o->max_graph_depth = (unsigned)v;
 			break;
-		case 'K':
+		case OPT_FUNC_STACK:
 			o->func_stack = true;
 			break;
-		case 'T':
+		case OPT_STACK:
 			o->kernel_stack = true;
+			break;
+		case OPT_USTACK:
+			o->user_stack = true;
+			break;
+		case OPT_NO_LIBCALL:
+			o->no_libcall = true;
 			break;
 		case 'F':
 			o->only_command = true;
@@ -472,40 +487,21 @@ static int parse_options(struct record *r, int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		default:
-			tk_option_error("record", argv, "+o:e:f:b:P:p:l:n:g:Fqh");
-			return -1;
+			goto fail;
 		}
 	}
+	for (unsigned i = 0; i < rules.count; i++)
+		add_rule(o, rules.rule[i].pattern, rules.rule[i].filter);
+	opt_rules_free(&rules);
 	if (optind < argc)
 		o->argv = argv + optind;
-	if (!o->argv && !o->attach_pid) {
-		tk_error("nothing to record: give a command after '--' or -P PID");
-		return -1;
-	}
-	if (o->argv && o->attach_pid) {
-		tk_error("give either a command or -P PID, not both");
-		return -1;
-	}
-	if (buffer_geometry(o, nsub, pool_kb) < 0)
-		return -1;
-	if (o->block_ms && o->overwrite) {
-		tk_error("--block is for discard mode: with --overwrite a writer never lacks room");
-		return -1;
-	}
-	if (o->nrules == 0)
-		add_rule(o, "all");
 	r->buffer_given = buffer_given;
-	if (clock_choose(&tsc, r->clock_why, sizeof(r->clock_why)) < 0) {
-		tk_error("%s", r->clock_why);
-		return -1;
-	}
-	o->clock_mono = !tsc;
-	if (o->only_command && o->attach_pid) {
-		tk_error("-F is for a command; -P PID already limits the kernel's events to PID");
-		return -1;
-	}
-	return 0;
+	return options_done(r);
+fail:
+	opt_rules_free(&rules);
+	return -1;
 }
+
 
 static char *find_program(const char *name)
 {
@@ -647,6 +643,12 @@ static int sort_rules(struct record *r, const struct tk_event_info *events,
 		bool user = !strcmp(rule->pattern, "all"), kernel = false;
 		bool provider = known && names_user_provider(rule->pattern, events, count);
 
+		if (tk_probe_spec_is(rule->pattern)) {
+			if (record_kernel_add_probe(&r->kernel, rule, r->program,
+						    o->attach_pid, o->quiet) < 0)
+				ret = -EINVAL;
+			continue;
+		}
 		ret = check_filter(rule, events, count);
 		if (ret)
 			break;
@@ -1009,7 +1011,9 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 				return 0;
 		} else if (session_connected(s) == 0) {
 			return 0;
-		} else if (answer_by && session_heard_from(s)) {
+		} else if (answer_by && session_configured(s)) {
+			/* it said HELLO and its events, and they took our
+			 * rules: it records now */
 			answer_by = 0;
 			if (r->opt.user_tracer)
 				patch_by = now_ms() + TK_CTL_ANSWER_MS;
@@ -1073,6 +1077,11 @@ static int prepare(struct record *r)
 	    functrace_record_check(&r->opt, program, r->force) < 0 ||
 	    precheck_program(r) < 0 || record_kernel_check(&r->kernel, &r->opt) < 0)
 		return -1;
+	if (r->opt.user_stack && !r->kernel.wanted && r->no_user_events) {
+		tk_error("--ustack applies to events: '%s' defines no tracekit events; give a kernel event (-e SYSTEM:EVENT) or a kernel tracer (-p)",
+			 r->opt.argv[0]);
+		return -1;
+	}
 	if (r->buffer_given && !r->opt.nrules && !r->opt.user_tracer) {
 		tk_error("-b sizes the per-thread buffers of user events, and every -e is a kernel event: the kernel's per-CPU buffer is --kernel-buffer KB");
 		return -1;
@@ -1151,60 +1160,73 @@ static void record_free(struct record *r)
 	free(r->work_dir);
 }
 
-/* Free @r and return @ret: every way out of cmd_record. */
-static int done(struct record *r, int ret)
+/* Give the signals back as they were before run() took them, and the
+ * priority: every way out of run() once it has them.  A signal that came
+ * after the recording ended was for it, and is dropped. */
+static int unwind(struct record *r, int ret)
 {
-	record_free(r);
+	struct signalfd_siginfo si;
+
+	while (read(r->sigfd, &si, sizeof(si)) == sizeof(si))
+		;
+	close(r->sigfd);
+	r->sigfd = -1;
+	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
+	sigaction(SIGINT, &r->saved_int, NULL);
+	sigaction(SIGTERM, &r->saved_term, NULL);
+	setpriority(PRIO_PROCESS, 0, r->saved_nice);
 	return ret;
 }
 
-int cmd_record(int argc, char **argv)
+/* Record as r->opt says.  Returns 0 once the trace is complete (the
+ * command's wait status in r->child_status), TK_EXIT_FAILURE after
+ * saying why it is not. */
+static int run(struct record *r)
 {
-	struct record r;
 	struct rec_session s = { .listen_fd = -1, .wake_fd = -1, .reserve_fd = -1 };
-	sigset_t mask, oldmask;
+	sigset_t mask;
 	pid_t child = 0;
-	int sigfd, ret;
+	int ret;
 	bool user = true;
 
-	memset(&r, 0, sizeof(r));
-	r.child_status = -1;
-	if (parse_options(&r, argc, argv) < 0)
-		return done(&r, TK_EXIT_USAGE);
-	if (prepare(&r) < 0 || prepare_output(&r) < 0) {
-		record_kernel_free(&r.kernel);
-		return done(&r, TK_EXIT_FAILURE);
+	if (prepare(r) < 0 || prepare_output(r) < 0) {
+		record_kernel_free(&r->kernel);
+		return TK_EXIT_FAILURE;
 	}
 	/* -P with kernel events only: the process need not be instrumented */
-	if (r.opt.attach_pid && !r.opt.nrules)
+	if (r->opt.attach_pid && !r->opt.nrules)
 		user = false;
 	/* Ours to handle even when started in the background (where the
 	 * shell ignores SIGINT); an ignored SIGHUP (nohup) stays ignored. */
-	sigaction(SIGINT, &(struct sigaction){ .sa_handler = SIG_DFL }, &r.saved_int);
-	sigaction(SIGTERM, &(struct sigaction){ .sa_handler = SIG_DFL }, &r.saved_term);
+	sigaction(SIGINT, &(struct sigaction){ .sa_handler = SIG_DFL }, &r->saved_int);
+	sigaction(SIGTERM, &(struct sigaction){ .sa_handler = SIG_DFL }, &r->saved_term);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &mask, &oldmask);
-	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (session_init(&s, &r.opt) < 0) {
+	sigprocmask(SIG_BLOCK, &mask, &r->oldmask);
+	r->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	errno = 0;
+	r->saved_nice = getpriority(PRIO_PROCESS, 0);
+	if (errno)
+		r->saved_nice = 0;
+	if (session_init(&s, &r->opt) < 0) {
 		tk_error("%s", s.error);
 		goto fail;
 	}
-	if (r.opt.attach_pid && user && session_attach(&s, r.opt.attach_pid) < 0) {
+	if (r->opt.attach_pid && user && session_attach(&s, r->opt.attach_pid) < 0) {
 		tk_error("%s", s.error);
 		goto fail;
 	}
-	if (start(&r, &s, &oldmask, &child) < 0)
+	if (start(r, &s, &r->oldmask, &child) < 0)
 		goto fail;
 	/* Ahead of the writers when CPUs are scarce, where we may (the
 	 * command, already started, keeps its own priority). */
-	if (setpriority(PRIO_PROCESS, 0, RECORDER_NICE) < 0 && !r.opt.quiet &&
+	if (setpriority(PRIO_PROCESS, 0, RECORDER_NICE) < 0 && !r->opt.quiet &&
 	    getuid() == 0)
 		tk_warn("cannot raise the recorder's priority: %s", strerror(errno));
-	ret = record_loop(&r, &s, sigfd, child);
+	ret = record_loop(r, &s, r->sigfd, child);
 	watch_renames(&s); /* the threads still there */
 	if (ret == -ENOEXEC) {
 		/* nothing of what was asked can be recorded */
@@ -1212,12 +1234,12 @@ int cmd_record(int argc, char **argv)
 		tk_error("%s", s.error);
 		goto fail;
 	}
-	if (ret == 0 && r.opt.attach_pid && user && !session_heard_from(&s)) {
-		ctl_no_answer(r.opt.attach_pid, true, s.error, sizeof(s.error));
+	if (ret == 0 && r->opt.attach_pid && user && !session_heard_from(&s)) {
+		ctl_no_answer(r->opt.attach_pid, true, s.error, sizeof(s.error));
 		ret = -EPERM;
 	}
 	session_stop(&s);
-	if (ret < 0 && s.nstreams == 0 && !record_kernel_capturing(&r.kernel)) {
+	if (ret < 0 && s.nstreams == 0 && !record_kernel_capturing(&r->kernel)) {
 		/* nothing recorded: a bad rule stopped us before anything ran */
 		tk_error("%s", s.error);
 		goto fail;
@@ -1227,28 +1249,65 @@ int cmd_record(int argc, char **argv)
 		tk_error("%s", s.error);
 		s.failed = true;
 	}
-	if (functrace_save_symbols(&r.opt, r.opt.outdir) < 0 ||
-	    record_kernel_stop(&r.kernel, &s, r.work_dir) < 0)
+	if (record_kernel_stop(&r->kernel, &s, r->work_dir) < 0)
+		s.failed = true;
+	/* after the kernel's side: --ustack adds the objects it saw mapped */
+	if (functrace_save_symbols(&r->opt, r->opt.outdir) < 0)
 		s.failed = true;
 	if (session_finish(&s) < 0) {
 		tk_error("%s", s.error);
 		session_free(&s);
-		record_kernel_free(&r.kernel);
-		return done(&r, keep_old_trace(&r));
+		record_kernel_free(&r->kernel);
+		return unwind(r, keep_old_trace(r));
 	}
-	if (!r.opt.quiet)
-		print_summary(&r, &s);
+	if (!r->opt.quiet)
+		print_summary(r, &s);
 	ret = s.failed ? TK_EXIT_FAILURE : 0;
 	session_free(&s);
-	record_kernel_free(&r.kernel);
+	record_kernel_free(&r->kernel);
 	if (ret)
-		return done(&r, keep_old_trace(&r));
-	if (commit_output(&r) < 0)
-		return done(&r, TK_EXIT_FAILURE);
-	return done(&r, command_status(&r));
+		return unwind(r, keep_old_trace(r));
+	if (commit_output(r) < 0)
+		return unwind(r, TK_EXIT_FAILURE);
+	return unwind(r, 0);
 fail:
 	session_free(&s);
-	record_kernel_free(&r.kernel);
-	tk_remove_tree(r.work_dir);
-	return done(&r, TK_EXIT_FAILURE);
+	record_kernel_free(&r->kernel);
+	tk_remove_tree(r->work_dir);
+	return unwind(r, TK_EXIT_FAILURE);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record r;
+	int ret;
+
+	memset(&r, 0, sizeof(r));
+	if (parse_options(&r, argc, argv) < 0)
+		ret = TK_EXIT_USAGE;
+	else if (!(ret = run(&r)))
+		ret = command_status(&r);
+	record_free(&r);
+	return ret;
+}
+
+int record_run(const struct record_request *q, int *status)
+{
+	struct record r;
+	int ret = 0;
+
+	memset(&r, 0, sizeof(r));
+	options_init(&r);
+	r.opt.outdir = q->outdir;
+	r.opt.argv = q->argv;
+	r.opt.quiet = q->quiet;
+	for (unsigned i = 0; i < q->nevents && !ret; i++)
+		ret = add_rule(&r.opt, q->events[i], NULL);
+	if (ret < 0)
+		tk_error("out of memory");
+	else
+		ret = options_done(&r) < 0 ? TK_EXIT_USAGE : run(&r);
+	*status = r.child_status;
+	record_free(&r);
+	return ret;
 }

@@ -15,11 +15,10 @@
  * after a header with the clock, the processes and each stream's counts of
  * recorded and lost events.  Sources (user streams, then the kernel's
  * CPUs: report-kernel.c) are merged by timestamp (format/merge.h).  Each event
- * is printed by its source's printer; report.h shows the line layout.
+ * is printed by its source's printer; report-line.h shows the line layout.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +33,8 @@
 #include "format/merge.h"
 #include "format/stream-read.h"
 #include "format/trace.h"
+#include "options.h"
+#include "export/export.h"
 
 struct report {
 	const char *dir;
@@ -58,6 +59,7 @@ struct report {
 	bool no_header;
 	bool count_only;
 	bool profile;
+	bool stacks;
 	struct ftrace_view *ftrace; /* function tracer events (report-graph.c) */
 	bool tep_only;
 	bool tep_stats;
@@ -109,6 +111,9 @@ static void usage(FILE *f)
 		"                    are of each (checks the whole trace quickly)\n"
 		"  --profile         function tracer: per function, calls, total, self,\n"
 		"                    average and maximum time, sorted by total\n"
+		"  --stacks          the stacks recorded with events (--stack, --ustack,\n"
+		"                    --func-stack), folded: 'a;b;c COUNT' per stack\n"
+		"                    (as convert --to folded --stacks writes them)\n"
 		"  --tep-print       kernel events' field text all from libtraceevent\n"
 		"                    (slower; to check the fast printer against it)\n"
 		"  --tep-stats       after the events, on stderr: how many of each kernel\n"
@@ -127,29 +132,13 @@ static void add_selection(struct report *r, const char *opt, const char *arg)
 
 static int parse_options(struct report *r, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "events", required_argument, NULL, 'E' },
-		{ "ts", required_argument, NULL, 'T' },
-		{ "no-header", no_argument, NULL, 'H' },
-		{ "count", no_argument, NULL, 'C' },
-		{ "profile", no_argument, NULL, 'Q' },
-		{ "tep-print", no_argument, NULL, 'P' },
-		{ "tep-stats", no_argument, NULL, 'S' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "comm", required_argument, NULL, 'c' },
-		{ "from", required_argument, NULL, 'f' },
-		{ "to", required_argument, NULL, 'u' },
-		{ "no-cut", no_argument, NULL, 'N' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *from = NULL, *to = NULL;
+	struct opt_parser p;
 	int c;
 
 	r->dir = TK_DEFAULT_OUTPUT;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "F:i:h", longopts, NULL)) != -1) {
+	opt_init(&p, "report");
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case 'F':
 			r->filter = optarg;
@@ -158,74 +147,63 @@ static int parse_options(struct report *r, int argc, char **argv)
 		case 'i':
 			r->dir = optarg;
 			break;
-		case 'E':
+		case OPT_EVENTS:
 			add_selection(r, "--events", optarg);
 			r->patterns = realloc(r->patterns,
 					      (r->npatterns + 1) * sizeof(char *));
 			r->patterns[r->npatterns++] = optarg;
 			break;
-		case 'T':
-			if (!strcmp(optarg, "mono"))
-				r->ts = TS_MONO;
-			else if (!strcmp(optarg, "raw"))
-				r->ts = TS_RAW;
-			else if (!strcmp(optarg, "real"))
-				r->ts = TS_REAL;
-			else if (!strcmp(optarg, "start"))
-				r->ts = TS_START;
-			else if (!strcmp(optarg, "delta"))
-				r->ts = TS_DELTA;
-			else {
-				tk_error("--ts '%s': use mono, real, raw, start or delta",
-					 optarg);
+		case OPT_TS:
+			if (report_parse_ts(optarg, &r->ts, true) < 0)
 				return -1;
-			}
 			break;
-		case 'H':
+		case OPT_NO_HEADER:
 			r->no_header = true;
 			break;
-		case 'C':
+		case OPT_COUNT:
 			r->count_only = true;
 			break;
-		case 'P':
+		case OPT_TEP_PRINT:
 			r->tep_only = true;
 			break;
-		case 'S':
+		case OPT_TEP_STATS:
 			r->tep_stats = true;
 			break;
-		case 'Q':
+		case OPT_PROFILE:
 			r->profile = true;
 			break;
-		case 'p':
+		case OPT_STACKS:
+			r->stacks = true;
+			break;
+		case OPT_PID:
 			add_selection(r, "--pid", optarg);
 			if (report_ids_parse("--pid", optarg, &r->who.pids, &r->who.npids) < 0)
 				return -1;
 			break;
-		case 't':
+		case OPT_TID:
 			add_selection(r, "--tid", optarg);
 			if (report_ids_parse("--tid", optarg, &r->who.tids, &r->who.ntids) < 0)
 				return -1;
 			break;
-		case 'c':
+		case OPT_COMM:
 			add_selection(r, "--comm", optarg);
 			r->who.comm = optarg;
 			break;
-		case 'f':
+		case OPT_FROM:
 			add_selection(r, "--from", optarg);
 			from = optarg;
 			break;
-		case 'u':
+		case OPT_TO:
 			add_selection(r, "--to", optarg);
 			to = optarg;
 			break;
-		case 'N':
+		case OPT_NO_CUT:
 			r->no_cut = true;
 			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
 		default:
-			tk_option_error("report", argv, "F:i:h");
 			return -1;
 		}
 	}
@@ -340,78 +318,6 @@ static struct event_state *state_of(const struct tk_event_info *ev)
 	return ev->user;
 }
 
-static uint64_t time_origin, time_prev;
-
-void report_time_origin(uint64_t ts)
-{
-	time_origin = time_prev = ts;
-}
-
-size_t report_put_time(const struct tk_trace_clock *c, enum ts_mode mode,
-		       uint64_t ts, char *buf)
-{
-	static uint64_t last_secs = ~0ull;
-	static char secs_text[24];
-	static size_t secs_len;
-	uint64_t ns, since;
-	size_t n;
-
-	switch (mode) {
-	case TS_RAW:
-		return tk_num_put_dec(buf, ts, 0, ' ');
-	case TS_REAL:
-		ns = tk_clock_to_real(c, ts);
-		break;
-	case TS_START:
-	case TS_DELTA:
-		since = mode == TS_START ? time_origin : time_prev;
-		time_prev = ts;
-		ns = ts > since ? (uint64_t)((unsigned __int128)(ts - since) *
-					     1000000000u / c->freq) : 0;
-		break;
-	default:
-		ns = tk_clock_to_mono(c, ts);
-	}
-	/* the seconds change seldom from one line to the next */
-	if (ns / 1000000000u != last_secs) {
-		last_secs = ns / 1000000000u;
-		secs_len = tk_num_put_dec(secs_text, last_secs, 0, ' ');
-	}
-	memcpy(buf, secs_text, secs_len);
-	n = secs_len;
-	buf[n++] = '.';
-	return n + tk_num_put_dec(buf + n, ns % 1000000000u / 1000u, 6, '0');
-}
-
-size_t report_put_prefix(char *buf, const char *comm, size_t comm_len,
-			 uint32_t tid, uint32_t cpu)
-{
-	char who[64];
-	size_t len, n = 0;
-
-	if (comm_len > 40)
-		comm_len = 40;
-	memcpy(who, comm, comm_len);
-	len = comm_len;
-	who[len++] = '-';
-	len += tk_num_put_dec(who + len, tid, 0, ' ');
-	while (n + len < 16)
-		buf[n++] = ' ';
-	memcpy(buf + n, who, len);
-	n += len;
-	return n + report_put_prefix_cpu(buf + n, cpu);
-}
-
-size_t report_put_prefix_cpu(char *buf, uint32_t cpu)
-{
-	size_t n;
-
-	memcpy(buf, " [", 2);
-	n = 2 + tk_num_put_dec(buf + 2, cpu, 3, '0');
-	memcpy(buf + n, "] ", 2);
-	return n + 2;
-}
-
 /* Overwrite mode: each stream kept what fitted in its own buffer, so
  * they begin at different times.  Where a stream lost older events, what
  * comes before its first one is incomplete: the report starts at the
@@ -423,11 +329,10 @@ static void find_cut(struct report *r)
 	if (strcmp(r->trace.mode, "overwrite"))
 		return;
 	for (unsigned i = 0; i < r->merge.heap_len; i++) {
-		unsigned src = r->merge.heap[i], n = r->merge.nreaders;
+		unsigned src = r->merge.heap[i].src, n = r->merge.nreaders;
 		bool lost = src < n ? r->merge.readers[src].stream->lost_overwritten > 0
 				    : report_kernel_overwritten(r->kernel, src - n);
-		uint64_t ts = src < n ? r->merge.readers[src].ts
-				      : report_kernel_handle(r->kernel)->cpus[src - n].ts;
+		uint64_t ts = r->merge.heap[i].ts;
 
 		if (lost && (r->cut_source < 0 || ts > r->cut_ts)) {
 			r->cut_ts = ts;
@@ -443,10 +348,12 @@ static void print_cut(const struct report *r)
 {
 	char when[32];
 	unsigned src = (unsigned)r->cut_source;
-	size_t n = report_put_time(&r->trace.clock, r->ts == TS_DELTA ? TS_START : r->ts,
-				   r->cut_ts, when);
+	struct tk_obuf o;
 
-	when[n] = '\0';
+	tk_obuf_init(&o, when, sizeof(when) - 1);
+	report_line_time(&o, &r->trace.clock, r->ts == TS_DELTA ? TS_START : r->ts,
+			 r->cut_ts);
+	when[o.n] = '\0';
 	if (src < r->merge.nreaders)
 		printf("# overwrite mode: every stream is complete from %s, where stream %s-%u begins",
 		       when, r->merge.readers[src].stream->comm,
@@ -516,21 +423,15 @@ static void prepare_print(struct tk_event_info *ev)
 }
 
 /* The start of a line: "%16s [%03u] %s: " (comm-tid, cpu, time). */
-static size_t format_prefix(const struct report *r,
-			    const struct tk_stream_reader *rd, char *line)
+static void format_prefix(const struct report *r, const struct tk_stream_reader *rd,
+			  struct tk_obuf *o)
 {
-	size_t n = report_put_prefix(line, rd->stream->comm, strlen(rd->stream->comm),
-				     rd->stream->tid, rd->cpu);
-
-	if (r->kernel) {
-		/* blank latency columns: aligned with the kernel's lines */
-		memset(line + n, ' ', 6);
-		n += 6;
-	}
-	n += report_put_time(&r->trace.clock, r->ts, rd->ts, line + n);
-	line[n++] = ':';
-	line[n++] = ' ';
-	return n;
+	report_line_who(o, rd->stream->comm, strlen(rd->stream->comm), rd->stream->tid);
+	report_line_cpu(o, rd->cpu);
+	if (r->kernel) /* blank latency columns: aligned with the kernel's lines */
+		tk_opad(o, ' ', 6);
+	report_line_time(o, &r->trace.clock, r->ts, rd->ts);
+	tk_oput(o, ": ", 2);
 }
 
 /* One line as trace-cmd prints it: "%16s [%03u] %s: %s: %s\n". */
@@ -539,23 +440,17 @@ static void print_event(struct report *r, const struct tk_stream_reader *rd,
 {
 	struct tk_event_info *ev = (struct tk_event_info *)st->ev;
 	char line[8192];
-	size_t n, len;
+	struct tk_obuf o;
 
 	if (!ev->print && !ev->print_failed)
 		prepare_print(ev);
-	n = format_prefix(r, rd, line);
-	len = strlen(ev->full_name);
-	memcpy(line + n, ev->full_name, len);
-	n += len;
-	line[n++] = ':';
-	line[n++] = ' ';
-	if (ev->print) {
-		len = tk_print_format(ev->print, rd->values, line + n,
-				      sizeof(line) - n - 1);
-		n += len < sizeof(line) - n - 1 ? len : sizeof(line) - n - 2;
-	}
-	line[n++] = '\n';
-	fwrite_unlocked(line, 1, n, stdout);
+	report_line_start(&o, line, sizeof(line));
+	format_prefix(r, rd, &o);
+	tk_oputs(&o, ev->full_name);
+	tk_oput(&o, ": ", 2);
+	if (ev->print)
+		tk_print_append(ev->print, rd->values, &o);
+	report_line_end(&o);
 }
 
 static bool in_window(const struct report *r, uint64_t ts)
@@ -582,8 +477,11 @@ static bool user_filter_match(struct report *r, const struct tk_stream_reader *r
 static void show_ftrace(struct report *r, struct tk_stream_reader *rd)
 {
 	char prefix[128];
+	struct tk_obuf o;
 
-	ftrace_view_event(r->ftrace, rd, prefix, format_prefix(r, rd, prefix));
+	tk_obuf_init(&o, prefix, sizeof(prefix));
+	format_prefix(r, rd, &o);
+	ftrace_view_event(r->ftrace, rd, prefix, o.n);
 }
 
 static int count_name_cmp(const void *a, const void *b)
@@ -642,6 +540,32 @@ static int next_event(struct report *r, struct tk_merge_event *ev)
 	return ret;
 }
 
+/* --stacks: the folded stacks of the whole trace, on standard output. */
+static int report_stacks(struct report *r)
+{
+	struct tk_export_opts o = { .dir = r->dir, .output = "-", .stacks = true };
+	char *err = NULL, *warn = NULL;
+	int ret;
+
+	if (r->selection[0] || r->count_only || r->profile) {
+		tk_error("--stacks counts the stacks of the whole trace: it goes without %s",
+			 r->selection[0] ? r->selection : r->count_only ? "--count" : "--profile");
+		return TK_EXIT_USAGE;
+	}
+	ret = tk_export_run(tk_export_find("folded"), &o, &err, &warn);
+	if (ret < 0)
+		tk_error("%s", err ? err : "cannot read the stacks");
+	for (char *line = warn, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		tk_warn("%s", line);
+	}
+	free(err);
+	free(warn);
+	return ret < 0 ? TK_EXIT_FAILURE : 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static char outbuf[1 << 20];
@@ -657,6 +581,8 @@ int cmd_report(int argc, char **argv)
 	memset(&kf, 0, sizeof(kf));
 	if (parse_options(&r, argc, argv) < 0)
 		return TK_EXIT_USAGE;
+	if (r.stacks)
+		return report_stacks(&r);
 	if (tk_trace_read_index(r.dir, &r.trace, err, sizeof(err)) < 0) {
 		tk_error("%s", err);
 		return TK_EXIT_FAILURE;

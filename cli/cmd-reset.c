@@ -8,16 +8,18 @@
  *   tracekit reset -a          every instance whose name starts with
  *                              "tracekit", but a running recorder's
  *
- * A recorder removes its own "tracekit-PID" instance on every way out but
- * SIGKILL; reset cleans up after that.
+ * A recorder removes its own "tracekit-PID" instance, and the dynamic
+ * probes it defined (groups "tracekit_PID_*" of uprobe_events), on every
+ * way out but SIGKILL; reset cleans up after that.
  */
 #define _GNU_SOURCE
-#include <getopt.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "instance-args.h"
+#include "options.h"
 #include "kernel/kernel.h"
 
 static int remove_instance(const char *name)
@@ -36,20 +38,50 @@ static int remove_instance(const char *name)
 	return ret;
 }
 
+/* The probes of recorders that are gone (the instance that enabled them
+ * was removed first).  Returns how many groups' owners were removed, or
+ * -1 (said). */
+static int remove_stale_probes(void)
+{
+	pid_t *owners;
+	unsigned n;
+	int removed = 0;
+
+	if (tk_uprobe_owners(&owners, &n) < 0) {
+		tk_error("cannot read the kernel's uprobe_events: %s", strerror(errno));
+		return -1;
+	}
+	for (unsigned i = 0; i < n && removed >= 0; i++) {
+		char name[64];
+		int ret;
+
+		snprintf(name, sizeof(name), TK_KINSTANCE_PREFIX "-%d", (int)owners[i]);
+		if (!tk_kinstance_is_stale(name))
+			continue;
+		ret = tk_uprobes_remove(owners[i]);
+		if (ret < 0) {
+			tk_error("cannot remove the probes of group '" TK_UPROBE_GROUP_PREFIX "%d_*': %s",
+				 (int)owners[i], strerror(-ret));
+			removed = -1;
+		} else {
+			removed++;
+		}
+	}
+	free(owners);
+	return removed;
+}
+
 int cmd_reset(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *name = NULL;
 	struct tk_tracefs fs;
 	char err[512] = "", **names;
 	bool all = false, removed = false;
+	struct opt_parser p;
 	int c, ret = 0;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+B:ah", longopts, NULL)) != -1) {
+	opt_init(&p, "reset");
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		if (c == 'B') {
 			if (!instance_name_ok(optarg))
 				return TK_EXIT_USAGE;
@@ -59,12 +91,12 @@ int cmd_reset(int argc, char **argv)
 		} else if (c == 'h') {
 			printf("usage: tracekit reset [-B NAME | -a]\n\n"
 			       "Remove instance NAME (default " TK_KINSTANCE_PREFIX
-			       ") and those of recorders that are gone;\n"
+			       ") and those of recorders that are gone,\n"
+			       "with the probes (uprobe:, usdt:) they defined;\n"
 			       "-a: every instance named " TK_KINSTANCE_PREFIX
 			       "*, but a running recorder's.\n");
 			return 0;
 		} else {
-			tk_option_error("reset", argv, "+B:ah");
 			return TK_EXIT_USAGE;
 		}
 	}
@@ -99,6 +131,15 @@ int cmd_reset(int argc, char **argv)
 			removed = true;
 	}
 	tk_kinstance_names_free(names);
+	switch (remove_stale_probes()) {
+	case -1:
+		ret = -1;
+		break;
+	case 0:
+		break;
+	default:
+		removed = true;
+	}
 	if (!all && !removed && !ret) {
 		tk_error("no instance '%s'", TK_KINSTANCE_PREFIX);
 		ret = -1;

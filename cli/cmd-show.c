@@ -10,13 +10,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
 #include "instance-args.h"
+#include "options.h"
 #include "clock-now.h"
 #include "common/clock.h"
 
@@ -89,21 +89,17 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, const char **name, bool *raw)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "ts", required_argument, NULL, 'T' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct opt_parser p;
 	int c;
 
 	*name = TK_KINSTANCE_PREFIX;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+B:h", longopts, NULL)) != -1) {
+	opt_init(&p, "show");
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case 'B':
 			*name = optarg;
 			break;
-		case 'T':
+		case OPT_TS:
 			if (strcmp(optarg, "mono") && strcmp(optarg, "raw")) {
 				tk_error("--ts '%s': use mono or raw", optarg);
 				return TK_EXIT_USAGE;
@@ -114,7 +110,6 @@ static int parse(int argc, char **argv, const char **name, bool *raw)
 			usage(stdout);
 			return 1;
 		default:
-			tk_option_error("show", argv, "+B:h");
 			return TK_EXIT_USAGE;
 		}
 	}

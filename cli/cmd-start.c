@@ -11,13 +11,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "clock-now.h"
 #include "instance-args.h"
+#include "options.h"
 #include "common/clock.h"
 #include "format/event-info.h"
 #include "kernel/kernel.h"
@@ -26,8 +26,7 @@
 
 struct start {
 	const char *name;
-	struct tk_krule *rules;
-	unsigned nrules;
+	struct opt_rules rules; /* -e, -f */
 	struct tk_kconfig c;
 	pid_t pid;
 };
@@ -64,43 +63,24 @@ static int add_glob(const char *const **list, unsigned *n, const char *glob)
 
 static int parse(struct start *st, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "stack", no_argument, NULL, 'T' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *opts = "+B:e:f:p:l:n:g:b:C:P:h";
 	struct tk_kconfig *c = &st->c;
-	char *end;
-	long v;
+	struct opt_parser p;
 	int ch;
 
 	st->name = DEFAULT_INSTANCE;
 	c->clock = NULL;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, opts, longopts, NULL)) != -1) {
+	opt_init(&p, "start");
+	while ((ch = opt_next(&p, argc, argv)) != -1) {
 		switch (ch) {
 		case 'B':
 			if (!instance_name_ok(optarg))
 				return -1;
 			st->name = optarg;
 			break;
-		case 'e': {
-			struct tk_krule *r = realloc(st->rules, (st->nrules + 1) * sizeof(*r));
-
-			if (!r)
-				return -1;
-			st->rules = r;
-			r[st->nrules].pattern = optarg;
-			r[st->nrules++].filter = NULL;
-			break;
-		}
+		case 'e':
 		case 'f':
-			if (!st->nrules) {
-				tk_error("-f '%s' must follow the -e it filters", optarg);
+			if (opt_rules_add(&st->rules, ch, optarg) < 0)
 				return -1;
-			}
-			st->rules[st->nrules - 1].filter = optarg;
 			break;
 		case 'p':
 			c->tracer = !strncmp(optarg, "kernel:", 7) ? optarg + 7 : optarg;
@@ -116,35 +96,23 @@ static int parse(struct start *st, int argc, char **argv)
 				return -1;
 			break;
 		case 'b':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || v < 8 || v > (4L << 20)) {
-				tk_error("-b '%s': buffer size must be a number of KiB, at least 8",
-					 optarg);
+			if (!opt_kb("-b", optarg, 8, 4u << 20, false, &c->buffer_kb))
 				return -1;
-			}
-			c->buffer_kb = (unsigned)v;
 			break;
 		case 'C':
 			c->clock = optarg;
 			break;
 		case 'P':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || v <= 0 || v > (1L << 30)) {
-				tk_error("-P '%s': not a process id", optarg);
+			if (!opt_pid(optarg, &st->pid))
 				return -1;
-			}
-			st->pid = (pid_t)v;
 			break;
-		case 'T':
+		case OPT_STACK:
 			c->stack = true;
 			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
 		default:
-			tk_option_error("start", argv, opts);
 			return -1;
 		}
 	}
@@ -153,7 +121,7 @@ static int parse(struct start *st, int argc, char **argv)
 			 argv[optind]);
 		return -1;
 	}
-	if (!st->nrules && !c->tracer) {
+	if (!st->rules.count && !c->tracer) {
 		tk_error("nothing to trace: give -e EVENT or -p TRACER");
 		return -1;
 	}
@@ -174,10 +142,10 @@ static int parse(struct start *st, int argc, char **argv)
 static void say_started(const struct start *st)
 {
 	fprintf(stderr, "tracekit: tracing ");
-	for (unsigned i = 0; i < st->nrules; i++)
-		fprintf(stderr, "%s%s", i ? "," : "", st->rules[i].pattern);
+	for (unsigned i = 0; i < st->rules.count; i++)
+		fprintf(stderr, "%s%s", i ? "," : "", st->rules.rule[i].pattern);
 	if (st->c.tracer)
-		fprintf(stderr, "%stracer %s", st->nrules ? " and " : "", st->c.tracer);
+		fprintf(stderr, "%stracer %s", st->rules.count ? " and " : "", st->c.tracer);
 	if (st->pid)
 		fprintf(stderr, " of process %d", (int)st->pid);
 	fprintf(stderr, " in instance '%s'; 'tracekit show%s%s' prints it, 'extract' saves it, 'stop' and 'reset' end it\n",
@@ -188,17 +156,17 @@ static void say_started(const struct start *st)
 /* Each -e must name kernel events; say which is closest if not. */
 static int check_events(const struct start *st, const struct tk_kevents *all)
 {
-	for (unsigned i = 0; i < st->nrules; i++) {
+	for (unsigned i = 0; i < st->rules.count; i++) {
 		struct tk_kevents sel;
 		const char *near;
 
-		if (tk_kevents_select(all, st->rules[i].pattern, &sel) > 0) {
+		if (tk_kevents_select(all, st->rules.rule[i].pattern, &sel) > 0) {
 			tk_kevents_free(&sel);
 			continue;
 		}
-		near = tk_closest_name(st->rules[i].pattern,
+		near = tk_closest_name(st->rules.rule[i].pattern,
 				       (const char *const *)all->name, all->count);
-		tk_error("unknown kernel event '%s'%s%s%s", st->rules[i].pattern,
+		tk_error("unknown kernel event '%s'%s%s%s", st->rules.rule[i].pattern,
 			 near ? " (did you mean '" : "", near ? near : "",
 			 near ? "'?)" : "");
 		return -1;
@@ -239,8 +207,8 @@ int cmd_start(int argc, char **argv)
 		st.c.npids = n;
 		st.c.event_fork = true;
 	}
-	st.c.rules = st.rules;
-	st.c.nrules = st.nrules;
+	st.c.rules = st.rules.rule;
+	st.c.nrules = st.rules.count;
 	if (tk_kinstance_create(&k, st.name, err, sizeof(err)) == -EEXIST) {
 		tk_error("%s ('tracekit reset -B %s' removes it)", err, st.name);
 		goto out;
@@ -263,7 +231,7 @@ out:
 	free((void *)st.c.func_filter);
 	free((void *)st.c.func_notrace);
 	free((void *)st.c.graph_funcs);
-	free(st.rules);
+	opt_rules_free(&st.rules);
 	tk_tracefs_close(&fs);
 	return ret;
 }

@@ -8,9 +8,10 @@
  * Kernel events are counted by the kernel (kernel/counters.h): for CMD
  * and the children it forks, or with -a on every CPU while CMD runs, for
  * SECONDS, or until Ctrl-C.  User events (of a tracekit-instrumented
- * CMD) are counted by recording them: `tracekit record -q -o TMPDIR -e
- * ... -- CMD`, then reading the trace and removing it.  An EVENT that
- * names kernel events is a kernel one; any other is a user one.
+ * CMD) are counted by recording them with record's engine (record.h, as
+ * `tracekit record -q -o TMPDIR -e ... -- CMD` would), then reading the
+ * trace and removing it.  An EVENT that names kernel events is a kernel
+ * one; any other is a user one.
  *
  * Counts go to stderr, as perf stat's do, so that CMD's output stays its
  * own: one line per event (count, name), then the time elapsed.
@@ -18,7 +19,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,12 +28,15 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "format/probes.h"
 #include "kernel/counters.h"
 #include "format/event-info.h"
 #include "kernel/kernel.h"
 #include "common/pattern.h"
 #include "format/stream-read.h"
 #include "format/trace.h"
+#include "options.h"
+#include "record.h"
 
 /* -d up to a year; for longer, no -d counts until Ctrl-C */
 #define MAX_SECONDS 31536000
@@ -75,15 +78,11 @@ static void usage(FILE *f)
 
 static int parse_options(struct stat_opts *o, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "sort", no_argument, NULL, 'S' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct opt_parser p;
 	int c;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+e:ad:h", longopts, NULL)) != -1) {
+	opt_init(&p, "stat");
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case 'e': {
 			const char **grown = realloc(o->events, (o->nevents + 1) * sizeof(*grown));
@@ -110,14 +109,13 @@ static int parse_options(struct stat_opts *o, int argc, char **argv)
 			}
 			break;
 		}
-		case 'S':
+		case OPT_SORT:
 			o->sort = true;
 			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
 		default:
-			tk_option_error("stat", argv, "e:ad:h");
 			return -1;
 		}
 	}
@@ -249,66 +247,39 @@ static void print_result(const struct stat_opts *o, struct count *c, unsigned n,
 
 /* ----------------------------------------------------- user events */
 
-static char *self_exe(void)
-{
-	char buf[4096];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	return strdup(buf);
-}
-
-/* Record CMD's user events @pats into a temporary trace.  Returns the trace's directory (to remove), or NULL after an error. */
+/* Record CMD's user events @pats into a temporary trace (record.h), in
+ * $TMPDIR (default /tmp).  Returns the trace's directory (to remove), or
+ * NULL after an error (said). */
 static char *record_user(const struct stat_opts *o, char **pats, unsigned npats,
 			 int *status)
 {
-	char tmpl[] = "/tmp/tracekit-stat.XXXXXX", *dir, *exe = self_exe(), **argv;
-	unsigned n = 0;
-	int go, sfd;
-	pid_t pid;
+	const char *tmp = getenv("TMPDIR");
+	struct record_request q = {
+		.events = (const char *const *)pats,
+		.nevents = npats,
+		.argv = o->cmd,
+		.quiet = true,
+	};
+	char *dir;
 
-	if (!exe || !(dir = mkdtemp(tmpl))) {
-		tk_error("cannot make a temporary trace directory: %s", strerror(errno));
-		free(exe);
+	if (asprintf(&dir, "%s/tracekit-stat.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0) {
+		tk_error("out of memory");
 		return NULL;
 	}
-	dir = strdup(dir);
-	for (char **a = o->cmd; *a; a++)
-		n++;
-	argv = calloc(8 + 2 * npats + n, sizeof(*argv));
-	if (!dir || !argv) {
-		tk_error("out of memory");
-		free(exe);
+	if (!mkdtemp(dir)) {
+		tk_error("cannot make a temporary trace directory in '%s': %s",
+			 tmp && *tmp ? tmp : "/tmp", strerror(errno));
 		free(dir);
 		return NULL;
 	}
-	n = 0;
-	argv[n++] = exe;
-	argv[n++] = "record";
-	argv[n++] = "-q";
-	argv[n++] = "-o";
-	argv[n++] = dir;
-	for (unsigned i = 0; i < npats; i++) {
-		argv[n++] = "-e";
-		argv[n++] = pats[i];
-	}
-	argv[n++] = "--";
-	for (char **a = o->cmd; *a; a++)
-		argv[n++] = *a;
-	pid = spawn(argv, &go, &sfd);
-	if (pid < 0 || run_child(pid, go, sfd, argv, status) < 0 ||
-	    !WIFEXITED(*status) || WEXITSTATUS(*status)) {
-		if (pid < 0)
-			tk_error("cannot fork: %s", strerror(errno));
-		/* the recorder said why */
+	q.outdir = dir;
+	/* a command that fails or is interrupted still has its counts */
+	if (record_run(&q, status)) {
+		/* record said why */
 		tk_remove_tree(dir);
 		free(dir);
-		dir = NULL;
+		return NULL;
 	}
-	free(argv);
-	free(exe);
 	return dir;
 }
 
@@ -387,10 +358,19 @@ static int classify(const struct stat_opts *o, char ***knames, unsigned *nk,
 		    char ***upats, unsigned *nu)
 {
 	struct tk_kevents kev;
-	int ret = tk_kevents_read(&kev);
-	char **all = kev.name;
-	unsigned nall = kev.count;
+	char **all;
+	unsigned nall;
+	int ret;
 
+	for (unsigned i = 0; i < o->nevents; i++)
+		if (tk_probe_spec_is(o->events[i])) {
+			tk_error("'%s': stat does not count dynamic probes; record them (tracekit record -e '%s' ...) and count with report --count",
+				 o->events[i], o->events[i]);
+			return -1;
+		}
+	ret = tk_kevents_read(&kev);
+	all = kev.name;
+	nall = kev.count;
 	if (ret < 0) {
 		tk_error("cannot list the kernel's events: %s", strerror(-ret));
 		return -1;

@@ -195,6 +195,8 @@ static void *maker_main(void *arg)
 			pthread_cond_broadcast(&m->cond);
 			continue;
 		}
+		/* pairs with the ACQUIRE loads of made in offer_made() and
+		 * arena_has_work(), which read it without the lock */
 		__atomic_store_n(&a->made, to, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&m->cond);
 		/* the drain loop offers them */
@@ -362,31 +364,39 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	a->produced = (uint64_t *)((char *)h + h->produced);
 	a->streams = (char *)h + h->streams;
 	a->pool_size = pool_size;
-	a->chunks = a->made = a->target = a->told = a->mapped = made;
+	a->chunks = a->made = a->target = a->told = made;
 	/* the process filled the rings: the chunks it made, every
 	 * descriptor; we produce from there on */
 	a->chunk_tail = made;
 	a->stream_tail = a->streams_max;
 	p->arena = a;
-	/* more, at once, in the background (a forked child: as it needs),
-	 * and what the process made mapped on our side */
-	a->premap_to = made;
-	maker_ask(s, a, p->forked ? made : s->opt->pool_start < a->chunks_max ?
-						  s->opt->pool_start : a->chunks_max);
+	/* more, at once, in the background, and what the process made
+	 * mapped on our side (a forked child: as it needs; most exec or exit
+	 * at once) */
+	if (!p->forked) {
+		a->premap_to = made;
+		maker_ask(s, a, s->opt->pool_start < a->chunks_max ?
+					s->opt->pool_start : a->chunks_max);
+	}
 	return 0;
 }
 
-/* Put @v in a free ring (we are its only producer).  Pairs with the
- * acquire load of tail and the CAS of head in lib/arena.h tk_ring_take. */
+/* Put @v in a free ring (we are its only producer; the writers take
+ * from it in lib/arena.h:tk_ring_take()). */
 static bool ring_put(struct rec_arena *a, struct tk_ring_ends *e,
 		     uint32_t *ring, uint64_t *tail, uint32_t v)
 {
+	/* pairs with the RELEASE of the compare-and-swap of head in
+	 * lib/arena.h:tk_ring_take(): the entries below head are read, their
+	 * places ours again */
 	uint64_t head = __atomic_load_n(&e->head, __ATOMIC_ACQUIRE);
 
 	if (head > *tail || *tail - head >= a->ring_size)
 		return false; /* full, or scribbled on: the value is dropped */
 	__atomic_store_n(&ring[*tail & (a->ring_size - 1)], v, __ATOMIC_RELAXED);
 	(*tail)++;
+	/* pairs with the ACQUIRE load of tail in lib/arena.h:tk_ring_take():
+	 * the entry, and what it names, are there first */
 	__atomic_store_n(&e->tail, *tail, __ATOMIC_RELEASE);
 	a->gave_back = true;
 	return true;
@@ -398,8 +408,9 @@ static struct tk_rb_stream *desc_at(const struct rec_arena *a, uint32_t i)
 }
 
 /* Chunk @id is the writers' again (stream @index's inline page when it is
- * TK_CHUNK_INLINE).  The release store of inline_busy pairs with the
- * acquire load in lib/stream.c take_inline. */
+ * TK_CHUNK_INLINE).  The RELEASE store of inline_busy pairs with the
+ * ACQUIRE load of it in lib/stream.c:take_inline(); a pool chunk goes
+ * through ring_put(). */
 static void chunk_give_back(struct rec_arena *a, uint32_t index, uint32_t id)
 {
 	if (id == TK_CHUNK_INLINE)
@@ -413,17 +424,21 @@ static void chunk_give_back(struct rec_arena *a, uint32_t index, uint32_t id)
 /* Free chunks in the ring as far as we can tell (bounded). */
 static uint64_t chunks_free(const struct rec_arena *a)
 {
+	/* a count only (nothing is read on its strength): pairs with the
+	 * compare-and-swap of head in lib/arena.h:tk_ring_take() */
 	uint64_t head = __atomic_load_n(&a->hdr->free_chunks.head, __ATOMIC_ACQUIRE);
 
 	return head > a->chunk_tail ? 0 : a->chunk_tail - head;
 }
 
-/* Tell the process what the maker has made since the last look (it maps
- * them, and says so: consumer_mapped), and offer to its writers what it
- * has mapped. */
+/* Tell the process what the maker has made since the last look (its
+ * control thread maps them: the writers then take no page fault there),
+ * and offer them to its writers at once: a burst must not wait for that
+ * thread, which the writers may keep from running. */
 static void offer_made(struct rec_session *s, struct rec_process *p,
 		       struct rec_arena *a)
 {
+	/* pairs with the RELEASE store of made in maker_main() */
 	uint32_t made = __atomic_load_n(&a->made, __ATOMIC_ACQUIRE);
 
 	if (made > a->told && p->fd >= 0) {
@@ -432,8 +447,6 @@ static void offer_made(struct rec_session *s, struct rec_process *p,
 		if (tk_send_fds(p->fd, &m, sizeof(m), NULL, 0, MSG_DONTWAIT) == 0)
 			a->told = made;
 	}
-	if (made > a->mapped)
-		made = a->mapped;
 	while (a->chunks < made && a->chunks < a->chunks_max)
 		if (!ring_put(a, &a->hdr->free_chunks, a->chunk_ring,
 			      &a->chunk_tail, a->chunks++))
@@ -460,9 +473,13 @@ static char *chunk_addr(const struct rec_arena *a, uint32_t index, uint32_t id,
  * next few in the free ring), without changing a byte: a thread may be
  * taking one just now.  Numbers come out of the ring in order the first
  * time (then recycled ones, lower), so every descriptor below `touched`
- * is made, and those are all that may be in use. */
+ * is made, and those are all that may be in use.  The last one taken
+ * counts too: once the ring is empty there is nothing ahead, and the
+ * threads that emptied it since the last look must still be seen. */
 static void touch_ahead(struct rec_arena *a)
 {
+	/* a position only, as in chunks_free(): pairs with the
+	 * compare-and-swap of head in lib/arena.h:tk_ring_take() */
 	uint64_t head = __atomic_load_n(&a->hdr->free_streams.head, __ATOMIC_ACQUIRE);
 	uint32_t want = a->touched;
 	/* as many ahead as threads came so far, OFFER_BATCH at most: a
@@ -471,7 +488,8 @@ static void touch_ahead(struct rec_arena *a)
 
 	if (head > a->stream_tail)
 		return; /* scribbled on: nothing to learn from it */
-	for (uint64_t pos = head; pos < a->stream_tail && pos < head + ahead; pos++) {
+	for (uint64_t pos = head ? head - 1 : 0;
+	     pos < a->stream_tail && pos < head + ahead; pos++) {
 		uint32_t i = __atomic_load_n(&a->stream_ring[pos & (a->ring_size - 1)],
 					     __ATOMIC_RELAXED);
 
@@ -519,15 +537,21 @@ static int open_output(struct rec_session *s, struct rec_stream *st)
 static void read_lost(struct rec_stream *st)
 {
 	const struct tk_rb_stream *d = st->desc;
+	uint64_t full, nested, big, overwritten;
 
 	if (!d)
 		return;
-	st->lost_full = bounded(d->lost_full);
-	st->lost_nested = bounded(__atomic_load_n(&d->lost_nested, __ATOMIC_RELAXED));
-	st->lost_big = bounded(d->lost_big);
-	st->lost_overwritten = bounded(d->lost_overwritten);
-	if (d->lost_full >= COUNT_MAX || d->lost_nested >= COUNT_MAX ||
-	    d->lost_big >= COUNT_MAX || d->lost_overwritten >= COUNT_MAX)
+	/* each read once: the writer may be counting meanwhile */
+	full = __atomic_load_n(&d->lost_full, __ATOMIC_RELAXED);
+	nested = __atomic_load_n(&d->lost_nested, __ATOMIC_RELAXED);
+	big = __atomic_load_n(&d->lost_big, __ATOMIC_RELAXED);
+	overwritten = __atomic_load_n(&d->lost_overwritten, __ATOMIC_RELAXED);
+	st->lost_full = bounded(full);
+	st->lost_nested = bounded(nested);
+	st->lost_big = bounded(big);
+	st->lost_overwritten = bounded(overwritten);
+	if (full >= COUNT_MAX || nested >= COUNT_MAX || big >= COUNT_MAX ||
+	    overwritten >= COUNT_MAX)
 		st->corrupt = st->corrupt ? st->corrupt
 					  : "a loss counter no writer could reach";
 }
@@ -560,6 +584,7 @@ static struct rec_stream *stream_new(struct rec_session *s, struct rec_process *
 	st->tid = d->tid;
 	memcpy(st->comm, d->comm, 16);
 	st->comm[16] = '\0';
+	memcpy(st->made_comm, st->comm, sizeof(st->comm));
 	st->out_fd = -1;
 	st->instance = s->next_instance++;
 	a->cur[i] = st;
@@ -758,8 +783,8 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 
 	if (st->done || !a || a->mode != TK_RB_DISCARD)
 		return 0;
-	/* pairs with the release store of produced in lib/stream.c
-	 * packet_close: the slots below it are complete */
+	/* pairs with the RELEASE store of produced in
+	 * lib/stream.c:packet_close(): the slots below it are complete */
 	produced = __atomic_load_n(&a->produced[st->index], __ATOMIC_ACQUIRE);
 	if (produced < st->submitted || produced - st->submitted > a->slots) {
 		stream_corrupt(st, "its produced counter is out of range");
@@ -773,6 +798,8 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 	while (st->submitted < produced && !s->failed &&
 	       (w || drain_room(&s->drain))) {
 		struct tk_rb_slot *sl = &d->slot[st->submitted % a->slots];
+		/* pairs with the RELEASE store of commit in
+		 * lib/stream.c:packet_close() */
 		uint64_t commit = __atomic_load_n(&sl->commit, __ATOMIC_ACQUIRE);
 		uint32_t chunk = sl->chunk, size = 0;
 		uint64_t events = sl->events;
@@ -784,8 +811,8 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 			break;
 		}
 		st->submitted++;
-		/* pairs with the acquire load of consumed in lib/stream.c
-		 * packet_open: we have read the slot */
+		/* pairs with the ACQUIRE load of consumed in
+		 * lib/stream.c:packet_open(): we have read the slot */
 		__atomic_store_n(&d->consumed, st->submitted, __ATOMIC_RELEASE);
 		a->gave_back = true;
 		events = events_bound(events, commit);
@@ -885,10 +912,15 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 	uint32_t chunk, size = 0;
 	char *copy, *pkt;
 
-	/* pairs with the store of seq and the release fence in lib/stream.c
-	 * packet_open / reuse_oldest (seqlock) */
+	/* Seqlock: pairs with the RELEASE store of seq in
+	 * lib/stream.c:packet_open() (the slot's chunk and commit are the
+	 * packet's), and as below with reuse_oldest() */
 	if (__atomic_load_n(&sl->seq, __ATOMIC_ACQUIRE) != seq + 1)
 		return;
+	/* pairs with the RELEASE stores of commit in
+	 * include/tracekit/runtime.h:tk__commit() and lib/stream.c:
+	 * packet_open(), packet_close(): the bytes below it are whole
+	 * events */
 	commit = __atomic_load_n(&sl->commit, __ATOMIC_ACQUIRE);
 	chunk = __atomic_load_n(&sl->chunk, __ATOMIC_RELAXED);
 	pkt = chunk_addr(a, st->index, chunk, &size);
@@ -897,6 +929,9 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 	if (posix_memalign((void **)&copy, DRAIN_ALIGN, a->chunk_size))
 		return;
 	memcpy(copy, pkt, commit);
+	/* pairs with the RELEASE fence in lib/stream.c:reuse_oldest(): if
+	 * the copy saw a byte written after it, the load below sees the
+	 * number it took away */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&sl->seq, __ATOMIC_RELAXED) != seq + 1) {
 		free(copy); /* overwritten while we copied */
@@ -945,6 +980,8 @@ static void flush_stream(struct rec_session *s, struct rec_stream *st,
 	}
 	if (st->done)
 		return;
+	/* pairs with the RELEASE store of produced in
+	 * lib/stream.c:packet_close() */
 	produced = __atomic_load_n(&a->produced[st->index], __ATOMIC_ACQUIRE);
 	/* The ring holds packets produced - slots .. produced: the oldest
 	 * is gone if the writer has opened `produced` (write_copy checks). */
@@ -977,6 +1014,32 @@ static void close_output(struct rec_session *s, struct rec_stream *st)
 	st->out_fd = -1;
 }
 
+/* The name the thread wrote when it ended (lib/stream.c
+ * stream_name_final) into @out, "" if none yet. */
+static void desc_last_name(const struct tk_rb_stream *d, char out[17])
+{
+	uint64_t name[2] = {
+		__atomic_load_n(&d->comm_last[0], __ATOMIC_RELAXED),
+		__atomic_load_n(&d->comm_last[1], __ATOMIC_RELAXED),
+	};
+
+	memcpy(out, name, 16);
+	out[16] = '\0';
+}
+
+/* A name written when the thread ended wins over what /proc last said;
+ * none (the thread may have died without writing it) says nothing. */
+void consumer_header_name(struct rec_stream *st)
+{
+	char comm[sizeof(st->comm)];
+
+	if (!st->desc)
+		return;
+	desc_last_name(st->desc, comm);
+	if (comm[0] && strcmp(comm, st->made_comm))
+		memcpy(st->comm, comm, sizeof(comm));
+}
+
 /* @st's thread has left and everything of it is written: keep its counts,
  * close its file, offer its descriptor to the next thread. */
 static void stream_recycle(struct rec_session *s, struct rec_stream *st)
@@ -987,9 +1050,12 @@ static void stream_recycle(struct rec_session *s, struct rec_stream *st)
 	read_lost(st);
 	/* its name when it left (lib/stream.c stream_finish): a thread
 	 * renamed after its first event goes by its last name */
-	if (d->comm[0]) {
-		memcpy(st->comm, d->comm, 16);
-		st->comm[16] = '\0';
+	{
+		char comm[sizeof(st->comm)];
+
+		desc_last_name(d, comm);
+		if (comm[0])
+			memcpy(st->comm, comm, sizeof(comm));
 	}
 	close_output(s, st);
 	a->cur[st->index] = NULL;
@@ -998,6 +1064,8 @@ static void stream_recycle(struct rec_session *s, struct rec_stream *st)
 	st->done = true;
 	memset(d, 0, a->stream_size);
 	__atomic_store_n(&a->produced[st->index], 0, __ATOMIC_RELAXED);
+	/* the RELEASE store of tail in ring_put() publishes both to the
+	 * thread that takes the descriptor (lib/arena.h:tk_ring_take()) */
 	ring_put(a, &a->hdr->reused_streams, a->recycle_ring, &a->recycle_tail,
 		 st->index);
 }
@@ -1021,14 +1089,21 @@ static void ask_growth(struct rec_session *s, struct rec_arena *a)
 }
 
 /* Writers waiting for space (--block): wake them if we gave some back.
- * Pairs with the FUTEX_WAIT in lib/stream.c wait_space. */
+ * The FUTEX_WAKE pairs with the FUTEX_WAIT in lib/stream.c:wait_space(). */
 static void wake_blocked(struct rec_arena *a)
 {
 	if (!a->gave_back)
 		return;
 	a->gave_back = false;
+	/* between the stores that gave the space back (consumed, tail) and
+	 * the load of waiters: a store followed by a load of another
+	 * variable may pass it otherwise (x86 does), and a writer that has
+	 * just counted itself in and missed the space would wait; pairs
+	 * with the SEQ_CST increment of waiters in lib/stream.c:wait_space() */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!__atomic_load_n(&a->hdr->waiters, __ATOMIC_SEQ_CST))
 		return;
+	/* pairs with the ACQUIRE load of space in lib/stream.c:wait_space() */
 	__atomic_fetch_add(&a->hdr->space, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &a->hdr->space, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
@@ -1056,8 +1131,8 @@ static unsigned drain_process(struct rec_session *s, struct rec_process *p)
 	force = s->lazy_due || pool_low(a);
 	for (uint32_t i = 0; i < a->touched && !s->failed; i++) {
 		struct rec_stream *st = a->cur[i];
-		/* pairs with the release stores of the state in lib/stream.c
-		 * stream_open and stream_finish */
+		/* pairs with the RELEASE stores of the state in
+		 * lib/stream.c:stream_open() and stream_finish() */
 		uint32_t state = __atomic_load_n(&desc_at(a, i)->state,
 						 __ATOMIC_ACQUIRE);
 
@@ -1068,6 +1143,7 @@ static unsigned drain_process(struct rec_session *s, struct rec_process *p)
 		n += drain_stream(s, st, force || state == TK_RB_CLOSED);
 		if (state != TK_RB_CLOSED || st->inflight)
 			continue;
+		/* (the ACQUIRE load of produced pairs as in drain_stream()) */
 		if (a->mode == TK_RB_OVERWRITE && !st->done)
 			flush_stream(s, st, true);
 		else if (a->mode == TK_RB_DISCARD && !st->done &&
@@ -1123,8 +1199,9 @@ static bool arena_has_work(struct rec_arena *a, bool *partial)
 {
 	bool low = pool_low(a);
 
+	/* the ACQUIRE loads here pair as in offer_made() (made),
+	 * drain_process() (state) and drain_stream() (produced) */
 	if (__atomic_load_n(&a->made, __ATOMIC_ACQUIRE) > a->told ||
-	    a->mapped > a->chunks ||
 	    (a->target <= a->chunks && a->chunks < a->chunks_max &&
 	     chunks_free(a) <= a->chunks / 2))
 		return true;
@@ -1162,8 +1239,8 @@ int consumer_sleep_begin(struct rec_session *s, int timeout_us)
 	uint64_t now;
 
 	set_sleeping(s, 1);
-	/* pairs with the fence in lib/stream.c wake_recorder: either we see
-	 * what it did, or it sees sleeping and wakes us */
+	/* pairs with the SEQ_CST fence in lib/stream.c:wake_recorder(): either
+	 * we see what it did, or it sees sleeping and wakes us */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (unsigned i = 0; i < s->nprocs; i++) {
 		struct rec_arena *a = s->procs[i]->arena;
@@ -1216,6 +1293,8 @@ static void process_flush(struct rec_session *s, struct rec_process *p)
 		if (!st)
 			continue;
 		read_lost(st);
+		/* the buffers handed over at stop come after the last look */
+		consumer_header_name(st);
 		close_output(s, st);
 		st->arena = NULL;
 		st->desc = NULL;
@@ -1242,18 +1321,6 @@ void consumer_process_free(struct rec_session *s, struct rec_process *p)
 		}
 	arena_unmap(s, p->arena);
 	p->arena = NULL;
-}
-
-void consumer_mapped(struct rec_process *p, uint32_t chunks)
-{
-	struct rec_arena *a = p->arena;
-
-	if (!a)
-		return;
-	if (chunks > a->told) /* what we said was made, no more */
-		chunks = a->told;
-	if (chunks > a->mapped)
-		a->mapped = chunks;
 }
 
 uint64_t consumer_wakeups(const struct rec_session *s)
@@ -1328,6 +1395,8 @@ void consumer_stream_progress(const struct rec_stream *st, uint64_t *events,
 		 bounded(__atomic_load_n(&d->lost_nested, __ATOMIC_RELAXED)) +
 		 bounded(__atomic_load_n(&d->lost_big, __ATOMIC_RELAXED)) +
 		 bounded(__atomic_load_n(&d->lost_overwritten, __ATOMIC_RELAXED));
+	/* pairs with the RELEASE store of produced in
+	 * lib/stream.c:packet_close() */
 	produced = __atomic_load_n(&a->produced[st->index], __ATOMIC_ACQUIRE);
 	if (a->mode != TK_RB_DISCARD || produced < st->submitted ||
 	    produced - st->submitted > a->slots)

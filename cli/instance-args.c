@@ -5,30 +5,26 @@
  * name that every -B gets.
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <stdio.h>
 #include "cli.h"
 #include "instance-args.h"
+#include "options.h"
 
 int instance_args(const char *verb, const char *help, int argc, char **argv,
 		  const char **name)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct opt_parser p;
 	int c;
 
 	*name = TK_KINSTANCE_PREFIX;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+B:h", longopts, NULL)) != -1) {
+	opt_init(&p, verb);
+	while ((c = opt_next(&p, argc, argv)) != -1) {
 		if (c == 'B') {
 			*name = optarg;
 		} else if (c == 'h') {
 			fputs(help, stdout);
 			return 1;
 		} else {
-			tk_option_error(verb, argv, "+B:h");
 			return TK_EXIT_USAGE;
 		}
 	}

@@ -5,17 +5,18 @@
  */
 #define _GNU_SOURCE
 #include <ftw.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 
 static const struct tk_command commands[] = {
 	{ "record", cmd_record, "run a command (or attach to a process) and record its events" },
 	{ "report", cmd_report, "print the events of a trace in time order" },
-	{ "convert", cmd_convert, "write a trace as Chrome JSON, folded stacks or a flame graph" },
+	{ "convert", cmd_convert, "write a trace as Chrome JSON, folded stacks, a flame graph or a trace.dat" },
 	{ "list", cmd_list, "list events (user and kernel), tracers, functions, options" },
+	{ "hist", cmd_hist, "histograms of an event's fields, latencies between two events" },
 	{ "stat", cmd_stat, "count how many times events fire, for a command or system-wide" },
 	{ "start", cmd_start, "start kernel tracing into a named instance and return" },
 	{ "stop", cmd_stop, "stop tracing in an instance started by 'start'" },
@@ -26,10 +27,18 @@ static const struct tk_command commands[] = {
 
 static void vmessage(const char *prefix, const char *fmt, va_list ap)
 {
-	char buf[1024];
+	char buf[1024], *big = NULL;
+	va_list again;
+	int n;
 
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	fprintf(stderr, "tracekit: %s%s\n", prefix, buf);
+	va_copy(again, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	/* a long quoted subject must not cut off the reason after it */
+	if (n >= (int)sizeof(buf) && (big = malloc((size_t)n + 1)))
+		vsnprintf(big, (size_t)n + 1, fmt, again);
+	va_end(again);
+	fprintf(stderr, "tracekit: %s%s\n", prefix, big ? big : buf);
+	free(big);
 }
 
 void tk_error(const char *fmt, ...)
@@ -48,28 +57,6 @@ void tk_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmessage("warning: ", fmt, ap);
 	va_end(ap);
-}
-
-void tk_option_error(const char *cmd, char *const *argv, const char *optstring)
-{
-	const char *arg = argv[optind - 1];
-	const char *spec = optopt ? strchr(optstring, optopt) : NULL;
-
-	if (arg && !strncmp(arg, "--", 2)) {
-		/* getopt_long sets optopt only for a known option missing its
-		 * value */
-		if (optopt)
-			tk_error("option '%.*s' needs a value",
-				 (int)strcspn(arg, "="), arg);
-		else
-			tk_error("unknown option '%s' (see 'tracekit %s --help')",
-				 arg, cmd);
-	} else if (spec && spec[1] == ':') {
-		tk_error("option '-%c' needs a value", optopt);
-	} else {
-		tk_error("unknown option '-%c' (see 'tracekit %s --help')",
-			 optopt ? optopt : '?', cmd);
-	}
 }
 
 static int remove_entry(const char *path, const struct stat *sb, int flag,

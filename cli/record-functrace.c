@@ -35,7 +35,7 @@
 
 struct ft_mod {
 	struct tk_sym_module m;
-	uint32_t entries, traced, unusable, cyg;
+	uint32_t entries, traced, unusable, cyg, libcalls;
 	bool warned;
 };
 
@@ -47,7 +47,7 @@ struct ft_mod {
 #define REFUSED_SAID 64 /* processes told about, at most */
 
 static struct ft_mod *mods;
-static unsigned nmods;
+static unsigned nmods, mods_cap;
 static uint32_t refused[REFUSED_SAID]; /* pids told they announced too many */
 static unsigned nrefused;
 static char *preload; /* libtracekit to preload, NULL if not needed */
@@ -66,6 +66,24 @@ static void traceable_free(struct traceable *t)
 		free(t->name[i]);
 	free(t->name);
 	memset(t, 0, sizeof(*t));
+}
+
+/* The functions a traced object calls through its PLT join @ft's
+ * traceable names. */
+static void add_plt_names(const char *path, struct tk_elf_functrace *ft)
+{
+	struct tk_symtab plt = { NULL, 0 };
+	char **grown;
+
+	if (tk_elf_plt_symbols(path, &plt) == 0 && plt.count &&
+	    (grown = realloc(ft->traceable, (ft->ntraceable + plt.count) * sizeof(*grown)))) {
+		ft->traceable = grown;
+		for (unsigned i = 0; i < plt.count; i++) {
+			grown[ft->ntraceable++] = plt.sym[i].name;
+			plt.sym[i].name = NULL;
+		}
+	}
+	tk_symtab_free(&plt);
 }
 
 /* The functions of @program and the libraries it needs that can be
@@ -89,8 +107,11 @@ static int traceable_read(const char *program, struct traceable *out)
 		if (tk_elf_symbols_read(m.module[i].path, &syms, &ft, err,
 					sizeof(err)) < 0)
 			continue;
-		if (ft.entries || ft.cyg)
+		if (ft.entries || ft.cyg) {
 			out->patchable = true;
+			/* its library calls can be traced too (-l strlen) */
+			add_plt_names(m.module[i].path, &ft);
+		}
 		if (ft.ntraceable) {
 			char **grown = realloc(out->name, (out->count + ft.ntraceable) *
 							  sizeof(*grown));
@@ -286,6 +307,8 @@ long functrace_config_append(const struct rec_options *o, char *buf, size_t len,
 	}
 	if (n >= 0 && o->func_stack)
 		n = put(buf, (size_t)n, cap, "stack", "1");
+	if (n >= 0 && o->no_libcall)
+		n = put(buf, (size_t)n, cap, "libcall", "0");
 	return n;
 }
 
@@ -321,10 +344,15 @@ int functrace_on_module(uint32_t pid, const void *msg, size_t len)
 		return 0;
 	}
 	if (!f) {
-		grown = realloc(mods, (nmods + 1) * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		mods = grown;
+		if (nmods == mods_cap) {
+			unsigned cap = mods_cap ? 2 * mods_cap : 16;
+
+			grown = realloc(mods, cap * sizeof(*grown));
+			if (!grown)
+				return -ENOMEM;
+			mods = grown;
+			mods_cap = cap;
+		}
 		f = &mods[nmods];
 		memset(f, 0, sizeof(*f));
 		f->m.path = strdup(path);
@@ -342,12 +370,34 @@ int functrace_on_module(uint32_t pid, const void *msg, size_t len)
 	f->traced = m->traced;
 	f->unusable = m->unusable;
 	f->cyg = m->cyg;
+	f->libcalls = m->libcalls;
 	/* started by record, the program converted gcc's NOPs before main:
 	 * what is left cannot be patched (record -P: functrace_attach_check) */
 	if (f->unusable && !f->warned && !attach_pid) {
 		tk_warn("process %u: '%s': %u of %u function entries cannot be patched (their first bytes straddle a cache line)",
 			pid, path, f->unusable, f->entries);
 		f->warned = true;
+	}
+	return 0;
+}
+
+int functrace_add_modules(const struct tk_sym_module *m, unsigned n)
+{
+	struct ft_mod *grown = realloc(mods, (nmods + n + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	mods = grown;
+	for (unsigned i = 0; i < n; i++) {
+		struct ft_mod *f = &mods[nmods];
+
+		memset(f, 0, sizeof(*f));
+		f->m = m[i];
+		f->m.syms = NULL;
+		f->m.path = strdup(m[i].path);
+		if (!f->m.path)
+			return -ENOMEM;
+		nmods++;
 	}
 	return 0;
 }
@@ -397,7 +447,8 @@ int functrace_save_symbols(const struct rec_options *o, const char *dir)
 	char err[512];
 	int ret;
 
-	if (!o->user_tracer || !nmods)
+	(void)o;
+	if (!nmods)
 		return 0;
 	list = calloc(nmods, sizeof(*list));
 	tabs = calloc(nmods, sizeof(*tabs));
@@ -416,6 +467,10 @@ int functrace_save_symbols(const struct rec_options *o, const char *dir)
 		    tk_elf_symbols_read(mods[i].m.path, &tabs[i], NULL, err,
 					sizeof(err)) == 0)
 			list[i].syms = &tabs[i];
+		/* library calls are recorded as their GOT slots' addresses */
+		if (list[i].syms == &tabs[i] && mods[i].libcalls &&
+		    tk_elf_plt_symbols(mods[i].m.path, &tabs[i]) < 0)
+			tk_warn("cannot read the library calls of '%s'", mods[i].m.path);
 	}
 	ret = tk_symbols_save(dir, list, nmods, err, sizeof(err));
 	if (ret < 0)
@@ -435,7 +490,7 @@ void functrace_print_summary(const struct rec_options *o, FILE *f)
 	if (!o->user_tracer)
 		return;
 	for (unsigned i = 0; i < nmods && ndone < 64; i++) {
-		uint32_t pid = mods[i].m.pid, traced = 0, objects = 0;
+		uint32_t pid = mods[i].m.pid, traced = 0, objects = 0, libcalls = 0;
 		bool seen = false, cyg = false;
 
 		for (unsigned k = 0; k < ndone; k++)
@@ -447,11 +502,13 @@ void functrace_print_summary(const struct rec_options *o, FILE *f)
 			if (mods[j].m.pid != pid)
 				continue;
 			traced += mods[j].traced;
+			libcalls += mods[j].libcalls;
 			objects += mods[j].traced > 0 || mods[j].cyg;
 			cyg |= mods[j].cyg != 0;
 		}
-		fprintf(f, "tracekit: process %u: %s: %u function entries patched in %u object%s%s\n",
+		fprintf(f, "tracekit: process %u: %s: %u function entries patched in %u object%s%s, %u library call%s hooked\n",
 			pid, o->user_tracer, traced, objects, objects == 1 ? "" : "s",
-			cyg ? " (and -finstrument-functions hooks)" : "");
+			cyg ? " (and -finstrument-functions hooks)" : "", libcalls,
+			libcalls == 1 ? "" : "s");
 	}
 }

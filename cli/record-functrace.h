@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "format/symbols.h"
 #include "session.h"
 
 /* Whether @program (or a library it needs) is built for the function
@@ -44,6 +45,9 @@ long functrace_config_append(const struct rec_options *o, char *buf, size_t len,
 /* A MODULE message from process @pid.  Returns 0 or -EPROTO. */
 int functrace_on_module(uint32_t pid, const void *msg, size_t len);
 
+/* Objects seen otherwise (the kernel's mmap events, for user stacks of
+ * kernel events): their symbols are saved too.  Returns 0 or -ENOMEM. */
+int functrace_add_modules(const struct tk_sym_module *m, unsigned n);
 /* record -P with a user tracer: once process @pid has reported its
  * objects, whether tracing can go on.  Its entries may all be unusable
  * (gcc's single-byte NOPs are made patchable only before threads run):

@@ -9,11 +9,13 @@
  * its per-CPU pages are spliced into DIR/kernel/ while the user side
  * drains its buffers.  Every way out (end of the command, Ctrl-C,
  * SIGTERM, SIGHUP, an error) passes through record_kernel_free(), which
- * removes the instance; a recorder killed with SIGKILL leaves it behind
- * for 'tracekit reset'.
+ * removes the instance, then the dynamic probes the recording defined
+ * (uprobe_events, kernel/uprobes.c); a recorder killed with SIGKILL
+ * leaves both behind for 'tracekit reset'.
  *
  *   record_kernel_tracer   what a bare -p function means here
  *   record_kernel_lookup   is a pattern a kernel one?
+ *   record_kernel_add_probe  a uprobe:, uretprobe: or usdt: -e, resolved
  *   record_kernel_start    instance, formats, capture, tracing on
  *   record_kernel_stop     tracing off, flush, counts, manifest part
  */
@@ -141,6 +143,122 @@ int record_kernel_add_rule(struct record_kernel *rk, const struct rec_rule *rule
 	return 0;
 }
 
+int record_kernel_add_probe(struct record_kernel *rk, const struct rec_rule *rule,
+			    const char *program, pid_t pid, bool quiet)
+{
+	const struct tk_probe_target t = { program, pid };
+	unsigned before = rk->probes.count;
+	struct tk_krule *rules;
+	const char **filters;
+	char note[TK_PROBE_ERR_MAX], err[TK_PROBE_ERR_MAX];
+	int n = tk_probes_resolve(rule->pattern, &t, &rk->probes, note, sizeof(note),
+				  err, sizeof(err));
+
+	if (n < 0) {
+		tk_error("%s", err);
+		return -1;
+	}
+	if (note[0] && !quiet)
+		fprintf(stderr, "tracekit: %s\n", note);
+	rules = realloc(rk->probe_rules, (rk->nprobe_rules + 1) * sizeof(*rules));
+	filters = realloc(rk->probe_filter, (rk->probes.count + 1) * sizeof(*filters));
+	if (rules)
+		rk->probe_rules = rules;
+	if (filters)
+		rk->probe_filter = filters;
+	if (!rules || !filters) {
+		tk_error("out of memory");
+		return -1;
+	}
+	rules[rk->nprobe_rules].pattern = rule->pattern;
+	rules[rk->nprobe_rules++].filter = rule->filter;
+	for (unsigned i = before; i < rk->probes.count; i++)
+		filters[i] = rule->filter;
+	return 0;
+}
+
+/* Define the probes in the kernel, and a rule for each event, with its
+ * -f: they are enabled in the instance like any event. */
+/* Probes a killed recorder left stay enabled by its instance: they
+ * record into it, and keep the USDT semaphores raised, so that programs
+ * run their guarded code.  Say so; reset removes them. */
+static void warn_stale_probes(void)
+{
+	pid_t *owners;
+	unsigned n;
+
+	if (tk_uprobe_owners(&owners, &n) < 0)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), TK_KINSTANCE_PREFIX "-%d", (int)owners[i]);
+		if (owners[i] != getpid() && tk_kinstance_is_stale(name))
+			tk_warn("the probes of recorder %d, which was killed, are still defined "
+				"(groups '" TK_UPROBE_GROUP_PREFIX "%d_*'): 'tracekit reset' removes them",
+				(int)owners[i], (int)owners[i]);
+	}
+	free(owners);
+}
+
+static int define_probes(struct record_kernel *rk)
+{
+	char err[1024];
+	int ret;
+
+	if (!rk->probes.count)
+		return 0;
+	warn_stale_probes();
+	rk->probe_events = calloc(rk->probes.count, sizeof(*rk->probe_events));
+	if (!rk->probe_events)
+		return -ENOMEM;
+	rk->probes_defined = true;
+	for (unsigned i = 0; i < rk->probes.count; i++) {
+		char name[256];
+		bool again = false;
+
+		if (tk_uprobe_define(getpid(), &rk->probes.probe[i], name, sizeof(name),
+				     err, sizeof(err)) < 0) {
+			tk_error("%s", err);
+			return -1;
+		}
+		rk->probe_events[i] = strdup(name);
+		if (!rk->probe_events[i])
+			return -ENOMEM;
+		/* more sites of one USDT probe: one event */
+		for (unsigned j = 0; j < i && !again; j++)
+			again = !strcmp(rk->probe_events[j], name);
+		if (!again && record_kernel_add_rule(rk, &(struct rec_rule){
+				.pattern = rk->probe_events[i],
+				.filter = (char *)rk->probe_filter[i] }) < 0)
+			return -ENOMEM;
+	}
+	/* the new events join the list the rules select from */
+	tk_kevents_free(&rk->all);
+	ret = tk_kevents_read(&rk->all);
+	if (ret < 0)
+		tk_error("cannot read the kernel's events in '%s': %s", rk->fs.dir,
+			 strerror(-ret));
+	return ret < 0 ? -1 : 0;
+}
+
+/* Remove the recording's probes; the instance must be gone already. */
+static int remove_probes(struct record_kernel *rk)
+{
+	int ret;
+
+	if (!rk->probes_defined)
+		return 0;
+	ret = tk_uprobes_remove(getpid());
+	if (ret < 0) {
+		tk_error("cannot remove the probes of group '" TK_UPROBE_GROUP_PREFIX "%d_*': %s ('tracekit reset' removes them)",
+			 (int)getpid(), strerror(-ret));
+		return -1;
+	}
+	rk->probes_defined = false;
+	return 0;
+}
+
 int record_kernel_check(struct record_kernel *rk, const struct rec_options *o)
 {
 	bool user_lists = o->func_filter.count || o->func_notrace.count ||
@@ -149,7 +267,7 @@ int record_kernel_check(struct record_kernel *rk, const struct rec_options *o)
 			    o->kernel_funcs.notrace.count || o->kernel_funcs.graph.count;
 
 	rk->tracer = o->kernel_tracer;
-	rk->wanted = rk->nrules || rk->tracer;
+	rk->wanted = rk->nrules || rk->tracer || rk->nprobe_rules;
 	if ((o->kernel_stack || o->only_command) && !rk->wanted) {
 		tk_error("%s applies to kernel events: give one (-e SYSTEM:EVENT) or a kernel tracer (-p)",
 			 o->kernel_stack ? "--stack" : "-F");
@@ -197,8 +315,12 @@ static char *join_patterns(const struct record_kernel *rk)
 
 	if (!f)
 		return NULL;
-	for (unsigned i = 0; i < rk->nrules; i++)
+	/* the probes' rules (appended last) as the user spelt them */
+	for (unsigned i = 0; i < rk->nplain_rules; i++)
 		fprintf(f, "%s%s", i ? "," : "", rk->rules[i].pattern);
+	for (unsigned i = 0; i < rk->nprobe_rules; i++)
+		fprintf(f, "%s%s", i || rk->nplain_rules ? "," : "",
+			rk->probe_rules[i].pattern);
 	fclose(f);
 	return text;
 }
@@ -254,14 +376,28 @@ int record_kernel_start(struct record_kernel *rk, const struct rec_options *o,
 	uint32_t page_size = 0;
 	int ret;
 
-	if (!rk->wanted)
+	if (!rk->wanted) {
+		/* --ustack of user events alone: their code's mappings */
+		if (o->user_stack &&
+		    tk_mmaps_start(child > 0 ? child : o->attach_pid, child > 0, &rk->maps,
+				   err, sizeof(err)) < 0) {
+			tk_error("%s", err);
+			return -1;
+		}
 		return 0;
+	}
 	snprintf(name, sizeof(name), TK_KINSTANCE_PREFIX "-%d", (int)getpid());
 	if (tk_kinstance_create(&rk->inst, name, err, sizeof(err)) < 0) {
 		tk_error("%s", err);
 		return -1;
 	}
 	if (pid_filter(o, child, &pids, &npids) < 0)
+		goto fail_quiet;
+	rk->nplain_rules = rk->nrules;
+	ret = define_probes(rk);
+	if (ret == -ENOMEM)
+		tk_error("out of memory");
+	if (ret)
 		goto fail_quiet;
 	c.clock = o->clock_mono ? TK_KCLOCK_MONO : TK_KINSTANCE_CLOCK;
 	c.buffer_kb = o->kernel_buffer_kb;
@@ -279,6 +415,14 @@ int record_kernel_start(struct record_kernel *rk, const struct rec_options *o,
 	c.npids = npids;
 	c.event_fork = npids > 0;
 	c.stack = o->kernel_stack;
+	c.user_stack = o->user_stack;
+	/* the stacks' addresses are named from where the code was mapped */
+	if (o->user_stack &&
+	    tk_mmaps_start(child > 0 ? child : o->attach_pid, child > 0, &rk->maps, err,
+			   sizeof(err)) < 0) {
+		tk_error("%s", err);
+		goto fail_quiet;
+	}
 	ret = tk_kinstance_apply(&rk->inst, &rk->all, &c, err, sizeof(err));
 	if (!ret)
 		ret = selected_events(rk, &formats);
@@ -321,10 +465,43 @@ int record_kernel_start(struct record_kernel *rk, const struct rec_options *o,
 	return 0;
 fail_quiet:
 	free(pids);
+	tk_mmaps_free(rk->maps);
+	rk->maps = NULL;
 	tk_kcapture_free(rk->cap);
 	rk->cap = NULL;
 	tk_kinstance_destroy(&rk->inst);
+	remove_probes(rk);
 	return -1;
+}
+
+/* --ustack: the objects the processes mapped join those whose symbols
+ * the trace saves (record-functrace.c saves them). */
+static int save_code_maps(struct record_kernel *rk, pid_t alive)
+{
+	const struct tk_code_map *maps;
+	struct tk_sym_module *mods;
+	unsigned n, nmods;
+	uint64_t lost;
+	int ret;
+
+	if (!rk->maps)
+		return 0;
+	ret = tk_mmaps_stop(rk->maps, alive);
+	if (ret < 0) {
+		tk_error("cannot read the maps of process %d: %s", (int)alive, strerror(-ret));
+		return -1;
+	}
+	maps = tk_mmaps_list(rk->maps, &n, &lost);
+	if (lost)
+		tk_warn("%llu code mappings were lost: some user stack frames stay addresses",
+			(unsigned long long)lost);
+	ret = tk_sym_modules_from_maps(maps, n, &mods, &nmods);
+	if (!ret)
+		ret = functrace_add_modules(mods, nmods);
+	tk_sym_modules_free(mods, nmods);
+	if (ret < 0)
+		tk_error("out of memory");
+	return ret;
 }
 
 bool record_kernel_capturing(const struct record_kernel *rk)
@@ -365,7 +542,7 @@ int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
 	int ret, failed = 0;
 
 	if (!rk->cap)
-		return 0;
+		return save_code_maps(rk, s->opt->attach_pid);
 	tk_kinstance_tracing_on(&rk->inst, false);
 	ret = tk_kcapture_stop(rk->cap, err, sizeof(err));
 	if (ret) {
@@ -396,6 +573,8 @@ int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
 		m->nkcpu++;
 	}
 	s->kernel = m;
+	if (save_code_maps(rk, s->opt->attach_pid) < 0)
+		failed = -1;
 	/* the files must be closed before the instance can go */
 	tk_kcapture_free(rk->cap);
 	rk->cap = NULL;
@@ -405,6 +584,8 @@ int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
 			 m->instance, strerror(-ret));
 		failed = -1;
 	}
+	if (remove_probes(rk) < 0)
+		failed = -1;
 	return failed;
 }
 
@@ -464,6 +645,14 @@ void record_kernel_free(struct record_kernel *rk)
 	tk_kcapture_free(rk->cap);
 	rk->cap = NULL;
 	tk_kinstance_destroy(&rk->inst);
+	remove_probes(rk);
+	tk_mmaps_free(rk->maps);
+	for (unsigned i = 0; rk->probe_events && i < rk->probes.count; i++)
+		free(rk->probe_events[i]);
+	free(rk->probe_events);
+	free(rk->probe_filter);
+	free(rk->probe_rules);
+	tk_probe_set_free(&rk->probes);
 	if (rk->fs_open)
 		tk_tracefs_close(&rk->fs);
 	rk->fs_open = false;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include "format/probes.h"
 #include "kernel/kernel.h"
 #include "session.h"
 
@@ -22,10 +23,19 @@ struct record_kernel {
 	bool have_all;
 	struct tk_krule *rules; /* the kernel's -e patterns and filters */
 	unsigned nrules;
+	unsigned nplain_rules;  /* of which -e patterns (the probes' follow) */
+	/* dynamic probes (uprobe:, uretprobe:, usdt:), their -e and -f */
+	struct tk_probe_set probes;
+	struct tk_krule *probe_rules;
+	unsigned nprobe_rules;
+	const char **probe_filter; /* per probe */
+	char **probe_events;       /* "group:event" once defined, per probe */
+	bool probes_defined;       /* some are in uprobe_events */
 	const char *tracer;    /* kernel tracer, or NULL */
 	bool wanted;           /* events, a tracer or --stack for the kernel */
 	struct tk_kinstance inst;
 	struct tk_kcapture *cap;
+	struct tk_mmaps *maps;     /* --ustack: the processes' code mappings */
 	struct tk_trace_kernel manifest;
 	char *pid_text;
 };
@@ -55,6 +65,12 @@ const char *record_kernel_closest(struct record_kernel *rk, const char *pattern)
 /* Record @rule's events from the kernel (the caller decides whether it
  * stays a user rule too). */
 int record_kernel_add_rule(struct record_kernel *rk, const struct rec_rule *rule);
+
+/* Resolve the dynamic probe @rule->pattern (uprobe:, uretprobe:, usdt:)
+ * for @program (the command, or NULL) or process @pid, to be defined at
+ * the start.  Prints and returns -1 on error. */
+int record_kernel_add_probe(struct record_kernel *rk, const struct rec_rule *rule,
+			    const char *program, pid_t pid, bool quiet);
 
 /* Settle what the kernel side records once the rules are sorted; checks
  * -F, --stack, -l/-n/-g make sense.  Prints and returns -1 on error. */

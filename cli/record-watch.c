@@ -109,12 +109,13 @@ void watch_renames(struct rec_session *s)
 		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", st->proc->pid,
 			 st->tid);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		n = fd < 0 ? -1 : read(fd, comm, sizeof(comm) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0) {
+			consumer_header_name(st);
 			continue;
-		n = read(fd, comm, sizeof(comm) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
+		}
 		comm[n] = '\0';
 		comm[strcspn(comm, "\n")] = '\0';
 		if (comm[0] && strlen(comm) < sizeof(st->comm))

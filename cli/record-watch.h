@@ -41,8 +41,9 @@ void watch_tick(struct record_watch *w);
 int watch_wait_us(const struct record_watch *w);
 /* Erase the live line, before the summary. */
 void watch_end(struct record_watch *w);
-/* Name each live stream after its thread's current name (also done by
- * watch_tick every 200 ms, and once more at the end). */
+/* Name each live stream after its thread's current name, or for a thread
+ * gone, the name it wrote when it ended (also done by watch_tick every
+ * 200 ms, and once more at the end). */
 void watch_renames(struct rec_session *s);
 
 #endif /* TK_RECORD_WATCH_H */

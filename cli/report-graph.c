@@ -20,7 +20,6 @@
  * are resolved with the symbols saved in the trace (format/symbols.h).
  */
 #define _GNU_SOURCE
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +28,7 @@
 #include "report-graph.h"
 #include "report.h"
 #include "format/symbols.h"
+#include "format/ustack-check.h"
 
 struct open_call {
 	uint64_t func;
@@ -42,9 +42,12 @@ struct thread_graph {
 	unsigned n, cap;
 };
 
+#define TK_USTACK_FRAMES 256
+
 struct ftrace_view {
 	const struct tk_trace *t;
 	struct tk_symbols *syms;
+	struct tk_ustack_check *check;
 	bool profile;
 	struct ftrace_profile *prof;
 	struct thread_graph *thread; /* per stream of t */
@@ -91,11 +94,24 @@ struct ftrace_view *ftrace_view_open(const struct tk_trace *t, bool profile)
 	if (profile)
 		v->prof = ftrace_profile_new();
 	if (!v->thread || (profile && !v->prof) ||
-	    tk_symbols_load(t->dir, &v->syms, err, sizeof(err)) < 0) {
+	    tk_symbols_load(t->dir, &v->syms, err, sizeof(err)) < 0 ||
+	    !(v->check = tk_ustack_check_new(v->syms))) {
 		ftrace_view_close(v);
 		return NULL;
 	}
 	return v;
+}
+
+/* "0x..." in v->num: the name of an address without a symbol. */
+static const char *hex_name(struct ftrace_view *v, uint64_t addr)
+{
+	struct tk_obuf o;
+
+	tk_obuf_init(&o, v->num, sizeof(v->num) - 1);
+	tk_oput(&o, "0x", 2);
+	tk_ohex(&o, addr);
+	v->num[o.n] = '\0';
+	return v->num;
 }
 
 /* The symbol of @addr (cached), its offset in *off; a number if unknown. */
@@ -111,9 +127,8 @@ static const char *name_of(struct ftrace_view *v, uint32_t pid, uint64_t addr,
 	}
 	name = tk_symbols_lookup(v->syms, pid, addr, off);
 	if (!name) {
-		snprintf(v->num, sizeof(v->num), "0x%" PRIx64, addr);
 		*off = 0;
-		return v->num;
+		return hex_name(v, addr);
 	}
 	v->cache[h].pid = pid;
 	v->cache[h].addr = addr;
@@ -131,9 +146,8 @@ static const char *caller_of(struct ftrace_view *v, uint32_t pid, uint64_t ret,
 	const char *name = name_of(v, pid, ret - 1, off);
 
 	if (name == v->num) {
-		snprintf(v->num, sizeof(v->num), "0x%" PRIx64, ret);
 		*off = 0;
-		return v->num;
+		return hex_name(v, ret);
 	}
 	(*off)++;
 	return name;
@@ -199,62 +213,52 @@ static bool pop(struct ftrace_view *v, struct thread_graph *g, uint32_t pid,
 
 /* "%c %7llu.%03u us |  " or, unknown, 16 blanks and " |  " (ftrace's
  * duration column), without printf: a report prints one per line. */
-static size_t put_duration(char *b, uint64_t ns, bool known)
+static void put_duration(struct tk_obuf *o, uint64_t ns, bool known)
 {
 	static const struct { uint64_t over; char mark; } marks[] = {
 		{ 1000000000u, '$' }, { 100000000u, '@' }, { 10000000u, '*' },
 		{ 1000000u, '#' }, { 100000u, '!' }, { 10000u, '+' },
 	};
 	char mark = ' ';
-	size_t n;
 
 	if (!known) {
-		memcpy(b, "                 |  ", 20);
-		return 20;
+		tk_oput(o, "                 |  ", 20);
+		return;
 	}
 	for (unsigned i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
 		if (ns > marks[i].over) {
 			mark = marks[i].mark;
 			break;
 		}
-	b[0] = mark;
-	b[1] = ' ';
-	n = 2 + tk_num_put_dec(b + 2, ns / 1000, 7, ' ');
-	b[n++] = '.';
-	n += tk_num_put_dec(b + n, ns % 1000, 3, '0');
-	memcpy(b + n, " us |  ", 7);
-	return n + 7;
+	tk_oput(o, &mark, 1);
+	tk_oput(o, " ", 1);
+	tk_onum(o, ns / 1000, false, 10, false, 7, false);
+	tk_oput(o, ".", 1);
+	tk_onum(o, ns % 1000, false, 10, false, 3, true);
+	tk_oput(o, " us |  ", 7);
 }
 
-/* Append @s then @tail to the line at @n, cut to fit @cap. */
-static size_t put_text(char *line, size_t n, size_t cap, const char *s,
-		       const char *tail)
+static void indent(struct tk_obuf *o, uint32_t depth)
 {
-	size_t a = strlen(s), b = strlen(tail);
-
-	if (a > cap - n - b)
-		a = cap - n - b;
-	memcpy(line + n, s, a);
-	memcpy(line + n + a, tail, b);
-	return n + a + b;
+	tk_opad(o, ' ', depth > 200 ? 400 : depth * 2);
 }
 
-static void emit(const char *prefix, size_t plen, const char *label,
-		 const char *text, size_t tlen)
+/* A line: the prefix ("comm-tid [cpu] time: "), the event's label, then
+ * its text, which holds TEXT_MAX bytes at most. */
+#define TEXT_MAX 1024
+
+static void line_start(struct tk_obuf *o, char *buf, size_t size,
+		       const char *prefix, size_t plen, const char *label)
 {
-	fwrite_unlocked(prefix, 1, plen, stdout);
-	fputs_unlocked(label, stdout);
-	fwrite_unlocked(text, 1, tlen, stdout);
-	putc_unlocked('\n', stdout);
+	report_line_start(o, buf, size);
+	tk_oput(o, prefix, plen);
+	tk_oputs(o, label);
+	if (o->room > o->n + TEXT_MAX)
+		o->room = o->n + TEXT_MAX;
 }
 
-static size_t indent(char *b, uint32_t depth)
-{
-	uint32_t n = depth > 200 ? 400 : depth * 2;
-
-	memset(b, ' ', n);
-	return n;
-}
+/* Room for the longest prefix (cmd-report.c's), label and text. */
+#define LINE_MAX (128 + 32 + TEXT_MAX + 1)
 
 /* An entry: a leaf when the thread's next event is its exit. */
 static void show_entry(struct ftrace_view *v, struct tk_stream_reader *rd,
@@ -264,9 +268,9 @@ static void show_entry(struct ftrace_view *v, struct tk_stream_reader *rd,
 	uint32_t depth = (uint32_t)rd->values[1].u, pid = rd->stream->pid;
 	struct tk_stream_reader peek = *rd;
 	struct tk_value vals[4];
-	char line[1024], err[64];
+	char line[LINE_MAX], err[64];
+	struct tk_obuf o;
 	bool leaf = false;
-	size_t n;
 
 	peek.values = vals;
 	peek.values_cap = 4;
@@ -278,11 +282,11 @@ static void show_entry(struct ftrace_view *v, struct tk_stream_reader *rd,
 	}
 	if (peek.values != vals)
 		free(peek.values);
-	n = put_duration(line, ns, leaf);
-	n += indent(line + n, depth);
-	n = put_text(line, n, sizeof(line), name_of(v, pid, func, &off),
-		     leaf ? "();" : "() {");
-	emit(prefix, plen, "funcgraph_entry: ", line, n);
+	line_start(&o, line, sizeof(line), prefix, plen, "funcgraph_entry: ");
+	put_duration(&o, ns, leaf);
+	indent(&o, depth);
+	tk_oput_cut(&o, name_of(v, pid, func, &off), leaf ? "();" : "() {");
+	report_line_end(&o);
 	if (leaf) {
 		/* the exit is shown: step onto it */
 		tk_stream_next(rd, err, sizeof(err));
@@ -297,14 +301,15 @@ static void show_exit(struct ftrace_view *v, struct tk_stream_reader *rd,
 	uint64_t func = rd->values[0].u, ns = 0, off;
 	uint32_t depth = (uint32_t)rd->values[1].u;
 	bool known = pop(v, graph_of(v, rd), rd->stream->pid, func, depth, rd->ts, &ns);
-	char line[1024];
-	size_t n = put_duration(line, ns, known);
+	char line[LINE_MAX];
+	struct tk_obuf o;
 
-	n += indent(line + n, depth);
-	n = put_text(line, n, sizeof(line), "} /* ", "");
-	n = put_text(line, n, sizeof(line), name_of(v, rd->stream->pid, func, &off),
-		     " */");
-	emit(prefix, plen, "funcgraph_exit:  ", line, n);
+	line_start(&o, line, sizeof(line), prefix, plen, "funcgraph_exit:  ");
+	put_duration(&o, ns, known);
+	indent(&o, depth);
+	tk_oput_cut(&o, "} /* ", "");
+	tk_oput_cut(&o, name_of(v, rd->stream->pid, func, &off), " */");
+	report_line_end(&o);
 }
 
 static void show_function(struct ftrace_view *v, const struct tk_stream_reader *rd,
@@ -312,32 +317,88 @@ static void show_function(struct ftrace_view *v, const struct tk_stream_reader *
 {
 	uint32_t pid = rd->stream->pid;
 	uint64_t off;
-	char line[1024];
-	size_t n;
+	char line[LINE_MAX];
+	struct tk_obuf o;
 
+	line_start(&o, line, sizeof(line), prefix, plen, "function:             ");
 	/* in this order: both may use v->num */
-	n = put_text(line, 0, sizeof(line), name_of(v, pid, rd->values[0].u, &off), " <-");
-	n = put_text(line, n, sizeof(line), caller_of(v, pid, rd->values[1].u, &off), "");
-	emit(prefix, plen, "function:             ", line, n);
+	tk_oput_cut(&o, name_of(v, pid, rd->values[0].u, &off), " <-");
+	tk_oput_cut(&o, caller_of(v, pid, rd->values[1].u, &off), "");
+	report_line_end(&o);
 }
 
 static void show_stack(struct ftrace_view *v, const struct tk_stream_reader *rd,
 		       const char *prefix, size_t plen)
 {
 	const struct tk_value *b = &rd->values[0];
-	static const char head[] = "<user stack trace>";
+	char line[LINE_MAX];
+	struct tk_obuf o;
 
-	emit(prefix, plen, "user_stack:           ", head, sizeof(head) - 1);
+	line_start(&o, line, sizeof(line), prefix, plen, "user_stack:           ");
+	tk_oputs(&o, "<user stack trace>");
+	report_line_end(&o);
 	for (uint32_t i = 0; i + 8 <= b->len; i += 8) {
 		uint64_t a, off;
 		const char *name;
 
 		memcpy(&a, b->str + i, 8);
+		char where[TK_NUM_MAX + 4];
+		struct tk_obuf w;
+
+		memcpy(&a, b->str + i, 8);
 		name = caller_of(v, rd->stream->pid, a, &off);
-		if (name == v->num) /* no symbol: the address alone */
-			printf(" => %s\n", name);
-		else
-			printf(" => %s+0x%" PRIx64 "\n", name, off);
+		tk_obuf_init(&w, where, sizeof(where));
+		if (name != v->num) { /* no symbol: the address alone */
+			tk_oput(&w, "+0x", 3);
+			tk_ohex(&w, off);
+		}
+		where[w.n] = '\0';
+		line_start(&o, line, sizeof(line), " => ", 4, "");
+		tk_oput_cut(&o, name, where);
+		report_line_end(&o);
+	}
+}
+
+/* --ustack with user events: as the kernel's user stacks print, cut
+ * where the frame-pointer walk stops being the stack. */
+static void show_event_stack(struct ftrace_view *v, const struct tk_stream_reader *rd,
+			     const char *prefix, size_t plen)
+{
+	const struct tk_value *b = &rd->values[0];
+	uint32_t pid = rd->stream->pid;
+	uint64_t addr[TK_USTACK_FRAMES];
+	char line[LINE_MAX];
+	struct tk_obuf o;
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i + 8 <= b->len && n < TK_USTACK_FRAMES; i += 8)
+		memcpy(&addr[n++], b->str + i, 8);
+	if (v->check)
+		n = tk_ustack_trusted(v->check, pid, addr, n, false);
+	line_start(&o, line, sizeof(line), prefix, plen, "user_stack:           ");
+	tk_oputs(&o, "<user stack trace>");
+	report_line_end(&o);
+	for (unsigned i = 0; i < n; i++) {
+		const char *object = tk_symbols_object(v->syms, pid, addr[i]);
+		char where[TK_NUM_MAX + 4 + 512];
+		uint64_t off;
+		const char *name = caller_of(v, pid, addr[i], &off);
+		struct tk_obuf w;
+
+		tk_obuf_init(&w, where, sizeof(where) - 1);
+		if (name != v->num) { /* no symbol: the address alone */
+			tk_oput(&w, "+0x", 3);
+			tk_ohex(&w, off);
+		}
+		if (object) {
+			tk_oput(&w, " (", 2);
+			tk_oputs(&w, object);
+			tk_oput(&w, ")", 1);
+		}
+		where[w.n] = '\0';
+		line_start(&o, line, sizeof(line), " => ", 4, "");
+		tk_oput_cut(&o, name, where);
+		report_line_end(&o);
 	}
 }
 
@@ -387,6 +448,9 @@ void ftrace_view_event(struct ftrace_view *v, struct tk_stream_reader *rd,
 	case TK_FT_STACK:
 		show_stack(v, rd, prefix, plen);
 		break;
+	case TK_FT_EVENT_STACK:
+		show_event_stack(v, rd, prefix, plen);
+		break;
 	default:
 		break;
 	}
@@ -416,6 +480,7 @@ void ftrace_view_close(struct ftrace_view *v)
 	for (unsigned i = 0; v->thread && i < v->t->nstreams; i++)
 		free(v->thread[i].call);
 	free(v->thread);
+	tk_ustack_check_free(v->check);
 	tk_symbols_free(v->syms);
 	free(v);
 }

@@ -18,10 +18,13 @@
 #include "cli.h"
 #include "common/clock.h"
 #include "common/filter.h"
+#include "format/kernel-fields.h"
 #include "format/kernel-print.h"
 #include "format/kernel-read.h"
 #include "common/pattern.h"
 #include "report.h"
+#include "format/symbols.h"
+#include "format/ustack-check.h"
 
 #define COMM_CACHE 4096 /* pids whose comm is cached, a power of two */
 
@@ -31,9 +34,8 @@ struct kevent {
 	size_t name_len;
 	bool shown;
 	struct tk_filter *filter;
-	/* the fields the filter sees, and where they are in a record */
-	struct tk_field_desc *fields;
-	struct tep_format_field **tfields;
+	struct tk_kfields kf; /* the record's fields */
+	struct tk_field_desc *fields; /* kf's, then common_comm, common_cpu */
 	unsigned nfields;
 	struct tk_kprint *print;
 	uint64_t count;
@@ -63,75 +65,27 @@ struct report_kernel {
 	bool unknown_lost;  /* a page said "lost" without a count */
 };
 
-/* The common fields of report_common_fields() that the kernel's records
- * lack (common_pid they have): their descriptors at @d, NULL at @t. */
-static unsigned add_pseudo_fields(struct tk_field_desc *d,
-				  struct tep_format_field **t)
-{
-	struct tk_field_desc *all = report_common_fields(NULL, 0);
-	unsigned n = 0;
-
-	for (unsigned i = 0; all && i < REPORT_COMMON_FIELDS; i++) {
-		if (!strcmp(all[i].name, "common_pid"))
-			continue;
-		d[n] = all[i];
-		t[n++] = NULL;
-	}
-	free(all);
-	return n;
-}
-
-/* The event's fields as the filter knows them (integers, char arrays,
- * dynamic strings, and common_comm, common_cpu); others cannot be named
- * in a filter. */
+/* The event's fields as the filter knows them: the record's
+ * (kernel-fields.h), then common_comm and common_cpu, which it lacks
+ * (report_common_fields(); common_pid it has). */
 static int filter_fields(struct kevent *e)
 {
-	struct tep_format_field **all[2] = { tep_event_common_fields(e->ev),
-					      tep_event_fields(e->ev) };
-	unsigned n = 0;
-	int ret = 0;
+	struct tk_field_desc *common = report_common_fields(NULL, 0);
+	int ret = -ENOMEM;
 
-	for (int pass = 0; pass < 2; pass++)
-		for (struct tep_format_field **f = all[pass]; f && *f; f++)
-			n++;
-	n += REPORT_COMMON_FIELDS;
-	e->fields = calloc(n + 1, sizeof(*e->fields));
-	e->tfields = calloc(n + 1, sizeof(*e->tfields));
-	if (!e->fields || !e->tfields) {
-		ret = -ENOMEM;
+	if (!common || tk_kfields_init(&e->kf, e->ev) < 0)
 		goto out;
-	}
-	for (int pass = 0; pass < 2; pass++) {
-		for (struct tep_format_field **fp = all[pass]; fp && *fp; fp++) {
-			struct tep_format_field *f = *fp;
-			struct tk_field_desc *d = &e->fields[e->nfields];
-
-			if (f->flags & TEP_FIELD_IS_DYNAMIC) {
-				if (!(f->flags & TEP_FIELD_IS_STRING))
-					continue;
-				d->kind = TK_KIND_STRING;
-			} else if (f->flags & TEP_FIELD_IS_ARRAY) {
-				if (!(f->flags & TEP_FIELD_IS_STRING) || f->size <= 0)
-					continue;
-				d->kind = TK_KIND_CHARS;
-				d->array_len = (uint32_t)f->size;
-			} else if (f->size == 1 || f->size == 2 || f->size == 4 ||
-				   f->size == 8) {
-				d->kind = f->flags & TEP_FIELD_IS_SIGNED ? TK_KIND_INT
-									 : TK_KIND_UINT;
-				d->size = (uint8_t)f->size;
-			} else {
-				continue;
-			}
-			snprintf(d->name, sizeof(d->name), "%s", f->name);
-			e->tfields[e->nfields++] = f;
-		}
-	}
-	/* common_comm and common_cpu: not in the record (tfields NULL) */
-	e->nfields += add_pseudo_fields(e->fields + e->nfields, e->tfields + e->nfields);
+	e->fields = calloc(e->kf.nfields + REPORT_COMMON_FIELDS, sizeof(*e->fields));
+	if (!e->fields)
+		goto out;
+	memcpy(e->fields, e->kf.fields, e->kf.nfields * sizeof(*e->fields));
+	e->nfields = e->kf.nfields;
+	for (unsigned i = 0; i < REPORT_COMMON_FIELDS; i++)
+		if (strcmp(common[i].name, "common_pid"))
+			e->fields[e->nfields++] = common[i];
+	ret = 0;
 out:
-	free(all[0]);
-	free(all[1]);
+	free(common);
 	return ret;
 }
 
@@ -140,59 +94,16 @@ out:
 static bool record_values(struct report_kernel *rk, struct kevent *e,
 			  const struct tk_kernel_cpu *c)
 {
-	const unsigned char *data = c->data;
-	unsigned size = c->data_size;
+	struct tk_value *v = rk->values + e->kf.nfields;
+	const char *comm;
 
-	for (unsigned i = 0; i < e->nfields; i++) {
-		const struct tep_format_field *f = e->tfields[i];
-		struct tk_value *v = &rk->values[i];
-		unsigned off;
-
-		if (!f) { /* common_comm, common_cpu */
-			if (e->fields[i].kind == TK_KIND_STRING) {
-				v->str = tep_data_comm_from_pid(rk->k.tep,
-								tk_kernel_pid(&rk->k, data));
-				v->len = (uint32_t)strlen(v->str);
-			} else {
-				v->u = c->cpu;
-			}
-			continue;
-		}
-		off = (unsigned)f->offset;
-		if (off + (unsigned)f->size > size)
-			return false;
-		switch (e->fields[i].kind) {
-		case TK_KIND_INT:
-		case TK_KIND_UINT: {
-			uint64_t u = 0;
-
-			memcpy(&u, data + off, (size_t)f->size);
-			if (e->fields[i].kind == TK_KIND_INT && f->size < 8 &&
-			    (u >> (f->size * 8 - 1)) & 1)
-				u |= ~0ull << (f->size * 8);
-			v->u = u;
-			break;
-		}
-		case TK_KIND_CHARS:
-			v->str = (const char *)data + off;
-			v->len = (uint32_t)strnlen(v->str, (size_t)f->size);
-			break;
-		default: { /* __data_loc: u16 offset, u16 length */
-			uint32_t loc;
-			unsigned o, l;
-
-			memcpy(&loc, data + off, 4);
-			o = loc & 0xffff;
-			l = loc >> 16;
-			if (f->flags & TEP_FIELD_IS_RELATIVE)
-				o += off + 4;
-			if (o + l > size)
-				return false;
-			v->str = (const char *)data + o;
-			v->len = (uint32_t)strnlen(v->str, l);
-		}
-		}
-	}
+	if (!tk_kfields_values(&e->kf, c->data, c->data_size, rk->values))
+		return false;
+	/* common_comm, common_cpu: in filter_fields' order */
+	comm = tep_data_comm_from_pid(rk->k.tep, tk_kernel_pid(&rk->k, c->data));
+	v[0].str = comm;
+	v[0].len = (uint32_t)strlen(comm);
+	v[1].u = c->cpu;
 	return true;
 }
 
@@ -282,11 +193,20 @@ int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 		free(rk);
 		return -1;
 	}
+	if (o->who && o->who->trace)
+		tk_kernel_name_threads(&rk->k, o->who->trace);
 	trace_seq_init(&rk->seq);
 	rk->env.tep = rk->k.tep;
 	rk->env.sym_addr = tk_kernel_symbol_addr;
 	rk->env.sym_ctx = &rk->k;
 	rk->env.syms = calloc(1, sizeof(*rk->env.syms));
+	/* user stacks (--ustack) are named from the trace's symbols/ */
+	if (tk_symbols_load(dir, &rk->env.user_syms, err, sizeof(err)) < 0 ||
+	    !(rk->env.user_check = tk_ustack_check_new(rk->env.user_syms))) {
+		tk_error("out of memory reading '%s/symbols'", dir);
+		report_kernel_close(rk);
+		return -1;
+	}
 	if (rk->k.clock[0] &&
 	    strcmp(rk->k.clock, o->clock->tsc ? TK_KCLOCK_TSC : TK_KCLOCK_MONO))
 		tk_warn("kernel events were stamped by trace_clock '%s', user events by %s: their order against each other is not exact",
@@ -326,7 +246,7 @@ struct tk_kernel *report_kernel_handle(struct report_kernel *rk)
 }
 
 /* The line's start up to the latency columns: who and CPU. */
-static size_t put_who(struct report_kernel *rk, char *line, int pid, unsigned cpu)
+static void put_who(struct report_kernel *rk, struct tk_obuf *o, int pid, unsigned cpu)
 {
 	struct comm_slot *s = &rk->comms[(unsigned)pid & (COMM_CACHE - 1)];
 
@@ -338,25 +258,26 @@ static size_t put_who(struct report_kernel *rk, char *line, int pid, unsigned cp
 	}
 	if (!s->set || s->pid != pid) {
 		const char *comm = tep_data_comm_from_pid(rk->k.tep, pid);
-		char cpu_part[16];
+		struct tk_obuf who;
 
 		s->pid = pid;
 		s->set = true;
-		/* keep the who part, without " [000] " */
-		s->len = (unsigned)(report_put_prefix(s->who, comm, strlen(comm),
-						      (uint32_t)pid, 0) -
-				    report_put_prefix_cpu(cpu_part, 0));
+		tk_obuf_init(&who, s->who, sizeof(s->who));
+		report_line_who(&who, comm, strlen(comm), (uint32_t)pid);
+		s->len = (unsigned)who.n;
 	}
-	memcpy(line, s->who, s->len);
-	return s->len + report_put_prefix_cpu(line + s->len, cpu);
+	tk_oput(o, s->who, s->len);
+	report_line_cpu(o, cpu);
 }
 
 /* irqs-off, need-resched, hardirq/softirq, preempt depth, migrate-disable
- * depth: the kernel's trace_entry flags and preempt_count byte. */
-static void put_latency(char *p, unsigned flags, unsigned pc)
+ * depth: the kernel's trace_entry flags and preempt_count byte; then a
+ * blank. */
+static void put_latency(struct tk_obuf *o, unsigned flags, unsigned pc)
 {
 	static const char hex[] = "0123456789abcdef";
 	bool hard = flags & TK_KFLAG_HARDIRQ, soft = flags & TK_KFLAG_SOFTIRQ;
+	char p[6];
 
 	p[0] = flags & TK_KFLAG_IRQS_OFF ? 'd'
 	       : flags & TK_KFLAG_IRQS_NOSUPPORT ? 'X' : '.';
@@ -364,6 +285,8 @@ static void put_latency(char *p, unsigned flags, unsigned pc)
 	p[2] = hard && soft ? 'H' : hard ? 'h' : soft ? 's' : '.';
 	p[3] = pc & 0xf ? hex[pc & 0xf] : '.';
 	p[4] = pc >> 4 ? hex[pc >> 4] : '.';
+	p[5] = ' ';
+	tk_oput(o, p, sizeof(p));
 }
 
 /* trace-cmd's words for events lost before this one */
@@ -382,7 +305,7 @@ bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 	struct kevent *e = id >= 0 && (unsigned)id < rk->nids && rk->events[id].ev
 				   ? &rk->events[id] : &rk->unknown;
 	char line[16384];
-	size_t n, room;
+	struct tk_obuf o;
 	int pid;
 
 	if (c->missed) {
@@ -408,31 +331,25 @@ bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 		e->count++;
 		return true;
 	}
-	n = put_who(rk, line, pid, c->cpu);
-	put_latency(line + n, tk_kernel_flags(&rk->k, c->data),
+	report_line_start(&o, line, sizeof(line));
+	put_who(rk, &o, pid, c->cpu);
+	put_latency(&o, tk_kernel_flags(&rk->k, c->data),
 		    tk_kernel_preempt(&rk->k, c->data));
-	n += 5;
-	line[n++] = ' ';
-	n += report_put_time(rk->o.clock, rk->o.ts, c->ts, line + n);
-	line[n++] = ':';
-	line[n++] = ' ';
-	memcpy(line + n, e->name, e->name_len);
-	n += e->name_len;
-	line[n++] = ':';
-	line[n++] = ' ';
-	room = sizeof(line) - n - 1;
+	report_line_time(&o, rk->o.clock, rk->o.ts, c->ts);
+	tk_oput(&o, ": ", 2);
+	tk_oput(&o, e->name, e->name_len);
+	tk_oput(&o, ": ", 2);
 	if (e->print) {
 		if (!rk->k.symbols_loaded && tk_kprint_needs_symbols(e->print))
 			tk_kernel_load_symbols(&rk->k);
-		n += tk_kprint_format(e->print, &rk->seq, c->data, c->data_size,
-				      c->cpu, c->ts, line + n, room);
+		tk_ogrew(&o, tk_kprint_format(e->print, &rk->seq, c->data, c->data_size,
+					      c->cpu, c->ts, tk_otail(&o), tk_oleft(&o)));
 	} else {
-		int len = snprintf(line + n, room, "[unknown event id %d]", id);
-
-		n += len > 0 && (size_t)len < room ? (size_t)len : 0;
+		tk_oputs(&o, "[unknown event id ");
+		tk_odec(&o, id);
+		tk_oput(&o, "]", 1);
 	}
-	line[n++] = '\n';
-	fwrite_unlocked(line, 1, n, stdout);
+	report_line_end(&o);
 	return true;
 }
 
@@ -502,8 +419,8 @@ void report_kernel_close(struct report_kernel *rk)
 		struct kevent *e = &rk->events[id];
 
 		free(e->name);
+		tk_kfields_free(&e->kf);
 		free(e->fields);
-		free(e->tfields);
 		tk_filter_free(e->filter);
 		tk_kprint_free(e->print);
 	}
@@ -512,6 +429,8 @@ void report_kernel_close(struct report_kernel *rk)
 	free(rk->values);
 	trace_seq_destroy(&rk->seq);
 	free(rk->env.syms);
+	tk_ustack_check_free(rk->env.user_check);
+	tk_symbols_free(rk->env.user_syms);
 	tk_kernel_close(&rk->k);
 	free(rk);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * report-select.c - which events report shows (report.h): --events
- * patterns, --pid/--tid/--comm, the fields every event offers -F
+ * patterns, --ts, --pid/--tid/--comm, the fields every event offers -F
  * (common_pid, common_comm, common_cpu), --from/--to, and which event's
  * error a bad -F is shown for.
  */
@@ -24,6 +24,21 @@ bool report_selected(const char *const *patterns, unsigned n, const char *name)
 		if (tk_pattern_match(patterns[i], name))
 			return true;
 	return false;
+}
+
+int report_parse_ts(const char *arg, enum ts_mode *mode, bool delta)
+{
+	static const char *const words[] = { "mono", "raw", "real", "start", "delta" };
+
+	for (unsigned i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		if (strcmp(arg, words[i]) || (i == TS_DELTA && !delta))
+			continue;
+		*mode = (enum ts_mode)i;
+		return 0;
+	}
+	tk_error("--ts '%s': use mono, real, raw%s", arg,
+		 delta ? ", start or delta" : " or start");
+	return -1;
 }
 
 void report_filter_note(struct report_filter_result *fr, const char *event,

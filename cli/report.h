@@ -1,16 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * report.h - what the parts of `tracekit report` share: the line prefix
- * (who, CPU, time) that user and kernel lines have in common, and the
- * kernel side's entry points (report-kernel.c).
- *
- * A kernel line, and a user line of a trace that has kernel events:
- *
- *         sleep-4242 [001] d..2. 5123.456789: sched:sched_switch: ...
- *    worker-4243 [000]       5123.456790: app:request: id=1
- *
- * The five latency columns (irqs-off, need-resched, hardirq/softirq,
- * preempt depth, migrate-disable depth) are blank on user lines.
+ * report.h - what the parts of `tracekit report` share besides their
+ * lines (report-line.h): the selection of events (--from, --to, --pid,
+ * --tid, --comm, -F's common fields; report-select.c) and the kernel
+ * side's entry points (report-kernel.c).
  */
 #ifndef TK_REPORT_H
 #define TK_REPORT_H
@@ -19,26 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/filter.h"
-#include "format/number.h"
 #include "format/trace.h"
-
-/* --ts: seconds of CLOCK_MONOTONIC, clock ticks, seconds since the epoch,
- * seconds since the trace's first event, since the line before. */
-enum ts_mode { TS_MONO, TS_RAW, TS_REAL, TS_START, TS_DELTA };
-
-/* "COMM-TID" right-aligned in 16 columns, then " [CPU] " (3 digits). */
-size_t report_put_prefix(char *buf, const char *comm, size_t comm_len,
-			 uint32_t tid, uint32_t cpu);
-
-/* Its " [CPU] " part alone. */
-size_t report_put_prefix_cpu(char *buf, uint32_t cpu);
-
-/* The timestamp of the line being printed as --ts asks:
- * seconds.microseconds or raw ticks.  TS_START counts from the origin set
- * by report_time_origin(), TS_DELTA from the previous line's time. */
-size_t report_put_time(const struct tk_trace_clock *c, enum ts_mode mode,
-		       uint64_t ts, char *buf);
-void report_time_origin(uint64_t ts);
+#include "report-line.h"
 
 /* --from T, --to T: a bound in the terms of the clock it was given in
  * (as --ts prints, or since the first event). */
@@ -60,6 +35,10 @@ uint64_t report_bound_time(const struct tk_trace_clock *c, uint64_t first,
 /* "12,34" of option @opt added to *ids[*n]; -1 (said) if it is not a
  * list of ids. */
 int report_ids_parse(const char *opt, const char *arg, uint32_t **ids, unsigned *n);
+
+/* --ts's word (mono, raw, real, start, and delta if @delta) into
+ * *mode; -1 after saying what is wrong. */
+int report_parse_ts(const char *arg, enum ts_mode *mode, bool delta);
 
 /* True when --events selects @name (no pattern: every event). */
 bool report_selected(const char *const *patterns, unsigned n, const char *name);

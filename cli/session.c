@@ -213,6 +213,7 @@ static int send_config(struct rec_session *s, struct rec_process *p)
 	m->pool_max = o->pool_max;
 	m->block_ms = o->block_ms;
 	m->flags = (o->follow_fork ? TK_CONFIG_FOLLOW_FORK : 0) |
+		   (o->user_stack ? TK_CONFIG_USER_STACK : 0) |
 		   (s->clock.tsc ? 0 : TK_CONFIG_CLOCK_MONO);
 	m->nrules = o->nrules;
 	for (unsigned i = 0; i < o->nrules; i++) {
@@ -493,13 +494,6 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 		fds[0] = fds[1] = -1;
 		break;
 	}
-	case TK_MSG_MAPPED:
-		if ((size_t)n < sizeof(struct tk_msg_made)) {
-			ret = -EPROTO;
-			break;
-		}
-		consumer_mapped(p, ((const struct tk_msg_made *)buf)->chunks);
-		break;
 	case TK_MSG_NOBUF: {
 		const struct tk_msg_nobuf *nb = (const void *)buf;
 
@@ -642,6 +636,14 @@ bool session_heard_from(const struct rec_session *s)
 {
 	for (unsigned i = 0; i < s->nprocs; i++)
 		if (s->procs[i]->hello)
+			return true;
+	return false;
+}
+
+bool session_configured(const struct rec_session *s)
+{
+	for (unsigned i = 0; i < s->nprocs; i++)
+		if (s->procs[i]->configured)
 			return true;
 	return false;
 }

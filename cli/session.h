@@ -71,7 +71,9 @@ struct rec_options {
 	} kernel_funcs, bare_funcs;
 	unsigned max_graph_depth;     /* --max-graph-depth, 0: no limit */
 	bool func_stack;              /* --func-stack: user call stacks */
+	bool no_libcall;              /* --no-libcall: not library calls */
 	bool kernel_stack;            /* --stack: kernel stack per event */
+	bool user_stack;              /* --ustack: user stack per kernel event */
 	bool only_command;            /* -F: kernel events of CMD and children */
 	uint32_t kernel_buffer_kb;    /* --kernel-buffer, per CPU; 0: the
 				       * kernel's default */
@@ -99,7 +101,8 @@ struct rec_stream {
 	uint32_t index;           /* its descriptor in the arena */
 	struct tk_rb_stream *desc;
 	uint32_t tid;
-	char comm[17];
+	char comm[17];      /* its name as last read (record-watch.c) */
+	char made_comm[17]; /* its name when its descriptor was taken */
 	uint64_t submitted; /* packets read from their slots (consumed) */
 	unsigned inflight;  /* writes not completed */
 	int out_fd;
@@ -136,8 +139,7 @@ struct rec_arena {
 	uint32_t target, made;
 	uint32_t premapped, premap_to; /* the process's chunks [0, premap_to)
 					* mapped here: [0, premapped) done */
-	uint32_t told, mapped;     /* chunks the process was told were made
-				    * (MADE), and says it has mapped (MAPPED) */
+	uint32_t told;             /* chunks the process was told were made */
 	bool making;
 	struct rec_arena *make_next; /* the maker's list of work */
 	bool in_make_list;
@@ -223,6 +225,8 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd);
  * times writers woke it. */
 void session_print_work(const struct rec_session *s, FILE *f);
 /* Whether any process said HELLO. */
+/* Whether any process was sent its CONFIG (it records). */
+bool session_configured(const struct rec_session *s);
 bool session_heard_from(const struct rec_session *s);
 /* Number of processes still connected. */
 unsigned session_connected(const struct rec_session *s);
@@ -259,8 +263,6 @@ void consumer_process_gone(struct rec_session *s, struct rec_process *p);
 void consumer_process_free(struct rec_session *s, struct rec_process *p);
 /* Events @p lost with no buffer (its arena's count and NOBUF's). */
 uint64_t consumer_lost_nobuf(const struct rec_process *p);
-/* The process says it has mapped the pool's first @chunks (MAPPED). */
-void consumer_mapped(struct rec_process *p, uint32_t chunks);
 /* The times writers woke us, in every arena so far (bounded). */
 uint64_t consumer_wakeups(const struct rec_session *s);
 /* Write every packet the writers have closed (discard mode); returns how
@@ -275,6 +277,9 @@ int consumer_sleep_begin(struct rec_session *s, int timeout_us);
 void consumer_sleep_end(struct rec_session *s);
 /* Write what is left, open packets included (at stop or process death). */
 void consumer_flush_all(struct rec_session *s);
+/* A thread gone: name @st after what it wrote into its stream descriptor
+ * when it ended (lib/stream.c, stream_name_final), if it wrote anything. */
+void consumer_header_name(struct rec_stream *st);
 void consumer_stream_stats(const struct rec_stream *st,
 			   struct tk_trace_stream *out);
 /* Events, bytes and lost of @st so far, added to the three counts. */

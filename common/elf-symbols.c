@@ -261,6 +261,32 @@ int tk_elf_syms_read(const char *path, uint64_t bias, unsigned flags,
 	return 0;
 }
 
+int tk_elf_map_bias(const char *path, uint64_t addr, uint64_t pgoff, uint64_t page,
+		    uint64_t *bias)
+{
+	struct elf_file f;
+	const Elf64_Ehdr *eh;
+	int err = elf_map(path, &f);
+
+	if (err)
+		return err;
+	eh = f.eh;
+	err = -ENOENT;
+	if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff % 8 ||
+	    !in_file(&f, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)))
+		err = -ENOEXEC;
+	for (unsigned i = 0; err == -ENOENT && i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const Elf64_Phdr *)(const void *)(f.map + eh->e_phoff) + i;
+
+		if (ph->p_type == PT_LOAD && (ph->p_offset & ~(page - 1)) == pgoff) {
+			*bias = addr - (ph->p_vaddr & ~(page - 1));
+			err = 0;
+		}
+	}
+	munmap((void *)f.map, f.size);
+	return err;
+}
+
 void tk_elf_syms_free(struct tk_elf_syms *e)
 {
 	free(e->entries);

@@ -66,6 +66,13 @@ int tk_elf_syms_read(const char *path, uint64_t bias, unsigned flags,
 		     struct tk_elf_syms *out);
 void tk_elf_syms_free(struct tk_elf_syms *e);
 
+/* The load bias of @path mapped at @addr from file offset @pgoff (a
+ * multiple of @page): the loadable segment that starts on that page
+ * gives its link-time address.  Returns 0, -ENOENT when no segment
+ * starts there, -ENOEXEC or -errno as tk_elf_syms_read. */
+int tk_elf_map_bias(const char *path, uint64_t addr, uint64_t pgoff, uint64_t page,
+		    uint64_t *bias);
+
 /* The function containing @addr (a symbol of size 0 holds one byte),
  * or NULL. */
 const struct tk_elf_func *tk_elf_func_at(const struct tk_elf_syms *e,

@@ -41,7 +41,6 @@ enum tk_msg_type {
 	TK_MSG_ARENA = 9,
 	TK_MSG_NOBUF = 12,
 	TK_MSG_MADE = 13,   /* recorder -> process: pool chunks made */
-	TK_MSG_MAPPED = 14, /* process -> recorder: ... and mapped by it */
 };
 
 struct tk_msg {
@@ -84,10 +83,10 @@ struct tk_msg_arena {
 };
 
 /* MADE: the recorder has made the pool's chunks [0, chunks) (in its own
- * mapping of the pool memfd).  The process maps them in its own (its
- * control thread, MADV_POPULATE_WRITE: a writer never takes a page fault
- * on a chunk) and answers MAPPED with as many as it has mapped; only
- * then does the recorder put them in the free ring. */
+ * mapping of the pool memfd) and offers them to the writers.  The
+ * process's control thread maps them in its own mapping
+ * (MADV_POPULATE_WRITE), so that a writer seldom takes a page fault on a
+ * chunk. */
 struct tk_msg_made {
 	struct tk_msg m;
 	uint32_t chunks;
@@ -108,7 +107,8 @@ struct tk_msg_nobuf {
 enum tk_config_flags {
 	TK_CONFIG_FOLLOW_FORK = 1u << 0,
 	TK_CONFIG_FUNCTRACE = 1u << 1, /* function tracer options follow */
-	TK_CONFIG_CLOCK_MONO = 1u << 2, /* stamp events with CLOCK_MONOTONIC */
+	TK_CONFIG_USER_STACK = 1u << 2, /* each user event's stack (--ustack) */
+	TK_CONFIG_CLOCK_MONO = 1u << 3, /* stamp events with CLOCK_MONOTONIC */
 };
 
 /* Followed by nrules rules, each "pattern\0filter\0" (filter may be ""),
@@ -140,7 +140,7 @@ struct tk_msg_module {
 	uint32_t cyg;      /* built with -finstrument-functions */
 	uint8_t build_id[20];
 	uint32_t build_id_len;
-	uint32_t pad;
+	uint32_t libcalls; /* GOT slots hooked (library calls) */
 };
 
 struct tk_msg_error {

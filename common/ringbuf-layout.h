@@ -175,11 +175,15 @@ struct tk_rb_stream {
 	/* set by the writer when it takes the descriptor */
 	uint32_t state; /* enum tk_rb_state, release stores */
 	uint32_t tid;
-	char comm[16];
+	char comm[16]; /* the thread's name at birth */
 	uint32_t pid;
 	/* 1 while the inline page holds a packet not yet written: set by
 	 * the writer when it opens one there, cleared by the recorder */
 	uint32_t inline_busy;
+	/* the thread's name when it ends (lib/stream.c stream_name_final),
+	 * 0 before: two relaxed atomic words, read by the recorder while
+	 * the thread may still write them */
+	uint64_t comm_last[2];
 
 	/* written by the writer, at packet boundaries */
 	uint64_t lost_full __attribute__((aligned(64))); /* no free slot or chunk */

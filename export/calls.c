@@ -49,6 +49,9 @@ enum tk_ft_kind tk_ft_kind_of(const struct tk_event_info *ev)
 	if (!strcmp(ev->name, "user_stack") && ev->nfields == 1 &&
 	    ev->fields[0].kind == TK_KIND_BYTES)
 		return TK_FT_STACK;
+	if (!strcmp(ev->name, "event_stack") && ev->nfields == 1 &&
+	    ev->fields[0].kind == TK_KIND_BYTES)
+		return TK_FT_EVENT_STACK;
 	return TK_FT_NONE;
 }
 
@@ -223,6 +226,11 @@ const char *tk_calls_name(struct tk_calls *c, uint32_t pid, uint64_t addr)
 	c->cache[h].addr = addr;
 	c->cache[h].name = name;
 	return name;
+}
+
+struct tk_symbols *tk_calls_symbols(struct tk_calls *c)
+{
+	return c->syms;
 }
 
 const char *tk_calls_caller(struct tk_calls *c, uint32_t pid, uint64_t ret)

@@ -25,6 +25,8 @@ enum tk_ft_kind {
 	TK_FT_ENTRY,    /* ftrace:funcgraph_entry {func, depth} */
 	TK_FT_EXIT,     /* ftrace:funcgraph_exit {func, depth} */
 	TK_FT_STACK,    /* ftrace:user_stack {stack}: callers of the last entry */
+	TK_FT_EVENT_STACK, /* ftrace:event_stack {stack}: the frame-pointer
+			    * walk after a user event (record --ustack) */
 };
 
 enum tk_ft_kind tk_ft_kind_of(const struct tk_event_info *ev);
@@ -38,6 +40,7 @@ struct tk_call {
 };
 
 struct tk_calls;
+struct tk_symbols;
 
 /* A call has ended at @end_ts (@finished: by its own exit). */
 typedef int (*tk_call_closed_fn)(void *ctx, const struct tk_trace_stream *s,
@@ -74,5 +77,7 @@ int tk_calls_finish(struct tk_calls *c);
  * address @ret is in.  Unknown: "0x..." (valid until the next call). */
 const char *tk_calls_name(struct tk_calls *c, uint32_t pid, uint64_t addr);
 const char *tk_calls_caller(struct tk_calls *c, uint32_t pid, uint64_t ret);
+/* The trace's symbols the names come from (owned by @c). */
+struct tk_symbols *tk_calls_symbols(struct tk_calls *c);
 
 #endif /* TK_EXPORT_CALLS_H */

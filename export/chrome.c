@@ -276,9 +276,8 @@ static const char *process_comm(struct chrome *ch, uint32_t pid)
 	return "?";
 }
 
-/* The kernel's name for @tid (saved at the end of the recording: a
- * thread named after its stream was made is known by its last name),
- * else its stream's. */
+/* @tid's name: the kernel's table, which gives a thread with a stream its
+ * manifest name (tk_kernel_name_threads), else its stream's. */
 static const char *thread_comm(struct chrome *ch, uint32_t tid)
 {
 	const struct tk_trace *t = ch->x->trace;
@@ -503,6 +502,7 @@ static int chrome_user_event(struct tk_export *x, struct tk_stream_reader *rd)
 	case TK_FT_EXIT:
 		return tk_calls_exit(ch->calls, rd);
 	case TK_FT_STACK:
+	case TK_FT_EVENT_STACK:
 		tk_calls_seen(ch->calls, s, rd->ts);
 		return 0;
 	case TK_FT_FUNCTION:

@@ -26,6 +26,7 @@ const struct tk_export_ops *const tk_export_formats[] = {
 	&tk_export_chrome,
 	&tk_export_folded,
 	&tk_export_svg,
+	&tk_export_tracedat,
 	NULL,
 };
 
@@ -48,6 +49,25 @@ int tk_export_error(struct tk_export *x, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -EINVAL;
+}
+
+void tk_export_warn(struct tk_export *x, const char *fmt, ...)
+{
+	char *line, *all;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (asprintf(&all, "%s%s%s", x->warning ? x->warning : "",
+		     x->warning ? "\n" : "", line) >= 0) {
+		free(x->warning);
+		x->warning = all;
+	}
+	free(line);
 }
 
 uint64_t tk_export_ns_delta(const struct tk_export *x, uint64_t d)
@@ -183,18 +203,23 @@ static void progress_show(struct progress *p, const struct tk_export *x,
 }
 
 /* Per user stream: its loss counter and last timestamp, to tell the
- * format where events were lost (packets count them: events_discarded). */
+ * format where events were lost (packets count them: events_discarded);
+ * whether the selection left it out. */
 struct stream_seen {
 	uint64_t discarded, last_ts;
 	bool any;
+	bool out;
 };
 
 static int user_event(struct tk_export *x, struct tk_merge *m,
 		      struct stream_seen *seen, struct tk_stream_reader *rd)
 {
+	const struct tk_export_select *sel = x->opts->select;
 	struct stream_seen *s = &seen[rd - m->readers];
 	int ret;
 
+	if (s->out)
+		return 0;
 	if (rd->discarded > s->discarded && x->ops->user_lost) {
 		ret = x->ops->user_lost(x, rd->stream, s->any ? s->last_ts : 0, rd->ts,
 					rd->discarded - s->discarded);
@@ -205,6 +230,9 @@ static int user_event(struct tk_export *x, struct tk_merge *m,
 		s->discarded = rd->discarded;
 	s->last_ts = rd->ts;
 	s->any = true;
+	if (sel && sel->user && !sel->user(sel->arg, x, rd))
+		return 0;
+	x->kept++;
 	return x->ops->user_event ? x->ops->user_event(x, rd) : 0;
 }
 
@@ -218,7 +246,7 @@ static int user_lost_at_end(struct tk_export *x, struct tk_merge *m,
 		uint64_t lost = tk_stream_lost(s);
 		int ret;
 
-		if (lost <= seen[i].discarded)
+		if (seen[i].out || lost <= seen[i].discarded)
 			continue;
 		ret = x->ops->user_lost(x, s, seen[i].any ? seen[i].last_ts : 0, 0,
 					lost - seen[i].discarded);
@@ -238,6 +266,7 @@ struct cpu_seen {
 static int kernel_event(struct tk_export *x, struct cpu_seen *seen,
 			struct tk_kernel_cpu *c)
 {
+	const struct tk_export_select *sel = x->opts->select;
 	struct cpu_seen *s = &seen[c - x->kernel->cpus];
 	int ret;
 
@@ -251,6 +280,9 @@ static int kernel_event(struct tk_export *x, struct cpu_seen *seen,
 	if (!s->first)
 		s->first = c->ts;
 	s->last = c->ts;
+	if (sel && sel->kernel && !sel->kernel(sel->arg, x, c))
+		return 0;
+	x->kept++;
 	return x->ops->kernel_event ? x->ops->kernel_event(x, c) : 0;
 }
 
@@ -277,6 +309,7 @@ static int kernel_lost_at_end(struct tk_export *x, const struct cpu_seen *seen)
 
 static int walk(struct tk_export *x)
 {
+	const struct tk_export_select *sel = x->opts->select;
 	struct progress prog = { x->opts->progress, 0 }; /* shown from 64 Ki events on */
 	struct stream_seen *seen = NULL;
 	struct cpu_seen *cpu = NULL;
@@ -295,6 +328,8 @@ static int walk(struct tk_export *x)
 		tk_merge_close(&m);
 		return tk_export_error(x, "out of memory");
 	}
+	for (unsigned i = 0; sel && sel->stream && i < m.nreaders; i++)
+		seen[i].out = !sel->stream(sel->arg, x, &x->trace->streams[i]);
 	while ((ret = tk_merge_next(&m, &ev, err, sizeof(err))) > 0) {
 		if (!x->events++)
 			x->first_ts = ev.ts;
@@ -312,6 +347,9 @@ static int walk(struct tk_export *x)
 	}
 	if (ret < 0 && !x->error)
 		tk_export_error(x, "%s", ret == -ENOMEM ? "out of memory" : err);
+	if (ret == 0 && sel && !x->kept)
+		ret = tk_export_error(x, "no event matched %s (%" PRIu64 " events read)",
+				      sel->what, x->events);
 	if (ret == 0)
 		ret = user_lost_at_end(x, &m, seen);
 	if (ret == 0)
@@ -324,7 +362,7 @@ static int walk(struct tk_export *x)
 }
 
 int tk_export_run(const struct tk_export_ops *ops,
-		  const struct tk_export_opts *o, char **err)
+		  const struct tk_export_opts *o, char **err, char **warn)
 {
 	static char buf[1 << 20];
 	struct tk_export x;
@@ -338,6 +376,7 @@ int tk_export_run(const struct tk_export_ops *ops,
 	memset(&trace, 0, sizeof(trace));
 	memset(&kernel, 0, sizeof(kernel));
 	*err = NULL;
+	*warn = NULL;
 	x.ops = ops;
 	x.opts = o;
 	x.out.buf = buf;
@@ -351,6 +390,7 @@ int tk_export_run(const struct tk_export_ops *ops,
 	x.trace = &trace;
 	ret = tk_kernel_open(o->dir, &kernel, why, sizeof(why));
 	if (ret == 0) {
+		tk_kernel_name_threads(&kernel, &trace);
 		x.kernel = &kernel;
 	} else if (ret != -ENOENT) {
 		if (ret == -ENOMEM)
@@ -378,6 +418,10 @@ int tk_export_run(const struct tk_export_ops *ops,
 	if (ops->free)
 		ops->free(&x);
 	*err = x.error;
+	if (ret >= 0)
+		*warn = x.warning;
+	else
+		free(x.warning);
 out_kernel:
 	tk_kernel_close(&kernel);
 out_trace:

@@ -12,7 +12,8 @@
  *   export/out.c        the output buffer and its JSON/number writers
  *   export/calls.c      the function tracer's calls per thread, named
  *   export/flame.c      call stacks merged into a tree (folded, svg)
- *   export/FORMAT.c     one format: chrome.c, folded.c, svg.c
+ *   export/FORMAT.c     one format: chrome.c, folded.c, svg.c,
+ *                       tracedat.c (with tracedat-events.c, -pages.c)
  *
  * A format sees each event once, in time order, through its ops; it keeps
  * only per-thread (or per-stack) state, so converting takes memory in
@@ -36,6 +37,25 @@
 
 struct tk_export;
 
+/* Which events a conversion keeps (convert's --events, --pid, --tid,
+ * --comm, --from, --until): the driver asks before a format sees an
+ * event, the same for every format.  A stream left out is left out
+ * whole, its losses too; losses of a kept stream or of a kernel CPU are
+ * told the format wherever they are.  Each function may be NULL (keep). */
+struct tk_export_select {
+	/* whether any event of user stream @s may be kept */
+	bool (*stream)(void *arg, const struct tk_export *x,
+		       const struct tk_trace_stream *s);
+	/* whether the current event of @rd (a kept stream) is kept */
+	bool (*user)(void *arg, const struct tk_export *x,
+		     const struct tk_stream_reader *rd);
+	/* whether the current record of kernel CPU @c is kept */
+	bool (*kernel)(void *arg, const struct tk_export *x,
+		       const struct tk_kernel_cpu *c);
+	void *arg;
+	const char *what; /* the options as given: "no event matched WHAT" */
+};
+
 /* What the user asked of `convert`; formats read the fields they know. */
 struct tk_export_opts {
 	const char *dir;     /* the trace directory */
@@ -43,13 +63,16 @@ struct tk_export_opts {
 	bool weight_calls;   /* folded, svg: weigh by calls, not self time */
 	bool stacks;         /* folded, svg: stack events, not function_graph */
 	const char *title;   /* svg: the graph's title (default: the trace) */
+	bool raw_ts;         /* tracedat: the recorded counter, not ns */
 	bool progress;       /* a progress line on stderr */
+	const struct tk_export_select *select; /* NULL: every event */
 };
 
 struct tk_export_ops {
 	const char *name;    /* --to NAME */
 	const char *summary; /* one line for --help */
 	const char *suffix;  /* appended to DIR for the default output name */
+	bool seeks;          /* writes its file with seeks: not to "-" */
 	/* Before the first event: x->trace, x->kernel and x->out are ready.
 	 * Returns 0 or -errno after tk_export_error(). */
 	int (*begin)(struct tk_export *x);
@@ -77,6 +100,7 @@ struct tk_export_ops {
 extern const struct tk_export_ops tk_export_chrome;
 extern const struct tk_export_ops tk_export_folded;
 extern const struct tk_export_ops tk_export_svg;
+extern const struct tk_export_ops tk_export_tracedat;
 
 /* The output: a buffer written to a file descriptor. */
 struct tk_out {
@@ -94,9 +118,11 @@ struct tk_export {
 	struct tk_kernel *kernel; /* NULL when the trace has none */
 	struct tk_out out;
 	void *priv; /* the format's state */
-	uint64_t first_ts, last_ts; /* of the events seen so far */
-	uint64_t events;
-	char *error; /* the first error's line */
+	uint64_t first_ts, last_ts; /* of the events read so far */
+	uint64_t events;            /* read */
+	uint64_t kept;              /* handed to the format (o->select) */
+	char *error;   /* the first error's line */
+	char *warning; /* lines to say after a conversion that went well */
 };
 
 /* The formats, NULL-terminated, and the one named @name (NULL if none). */
@@ -105,12 +131,17 @@ const struct tk_export_ops *tk_export_find(const char *name);
 
 /* Convert as @o says with @ops.  Returns 0, or -errno with the reason in
  * a line that *err (malloc'd, the caller frees) holds; the output file is
- * then not left behind. */
+ * then not left behind.  *warn (malloc'd, or NULL) holds what the format
+ * left out or changed, one line each, after a conversion that went well. */
 int tk_export_run(const struct tk_export_ops *ops,
-		  const struct tk_export_opts *o, char **err);
+		  const struct tk_export_opts *o, char **err, char **warn);
 
 /* Record the error line (the first one counts); returns -EINVAL. */
 int tk_export_error(struct tk_export *x, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Add a line to x->warning. */
+void tk_export_warn(struct tk_export *x, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* A timestamp of the trace in CLOCK_MONOTONIC nanoseconds (the trace's

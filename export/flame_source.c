@@ -10,7 +10,12 @@
  *   stacks   stacks recorded with events, 1 each: the function tracer's
  *            ftrace:user_stack (--func-stack: the callers of the function
  *            just entered, innermost first) and the kernel's
- *            ftrace:kernel_stack (--stack)
+ *            ftrace:kernel_stack (--stack) and ftrace:user_stack (--ustack:
+ *            a thread's user stack with a kernel event, named from the
+ *            trace's symbols as the function tracer's addresses are), and
+ *            ftrace:event_stack (--ustack with user events); the last two
+ *            are frame-pointer walks, cut where they stop being the
+ *            stack (format/ustack-check.h)
  * The graph is written when it has any call and --stacks was not given,
  * else the stacks.
  */
@@ -23,6 +28,7 @@
 #include <event-parse.h>
 #include "calls.h"
 #include "flame.h"
+#include "format/ustack-check.h"
 
 #define MAX_FRAMES 256
 
@@ -31,8 +37,11 @@ struct tk_flame_source {
 	struct tk_export *x;
 	struct tk_calls *calls;
 	uint64_t *last_func; /* per stream: the function last entered */
+	struct tk_ustack_check *check;
 	int kstack_id;       /* ftrace:kernel_stack's id, -1 if none */
 	unsigned kstack_size_off, kstack_caller_off;
+	int ustack_id;       /* ftrace:user_stack's (kernel's) id, -1 if none */
+	unsigned ustack_tgid_off, ustack_caller_off;
 	uint64_t ncalls;
 };
 
@@ -74,13 +83,16 @@ int tk_flame_source_begin(struct tk_export *x)
 	x->priv = fs;
 	fs->x = x;
 	fs->kstack_id = -1;
+	fs->ustack_id = -1;
 	if (tk_flame_init(&fs->graph) < 0 || tk_flame_init(&fs->stacks) < 0)
 		return tk_export_error(x, "out of memory");
 	fs->graph.unit = x->opts->weight_calls ? "calls" : "ns";
 	fs->stacks.unit = "samples";
 	fs->calls = tk_calls_new(x, graph_closed, fs);
 	fs->last_func = calloc(x->trace->nstreams + 1, sizeof(*fs->last_func));
-	if (!fs->calls || !fs->last_func)
+	if (fs->calls)
+		fs->check = tk_ustack_check_new(tk_calls_symbols(fs->calls));
+	if (!fs->calls || !fs->last_func || !fs->check)
 		return tk_export_error(x, "out of memory");
 	if (x->kernel) {
 		struct tep_event *ev = tep_find_event_by_name(x->kernel->tep, "ftrace",
@@ -88,10 +100,21 @@ int tk_flame_source_begin(struct tk_export *x)
 		struct tep_format_field *size = ev ? tep_find_field(ev, "size") : NULL;
 		struct tep_format_field *caller = ev ? tep_find_field(ev, "caller") : NULL;
 
+		struct tep_event *uev = tep_find_event_by_name(x->kernel->tep, "ftrace",
+								"user_stack");
+		struct tep_format_field *tgid = uev ? tep_find_field(uev, "tgid") : NULL;
+		struct tep_format_field *ucaller = uev ? tep_find_field(uev, "caller") : NULL;
+
 		if (size && caller && size->size == 4 && caller->offset >= 0) {
 			fs->kstack_id = ev->id;
 			fs->kstack_size_off = (unsigned)size->offset;
 			fs->kstack_caller_off = (unsigned)caller->offset;
+		}
+		if (tgid && ucaller && tgid->size == 4 && tgid->offset >= 0 &&
+		    ucaller->offset >= 0) {
+			fs->ustack_id = uev->id;
+			fs->ustack_tgid_off = (unsigned)tgid->offset;
+			fs->ustack_caller_off = (unsigned)ucaller->offset;
 		}
 	}
 	return 0;
@@ -150,6 +173,40 @@ static int user_stack(struct tk_flame_source *fs, const struct tk_stream_reader 
 	return ret;
 }
 
+/* A frame-pointer walk of process @pid, as much of it as is the stack
+ * (format/ustack-check.h). */
+static int walked_stack(struct tk_flame_source *fs, uint32_t pid, const uint64_t *addr,
+			unsigned n, bool first_is_pc)
+{
+	char *copies[MAX_FRAMES] = { NULL };
+	unsigned k = 0;
+	int ret;
+
+	n = tk_ustack_trusted(fs->check, pid, addr, n, first_is_pc);
+	for (; k < n; k++) {
+		/* names may share the calls' number buffer: keep copies */
+		copies[k] = strdup(tk_calls_caller(fs->calls, pid, addr[k]));
+		if (!copies[k])
+			break;
+	}
+	ret = add_stack(fs, (const char *const *)copies, k);
+	for (unsigned i = 0; i < k; i++)
+		free(copies[i]);
+	return ret;
+}
+
+/* --ustack with user events: the runtime's walk, from the event's call */
+static int event_stack(struct tk_flame_source *fs, const struct tk_stream_reader *rd)
+{
+	const struct tk_value *v = &rd->values[0];
+	uint64_t addr[MAX_FRAMES];
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i + 8 <= v->len && n < MAX_FRAMES; i += 8)
+		memcpy(&addr[n++], v->str + i, 8);
+	return walked_stack(fs, rd->stream->pid, addr, n, false);
+}
+
 int tk_flame_source_user(struct tk_export *x, struct tk_stream_reader *rd)
 {
 	struct tk_flame_source *fs = x->priv;
@@ -179,12 +236,32 @@ int tk_flame_source_user(struct tk_export *x, struct tk_stream_reader *rd)
 		break;
 	case TK_FT_STACK:
 		return user_stack(fs, rd);
+	case TK_FT_EVENT_STACK:
+		return event_stack(fs, rd);
 	default:
 		break;
 	}
 	tk_calls_seen(fs->calls, rd->stream, rd->ts);
 	return 0;
 }
+
+/* --ustack: the thread's return addresses, innermost first, until 0 */
+static int kernel_user_stack(struct tk_flame_source *fs, const struct tk_kernel_cpu *c)
+{
+	unsigned max = (c->data_size - fs->ustack_caller_off) / 8, n = 0;
+	uint64_t addr[MAX_FRAMES];
+	uint32_t tgid;
+
+	memcpy(&tgid, c->data + fs->ustack_tgid_off, 4);
+	while (n < max && n < MAX_FRAMES) {
+		memcpy(&addr[n], c->data + fs->ustack_caller_off + 8 * n, 8);
+		if (addr[n] == 0 || addr[n] == ~0ull)
+			break;
+		n++;
+	}
+	return walked_stack(fs, tgid, addr, n, true);
+}
+
 
 int tk_flame_source_kernel(struct tk_export *x, struct tk_kernel_cpu *c)
 {
@@ -194,8 +271,11 @@ int tk_flame_source_kernel(struct tk_export *x, struct tk_kernel_cpu *c)
 	unsigned max, n = 0;
 	int32_t count;
 
-	if (fs->kstack_id < 0 || tk_kernel_event_id(x->kernel, c->data) != fs->kstack_id ||
-	    c->data_size < fs->kstack_caller_off)
+	int id = tk_kernel_event_id(x->kernel, c->data);
+
+	if (fs->ustack_id >= 0 && id == fs->ustack_id && c->data_size >= fs->ustack_caller_off)
+		return kernel_user_stack(fs, c);
+	if (fs->kstack_id < 0 || id != fs->kstack_id || c->data_size < fs->kstack_caller_off)
 		return 0;
 	if (!x->kernel->symbols_loaded)
 		tk_kernel_load_symbols(x->kernel);
@@ -241,6 +321,7 @@ void tk_flame_source_free(struct tk_export *x)
 
 	if (!fs)
 		return;
+	tk_ustack_check_free(fs->check);
 	tk_calls_free(fs->calls);
 	tk_flame_free(&fs->graph);
 	tk_flame_free(&fs->stacks);

@@ -3,8 +3,10 @@
  * kernel-print.c - the field text of kernel events (kernel-print.h).
  *
  * Three printers:
- *   stack  ftrace's kernel_stack/user_stack: "<stack trace>" then one
- *          "\n => func+0xoff/0xsize" per caller
+ *   stack  ftrace's kernel_stack: "<stack trace>" then one
+ *          "\n => func+0xoff/0xsize" per caller; user_stack: "<user stack
+ *          trace>" then "\n => func+0xoff (object)", named from the maps
+ *          and symbols saved with the trace (format/symbols.h)
  *   fast   the print fmt compiled once into steps (kprint-compile.c),
  *          after what a libtraceevent plugin prints first or instead
  *          (kprint-plugins.c), run on the record with no trace_seq
@@ -27,8 +29,10 @@
 #include "kernel-print.h"
 #include "kprint-compile.h"
 #include "kprint-plugins.h"
+#include "symbols.h"
+#include "ustack-check.h"
 
-enum printer { PRINT_TEP, PRINT_STACK, PRINT_FAST };
+enum printer { PRINT_TEP, PRINT_STACK, PRINT_USTACK, PRINT_FAST };
 
 struct tk_kprint {
 	enum printer how;
@@ -41,7 +45,7 @@ struct tk_kprint {
 	unsigned ndyn;
 	unsigned *dyn_off; /* offsets of __data_loc words to check */
 	unsigned *dyn_rel; /* 1 for __rel_loc (relative to the word's end) */
-	unsigned stack_size_off, stack_caller_off;
+	unsigned stack_size_off, stack_caller_off, stack_tgid_off;
 	struct tk_kprog *prog;     /* NULL: the plugin prints it all */
 	struct tk_kplugin *plugin;
 };
@@ -77,20 +81,31 @@ static int scan_fields(struct tk_kprint *p)
 	return 0;
 }
 
-static bool is_stack(struct tk_kprint *p)
+/* PRINT_STACK, PRINT_USTACK, or PRINT_TEP for other events. */
+static enum printer stack_kind(struct tk_kprint *p)
 {
-	struct tep_format_field *size, *caller;
+	struct tep_format_field *size, *caller, *tgid;
+	bool user;
 
 	if (strcmp(p->ev->system, "ftrace") ||
 	    (strcmp(p->ev->name, "kernel_stack") && strcmp(p->ev->name, "user_stack")))
-		return false;
+		return PRINT_TEP;
+	user = !strcmp(p->ev->name, "user_stack");
 	size = tep_find_field(p->ev, "size");
+	tgid = tep_find_field(p->ev, "tgid");
 	caller = tep_find_field(p->ev, "caller");
 	if (!caller || caller->offset < 0)
-		return false;
+		return PRINT_TEP;
 	p->stack_size_off = size ? (unsigned)size->offset : 0;
 	p->stack_caller_off = (unsigned)caller->offset;
-	return size && size->size == 4;
+	if (user) {
+		/* no size field: the callers end at the first 0 */
+		if (!tgid || tgid->size != 4 || tgid->offset < 0)
+			return PRINT_TEP;
+		p->stack_tgid_off = (unsigned)tgid->offset;
+		return PRINT_USTACK;
+	}
+	return size && size->size == 4 ? PRINT_STACK : PRINT_TEP;
 }
 
 struct tk_kprint *tk_kprint_prepare(struct tk_kprint_env *env,
@@ -112,10 +127,10 @@ struct tk_kprint *tk_kprint_prepare(struct tk_kprint_env *env,
 	if (tep_only) {
 		p->how = PRINT_TEP;
 		p->compiled = true;
-	} else if (is_stack(p)) {
-		p->how = PRINT_STACK;
+	} else if ((p->how = stack_kind(p)) != PRINT_TEP) {
 		p->min_size = p->stack_caller_off; /* callers: as many as fit */
 		p->compiled = true;
+		p->needs_symbols = p->how == PRINT_STACK;
 	} else {
 		p->needs_symbols = ev->handler || tk_kplugin_serves(ev) ||
 				   tk_kprog_needs_symbols(ev);
@@ -191,6 +206,45 @@ static size_t print_stack(const struct tk_kprint *p, const unsigned char *data,
 			    fsize);
 		else
 			put(out, room, &n, "\n => 0x%" PRIx64, addr);
+	}
+	return n;
+}
+
+#define TK_KPRINT_USTACK_MAX 128
+
+static size_t print_user_stack(const struct tk_kprint *p, const unsigned char *data,
+			       unsigned size, char *out, size_t room)
+{
+	unsigned max = (size - p->stack_caller_off) / 8, valid = 0;
+	struct tk_symbols *syms = p->env->user_syms;
+	uint64_t addrs[TK_KPRINT_USTACK_MAX];
+	uint32_t tgid;
+	size_t n = 0;
+
+	memcpy(&tgid, data + p->stack_tgid_off, 4);
+	put(out, room, &n, "<user stack trace>");
+	while (valid < max && valid < TK_KPRINT_USTACK_MAX) {
+		memcpy(&addrs[valid], data + p->stack_caller_off + 8 * valid, 8);
+		if (addrs[valid] == 0 || addrs[valid] == ~0ull)
+			break;
+		valid++;
+	}
+	if (p->env->user_check)
+		valid = tk_ustack_trusted(p->env->user_check, tgid, addrs, valid, true);
+	for (unsigned i = 0; i < valid; i++) {
+		uint64_t addr = addrs[i], off = 0;
+		const char *name, *object;
+
+		/* a return address names its caller: look one byte before,
+		 * except for the first, where the thread was */
+		name = tk_symbols_lookup(syms, tgid, i ? addr - 1 : addr, &off);
+		object = tk_symbols_object(syms, tgid, addr);
+		if (name)
+			put(out, room, &n, "\n => %s+0x%" PRIx64, name, off + (i ? 1 : 0));
+		else
+			put(out, room, &n, "\n => 0x%" PRIx64, addr);
+		if (object)
+			put(out, room, &n, " (%s)", object);
 	}
 	return n;
 }
@@ -271,6 +325,8 @@ size_t tk_kprint_format(struct tk_kprint *p, struct trace_seq *seq,
 		compile(p);
 	if (p->how == PRINT_STACK)
 		return print_stack(p, data, size, out, room);
+	if (p->how == PRINT_USTACK)
+		return print_user_stack(p, data, size, out, room);
 	if (p->how == PRINT_FAST && (m = print_fast(p, data, size, out, room)) >= 0)
 		return (size_t)m;
 	return print_tep(p, seq, data, size, cpu, ts, out, room);

@@ -5,7 +5,8 @@
  *
  * tk_kprint_prepare() looks at an event once; its first print picks how
  * to print it: stack traces ("=> func+0x12/0x40", symbols from the saved
- * kallsyms), print formats libtraceevent would print with its generic
+ * kallsyms; user stacks "=> func+0x12 (/path/object)", from the saved
+ * maps and symbols), print formats libtraceevent would print with its generic
  * rules (fields, expressions, flags, symbolic names, %p/%ps/%pS, strings)
  * and the sched_switch, kmem and hrtimer plugins' texts are formatted
  * here, straight from the record; anything else (helper functions, other
@@ -22,6 +23,7 @@
 
 struct tep_handle;
 struct tep_event;
+struct tk_symbols;
 struct trace_seq;
 struct tk_kprint;
 
@@ -37,6 +39,8 @@ enum {
 };
 
 /* What the printers of one trace share (the caller's, it outlives them). */
+struct tk_ustack_check;
+
 struct tk_kprint_env {
 	struct tep_handle *tep;
 	tk_ksym_addr_fn sym_addr; /* names in print fmts (may be NULL) */
@@ -45,6 +49,12 @@ struct tk_kprint_env {
 	/* bumped whenever printing gave a pid a comm (the sched_switch
 	 * plugin's way): cached comms may be stale */
 	unsigned comm_gen;
+	/* the symbols saved with the trace, for user stacks (may be NULL:
+	 * addresses alone) */
+	struct tk_symbols *user_syms;
+	/* cuts user stacks where the frame-pointer chain stops being the
+	 * stack (may be NULL: printed whole) */
+	struct tk_ustack_check *user_check;
 };
 
 /* How to print @ev's fields; @tep_only sends everything to

@@ -451,6 +451,13 @@ static int open_cpus(struct tk_kernel *k, const char *kdir, char *err,
 	return ret;
 }
 
+void tk_kernel_name_threads(struct tk_kernel *k, const struct tk_trace *t)
+{
+	for (unsigned i = 0; i < t->nstreams; i++)
+		if (t->streams[i].comm[0])
+			tep_override_comm(k->tep, t->streams[i].comm, (int)t->streams[i].tid);
+}
+
 int tk_kernel_open(const char *dir, struct tk_kernel *k, char *err,
 		   size_t errlen)
 {

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct tk_trace;
+
 struct tep_handle;
 struct tep_event;
 struct kbuffer;
@@ -76,6 +78,12 @@ struct tk_kernel {
  * tk_kernel_close(). */
 int tk_kernel_open(const char *dir, struct tk_kernel *k, char *err,
 		   size_t errlen);
+
+/* Give every thread that has a user stream in @t its manifest name in
+ * @k's pid -> comm table, over the saved command lines, so that kernel
+ * and user events of one thread print one name (docs/format.md, "Thread
+ * names").  Call once, after tk_kernel_open and before reading. */
+void tk_kernel_name_threads(struct tk_kernel *k, const struct tk_trace *t);
 
 /* Move @c to its next event: 1 when there is one (c->ts, c->data,
  * c->data_size, c->missed set), 0 at the end of the file, -EINVAL on a

@@ -922,8 +922,9 @@ static void run_func(const struct tk_kprog *p, const struct step *s, uint64_t v,
 long tk_kprog_run(const struct tk_kprog *p, const unsigned char *data,
 		  unsigned size, char *out, size_t room)
 {
-	struct tk_obuf o = { out, 0, room };
+	struct tk_obuf o;
 
+	tk_obuf_init(&o, out, room);
 	for (unsigned i = 0; i < p->nsteps && o.n < room; i++) {
 		const struct step *s = &p->steps[i];
 

@@ -364,9 +364,10 @@ long tk_kplugin_run(const struct tk_kplugin *pl, const unsigned char *data,
 		    unsigned size, char *out, size_t room, bool *then_fmt,
 		    bool *new_comm)
 {
-	struct tk_obuf o = { out, 0, room };
 	const struct fld *f = pl->f;
+	struct tk_obuf o;
 
+	tk_obuf_init(&o, out, room);
 	(void)size;
 	*then_fmt = false;
 	switch (pl->kind) {

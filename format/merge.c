@@ -36,45 +36,17 @@ static uint64_t source_ts(const struct tk_merge *m, unsigned src)
 	return m->kernel->cpus[src - m->nreaders].ts;
 }
 
-static bool heap_less(const struct tk_merge *m, unsigned a, unsigned b)
+static void heap_push(struct tk_merge *m, unsigned src)
 {
-	uint64_t x = source_ts(m, m->heap[a]), y = source_ts(m, m->heap[b]);
+	struct tk_merge_node *h = m->heap;
+	struct tk_merge_node x = { source_ts(m, src), src };
+	unsigned i = m->heap_len++;
 
-	if (x != y)
-		return x < y;
-	return m->heap[a] < m->heap[b];
-}
-
-static void heap_swap(struct tk_merge *m, unsigned a, unsigned b)
-{
-	unsigned t = m->heap[a];
-
-	m->heap[a] = m->heap[b];
-	m->heap[b] = t;
-}
-
-static void heap_down(struct tk_merge *m, unsigned i)
-{
-	for (;;) {
-		unsigned l = 2 * i + 1, s = i;
-
-		if (l < m->heap_len && heap_less(m, l, s))
-			s = l;
-		if (l + 1 < m->heap_len && heap_less(m, l + 1, s))
-			s = l + 1;
-		if (s == i)
-			return;
-		heap_swap(m, i, s);
-		i = s;
-	}
-}
-
-static void heap_up(struct tk_merge *m, unsigned i)
-{
-	while (i && heap_less(m, i, (i - 1) / 2)) {
-		heap_swap(m, i, (i - 1) / 2);
+	while (i && tk_merge_less(&x, &h[(i - 1) / 2])) {
+		h[i] = h[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
+	h[i] = x;
 }
 
 /* Move @src to its next event: 1, 0 at its end, -errno. */
@@ -108,42 +80,25 @@ static int prime_one(struct tk_merge *m, char *err, size_t errlen)
 	ret = advance(m, src, err, errlen);
 	if (ret <= 0)
 		return ret;
-	m->heap[m->heap_len++] = src;
-	heap_up(m, m->heap_len - 1);
+	heap_push(m, src);
 	return 0;
 }
 
-int tk_merge_next(struct tk_merge *m, struct tk_merge_event *ev, char *err,
-		  size_t errlen)
+int tk_merge_prime(struct tk_merge *m, char *err, size_t errlen)
 {
-	unsigned src;
-	int ret;
-
 	while (m->primed < m->nsources) {
-		ret = prime_one(m, err, errlen);
+		int ret = prime_one(m, err, errlen);
+
 		if (ret < 0)
 			return ret;
 	}
-	if (m->current != ~0u) {
-		/* the top is still the source returned last: move it on */
-		m->current = ~0u;
-		ret = advance(m, m->heap[0], err, errlen);
-		if (ret <= 0)
-			m->heap[0] = m->heap[--m->heap_len];
-		heap_down(m, 0);
-		if (ret < 0)
-			return ret;
-	}
-	if (!m->heap_len)
-		return 0;
-	src = m->current = m->heap[0];
-	memset(ev, 0, sizeof(*ev));
-	ev->ts = source_ts(m, src);
-	if (src < m->nreaders)
-		ev->user = &m->readers[src];
-	else
-		ev->kcpu = &m->kernel->cpus[src - m->nreaders];
-	return 1;
+	return 0;
+}
+
+void tk_merge_drop_top(struct tk_merge *m)
+{
+	if (--m->heap_len)
+		tk_merge_down(m, 0, m->heap[m->heap_len]);
 }
 
 void tk_merge_close(struct tk_merge *m)

@@ -83,6 +83,20 @@ static inline char *tk_num_oct(char *end, uint64_t v)
 	return end;
 }
 
+/* @v, less than 10^@digits, in exactly @digits decimal digits (zeros
+ * first) at @buf: the fraction of a second, a CPU number.  Unrolled where
+ * @digits is a constant. */
+static inline void tk_num_fixed(char *buf, uint32_t v, unsigned digits)
+{
+	while (digits >= 2) {
+		digits -= 2;
+		memcpy(buf + digits, &tk_num_pairs[2 * (v % 100)], 2);
+		v /= 100;
+	}
+	if (digits)
+		buf[0] = (char)('0' + v % 10);
+}
+
 /* @v in decimal at @buf, right-aligned in @width columns padded with
  * @pad; returns the characters written (more than @width if needed).
  * @buf needs room for max(@width, TK_NUM_MAX). */

@@ -789,3 +789,75 @@ size_t tk_print_format(const struct tk_print *p, const struct tk_value *values,
 		buf[o.pos < o.cap ? o.pos : o.cap] = '\0';
 	return o.pos;
 }
+
+/* ---- pieces ------------------------------------------------------------- */
+
+unsigned tk_print_npieces(const struct tk_print *p)
+{
+	return p->nseg;
+}
+
+/* "%[-][width]" then @conv. */
+static void pf_piece_spec(char *s, const struct pf_seg *seg, const char *conv)
+{
+	*s++ = '%';
+	if (seg->left)
+		*s++ = '-';
+	if (seg->width)
+		s += tk_num_put_dec(s, seg->width, 0, ' ');
+	if (seg->prec >= 0 && (seg->op == PF_STR || seg->op == PF_CHARS)) {
+		*s++ = '.';
+		s += tk_num_put_dec(s, (unsigned)seg->prec, 0, ' ');
+	}
+	strcpy(s, conv);
+}
+
+void tk_print_piece(const struct tk_print *p, unsigned i,
+		    struct tk_print_piece *out)
+{
+	const struct pf_seg *seg = &p->seg[i];
+	static const struct {
+		enum tk_print_as as;
+		const char *conv;
+	} plain[] = {
+		[PF_SDEC] = { TK_PRINT_S64, "lld" },
+		[PF_UDEC] = { TK_PRINT_U64, "llu" },
+		[PF_HEX] = { TK_PRINT_U64, "llx" },
+		[PF_HEXUP] = { TK_PRINT_U64, "llX" },
+		[PF_OCT] = { TK_PRINT_U64, "llo" },
+		[PF_CHAR] = { TK_PRINT_U64, "c" },
+		[PF_PTR] = { TK_PRINT_PTR, "p" },
+		[PF_STR] = { TK_PRINT_STR, "s" },
+		[PF_CHARS] = { TK_PRINT_STR, "s" },
+	};
+
+	memset(out, 0, sizeof(*out));
+	out->field = seg->field;
+	switch (seg->op) {
+	case PF_LIT:
+		out->as = TK_PRINT_LITERAL;
+		out->text = p->text + seg->off;
+		out->len = seg->len;
+		return;
+	case PF_BYTES:
+		out->as = TK_PRINT_BYTES;
+		return;
+	case PF_SPEC_S:
+	case PF_SPEC_U:
+	case PF_SPEC_P:
+	case PF_SPEC_D:
+		out->as = seg->op == PF_SPEC_S ? TK_PRINT_S64 :
+			  seg->op == PF_SPEC_D ? TK_PRINT_DOUBLE : TK_PRINT_U64;
+		snprintf(out->spec, sizeof(out->spec), "%s", seg->spec);
+		return;
+	case PF_ADDR:
+		/* a pointer's natural form (its width, if any, is lost) */
+		out->as = TK_PRINT_U64;
+		strcpy(out->spec, "0x%llx");
+		return;
+	default:
+		out->as = plain[seg->op].as;
+		pf_piece_spec(out->spec, seg, plain[seg->op].conv);
+		return;
+	}
+}

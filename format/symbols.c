@@ -257,10 +257,64 @@ out:
 	return ret;
 }
 
+int tk_sym_modules_from_maps(const struct tk_code_map *maps, unsigned n,
+			     struct tk_sym_module **out, unsigned *nout)
+{
+	struct tk_sym_module *mods = calloc(n + 1, sizeof(*mods));
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	unsigned k = 0;
+
+	*out = mods;
+	*nout = 0;
+	if (!mods)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++) {
+		const struct tk_code_map *x = &maps[i];
+		struct tk_sym_module *m = NULL;
+		uint64_t bias;
+
+		for (unsigned j = 0; j < k && !m; j++)
+			if (mods[j].pid == x->pid && !strcmp(mods[j].path, x->path) &&
+			    x->addr + x->len >= mods[j].lo && x->addr <= mods[j].hi)
+				m = &mods[j];
+		if (m) {
+			/* another piece of its code */
+			m->lo = x->addr < m->lo ? x->addr : m->lo;
+			m->hi = x->addr + x->len > m->hi ? x->addr + x->len : m->hi;
+			continue;
+		}
+		if (tk_elf_map_bias(x->path, x->addr, x->pgoff, page, &bias) < 0)
+			continue;
+		m = &mods[k];
+		m->path = strdup(x->path);
+		if (!m->path) {
+			tk_sym_modules_free(mods, k);
+			*out = NULL;
+			return -ENOMEM;
+		}
+		m->pid = x->pid;
+		m->lo = x->addr;
+		m->hi = x->addr + x->len;
+		m->bias = bias;
+		k++;
+	}
+	*nout = k;
+	return 0;
+}
+
+void tk_sym_modules_free(struct tk_sym_module *mods, unsigned n)
+{
+	for (unsigned i = 0; mods && i < n; i++)
+		free(mods[i].path);
+	free(mods);
+}
+
 struct sym_map {
 	uint32_t pid;
 	uint64_t lo, hi, bias;
 	int file; /* index in tk_symbols.file, -1: none */
+	char *path;
+	char build_id[41]; /* hex, "" if none */
 };
 
 struct tk_symbols {
@@ -358,10 +412,18 @@ int tk_symbols_load(const char *dir, struct tk_symbols **out, char *err,
 		char bid[64], file[256];
 		unsigned k;
 
-		if (sscanf(line, "%u %" SCNx64 " %" SCNx64 " %" SCNx64 " %63s %255s",
-			   &m.pid, &m.lo, &m.hi, &m.bias, bid, file) != 6 ||
+		int at = 0;
+
+		if (sscanf(line, "%u %" SCNx64 " %" SCNx64 " %" SCNx64 " %63s %255s %n",
+			   &m.pid, &m.lo, &m.hi, &m.bias, bid, file, &at) != 6 ||
 		    m.hi <= m.lo)
 			continue;
+		line[strcspn(line, "\n")] = '\0';
+		m.path = at && line[at] ? strdup(line + at) : NULL;
+		m.build_id[0] = '\0';
+		if (strlen(bid) < sizeof(m.build_id) &&
+		    strspn(bid, "0123456789abcdef") == strlen(bid))
+			memcpy(m.build_id, bid, strlen(bid) + 1);
 		m.file = -1;
 		if (symfile_ok(file)) {
 			for (k = 0; k < s->nfiles; k++)
@@ -370,12 +432,16 @@ int tk_symbols_load(const char *dir, struct tk_symbols **out, char *err,
 			if (k == s->nfiles) {
 				void *g = realloc(s->file, (s->nfiles + 1) * sizeof(*s->file));
 
-				if (!g)
+				if (!g) {
+					free(m.path);
 					break;
+				}
 				s->file = g;
 				s->file[k].file = strdup(file);
-				if (asprintf(&path, "%s/%s", dir, file) < 0 || !s->file[k].file)
+				if (asprintf(&path, "%s/%s", dir, file) < 0 || !s->file[k].file) {
+					free(m.path);
 					break;
+				}
 				load_symfile(path, &s->file[k].syms);
 				free(path);
 				s->nfiles++;
@@ -383,8 +449,10 @@ int tk_symbols_load(const char *dir, struct tk_symbols **out, char *err,
 			m.file = (int)k;
 		}
 		grown = realloc(s->map, (s->nmaps + 1) * sizeof(*grown));
-		if (!grown)
+		if (!grown) {
+			free(m.path);
 			break;
+		}
 		s->map = grown;
 		s->map[s->nmaps++] = m;
 	}
@@ -421,6 +489,26 @@ const char *tk_symbols_lookup(struct tk_symbols *s, uint32_t pid,
 	return NULL;
 }
 
+const char *tk_symbols_object(struct tk_symbols *s, uint32_t pid, uint64_t addr)
+{
+	for (unsigned i = 0; s && i < s->nmaps; i++)
+		if (s->map[i].pid == pid && addr >= s->map[i].lo && addr < s->map[i].hi)
+			return s->map[i].path;
+	return NULL;
+}
+
+const char *tk_symbols_where(struct tk_symbols *s, uint32_t pid, uint64_t addr,
+			     uint64_t *bias, const char **build_id)
+{
+	for (unsigned i = 0; s && i < s->nmaps; i++)
+		if (s->map[i].pid == pid && addr >= s->map[i].lo && addr < s->map[i].hi) {
+			*bias = s->map[i].bias;
+			*build_id = s->map[i].build_id;
+			return s->map[i].path;
+		}
+	return NULL;
+}
+
 void tk_symbols_free(struct tk_symbols *s)
 {
 	if (!s)
@@ -430,6 +518,8 @@ void tk_symbols_free(struct tk_symbols *s)
 		tk_symtab_free(&s->file[i].syms);
 	}
 	free(s->file);
+	for (unsigned i = 0; i < s->nmaps; i++)
+		free(s->map[i].path);
 	free(s->map);
 	free(s);
 }

@@ -44,6 +44,11 @@ int tk_elf_symbols_read(const char *path, struct tk_symtab *out,
 void tk_symtab_free(struct tk_symtab *t);
 void tk_elf_functrace_free(struct tk_elf_functrace *ft);
 
+/* elf-plt.c: the library calls of @path, as symbols of its GOT slots
+ * (the function tracer records a call through the PLT as its slot's
+ * address), added to @t, which stays sorted.  Returns 0 or -errno. */
+int tk_elf_plt_symbols(const char *path, struct tk_symtab *t);
+
 /* The symbol containing @addr (link-time), or NULL. */
 const struct tk_sym *tk_symtab_find(const struct tk_symtab *t, uint64_t addr);
 
@@ -56,6 +61,22 @@ struct tk_sym_module {
 	char *symfile;     /* relative to the trace directory */
 	struct tk_symtab *syms;
 };
+
+/* An executable mapping of a file in a process, as the kernel reports
+ * it (kernel/mmaps.c). */
+struct tk_code_map {
+	uint32_t pid;
+	uint64_t addr, len, pgoff;
+	char *path;
+};
+
+/* The objects @maps describe, one per process and file: the range of
+ * their code and the load bias, from the file's segments (a file that
+ * cannot be read is left out).  *out is malloc'd, its paths too (free
+ * with tk_sym_modules_free). */
+int tk_sym_modules_from_maps(const struct tk_code_map *maps, unsigned n,
+			     struct tk_sym_module **out, unsigned *nout);
+void tk_sym_modules_free(struct tk_sym_module *mods, unsigned n);
 
 /* Save the maps and symbol files of @mods into @dir/symbols.  Objects
  * whose file cannot be read get no symbol file ("-").  Returns 0 or
@@ -71,6 +92,12 @@ int tk_symbols_load(const char *dir, struct tk_symbols **out, char *err,
  * NULL when unknown. */
 const char *tk_symbols_lookup(struct tk_symbols *s, uint32_t pid,
 			      uint64_t addr, uint64_t *offset);
+/* The path of the object holding @addr in process @pid, or NULL. */
+const char *tk_symbols_object(struct tk_symbols *s, uint32_t pid, uint64_t addr);
+/* The same, with the object's load bias and build id (hex, "" when
+ * none was saved). */
+const char *tk_symbols_where(struct tk_symbols *s, uint32_t pid, uint64_t addr,
+			     uint64_t *bias, const char **build_id);
 void tk_symbols_free(struct tk_symbols *s);
 
 /* Parse a maps line or a .sym line (for the fuzzer too): 0 or -EINVAL. */

@@ -292,6 +292,20 @@ static int set_clock(struct tk_trace *t, const struct kv *kv, int n)
 	return 0;
 }
 
+/* One name per thread: a thread with several streams (a buffer per
+ * session, a restart) goes by its last stream's name, the one the
+ * recorder read last (docs/format.md, "Thread names"). */
+static void name_threads(struct tk_trace *t)
+{
+	for (unsigned i = t->nstreams; i-- > 0;) {
+		const struct tk_trace_stream *last = &t->streams[i];
+
+		for (unsigned j = 0; j < i; j++)
+			if (t->streams[j].tid == last->tid)
+				memcpy(t->streams[j].comm, last->comm, sizeof(last->comm));
+	}
+}
+
 int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 			size_t errlen)
 {
@@ -362,6 +376,7 @@ int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 				goto bad;
 		}
 	}
+	name_threads(t);
 	if (lineno == 0 || !have_clock) {
 		snprintf(err, errlen, "'%s' is not a tracekit manifest%s", path,
 			 lineno ? " (no clock line)" : " (empty)");

@@ -14,6 +14,8 @@
  *   capture.c        per-CPU trace_pipe_raw spliced to files
  *   save.c           what a reader needs beside the pages (formats, ...)
  *   kparse.c         the kernel text we parse: stats, error_log entries
+ *   uprobes.c        dynamic probes on user code (uprobe_events)
+ *   mmaps.c          where traced processes map code (perf mmap events)
  *
  * Only instances are ever written: the top-level buffer and the global
  * settings stay as they are.  Functions return 0 or -errno and never
@@ -203,6 +205,7 @@ struct tk_kconfig {
 	unsigned npids;
 	bool event_fork;
 	bool stack;             /* options/stacktrace */
+	bool user_stack;        /* options/userstacktrace */
 };
 
 /* Apply @c to the (new, tracing off) instance, with @all the kernel's
@@ -250,6 +253,46 @@ int tk_ksave_start(const char *dir, const struct tk_kevents *events,
 /* Save saved_cmdlines and each CPU's stats; fill the counts of @cpus. */
 int tk_ksave_end(struct tk_kinstance *k, const char *dir, struct tk_kcpu *cpus,
 		 unsigned count, char *err, size_t errlen);
+
+/* ------------------------------------------------------------ uprobes */
+
+struct tk_probe;
+
+/* Our probes' groups are "tracekit_<recorder pid>_<kind>". */
+#define TK_UPROBE_GROUP_PREFIX "tracekit_"
+
+/* Define @p (format/probes.h) in uprobe_events, in @owner's group for its
+ * kind; *name gets "group:event".  Returns 0, or -errno with the
+ * kernel's reason in @err. */
+int tk_uprobe_define(pid_t owner, const struct tk_probe *p, char *name,
+		     size_t namelen, char *err, size_t errlen);
+/* Remove every probe of @owner's groups; no instance may enable them
+ * still.  Returns 0 or the first failure (-errno). */
+int tk_uprobes_remove(pid_t owner);
+/* The pids owning probe groups of ours, into a malloc'd array. */
+int tk_uprobe_owners(pid_t **owners, unsigned *count);
+/* "uprobe", "uretprobe" or "usdt" for a group of ours (the system a
+ * trace saves its events under), else NULL. */
+const char *tk_uprobe_kind_of(const char *group);
+
+/* -------------------------------------------------------------- mmaps */
+
+struct tk_code_map; /* format/symbols.h */
+struct tk_mmaps;
+
+/* Follow the executable mappings of process @pid and its children to
+ * come: from its exec on (@from_exec: a command held before exec), or
+ * from now on with those it has (read from /proc).  Returns 0 or -errno
+ * with @err. */
+int tk_mmaps_start(pid_t pid, bool from_exec, struct tk_mmaps **out, char *err,
+		   size_t errlen);
+/* Stop following; with @alive (-P), read that process's maps once more. */
+int tk_mmaps_stop(struct tk_mmaps *m, pid_t alive);
+/* What was seen (valid until tk_mmaps_free); *lost: records the kernel
+ * could not write (its buffer was full). */
+const struct tk_code_map *tk_mmaps_list(const struct tk_mmaps *m, unsigned *count,
+					uint64_t *lost);
+void tk_mmaps_free(struct tk_mmaps *m);
 
 /* ------------------------------------------------------------ parsing */
 

@@ -101,24 +101,30 @@ static int make_dir(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* A recording's own probes (uprobes.c) are saved under their kind, the
+ * name a reader knows them by: uprobe:f, not tracekit_4242_uprobe:f. */
 static int save_format(const char *kdir, const char *name, char *err,
 		       size_t errlen)
 {
-	char file[512], dest[512], *sub;
-	const char *colon = strchr(name, ':');
-	int n, ret;
+	char file[512], dest[512], system[256], *sub;
+	const char *colon = strchr(name, ':'), *saved;
+	int ret;
 
-	if (!colon)
+	if (!colon || (size_t)(colon - name) >= sizeof(system))
 		return 0;
-	n = (int)(colon - name);
-	if (asprintf(&sub, "%s/formats/%.*s", kdir, n, name) < 0)
+	memcpy(system, name, (size_t)(colon - name));
+	system[colon - name] = '\0';
+	saved = tk_uprobe_kind_of(system);
+	if (!saved)
+		saved = system;
+	if (asprintf(&sub, "%s/formats/%s", kdir, saved) < 0)
 		return -ENOMEM;
 	ret = make_dir(sub, err, errlen);
 	free(sub);
 	if (ret)
 		return ret;
-	snprintf(file, sizeof(file), "events/%.*s/%s/format", n, name, colon + 1);
-	snprintf(dest, sizeof(dest), "formats/%.*s/%s", n, name, colon + 1);
+	snprintf(file, sizeof(file), "events/%s/%s/format", system, colon + 1);
+	snprintf(dest, sizeof(dest), "formats/%s/%s", saved, colon + 1);
 	return save_tracefs(NULL, file, kdir, dest, err, errlen);
 }
 

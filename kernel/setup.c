@@ -101,6 +101,9 @@ int tk_kinstance_apply(struct tk_kinstance *k, const struct tk_kevents *all,
 	if (c->stack &&
 	    (ret = tk_kinstance_set_option(k, "stacktrace", true, err, errlen)))
 		return ret;
+	if (c->user_stack &&
+	    (ret = tk_kinstance_set_option(k, "userstacktrace", true, err, errlen)))
+		return ret;
 	if ((ret = tk_kinstance_set_pids(k, c->pids, c->npids, c->event_fork, err,
 					 errlen)))
 		return ret;

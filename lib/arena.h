@@ -96,20 +96,26 @@ static inline char *tk_arena_chunk(const struct tk_arena_map *a, uint32_t id)
 }
 
 /* Take one number from a free ring; false when it is empty; *left (if
- * not NULL) says how many were left after it.  Pairs with the recorder's
- * release store of tail (cli/consumer.c ring_put). */
+ * not NULL) says how many were left after it.  The recorder is the
+ * ring's only producer (cli/consumer.c:ring_put()). */
 static inline bool tk_ring_take(struct tk_ring_ends *e, const uint32_t *ring,
 				uint32_t size, uint32_t *out, uint64_t *left)
 {
 	uint64_t head = __atomic_load_n(&e->head, __ATOMIC_RELAXED);
 
 	for (;;) {
+		/* pairs with the RELEASE store of tail in
+		 * cli/consumer.c:ring_put(): the entries below it are there */
 		uint64_t tail = __atomic_load_n(&e->tail, __ATOMIC_ACQUIRE);
 		uint32_t v;
 
 		if (head >= tail)
 			return false;
 		v = __atomic_load_n(&ring[head & (size - 1)], __ATOMIC_RELAXED);
+		/* its RELEASE pairs with the ACQUIRE load of head in
+		 * cli/consumer.c:ring_put(): the entry is read before the
+		 * recorder may fill its place again (its ACQUIRE half, with
+		 * the writer's that moved head before, is not needed) */
 		if (__atomic_compare_exchange_n(&e->head, &head, head + 1, false,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {

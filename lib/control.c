@@ -295,6 +295,8 @@ static void set_wake_fd(int fd)
 	if (fd < 0)
 		return;
 	if (__atomic_load_n(&tk_wake_fd, __ATOMIC_RELAXED) < 0) {
+		/* pairs with the ACQUIRE load of tk_wake_fd in
+		 * lib/stream.c:wake_recorder() */
 		__atomic_store_n(&tk_wake_fd, fd, __ATOMIC_RELEASE);
 		return;
 	}
@@ -338,18 +340,23 @@ static int apply_config(int fd, const void *msg, size_t len, int wake_fd)
 	tk_registry_lock();
 	tk_registry_apply_all_locked();
 	tk_registry_unlock();
+	/* the stacks' event: registered, so announced to the recorder, once
+	 * the session is active; then the events are told to use it */
+	if ((c.flags & TK_CONFIG_USER_STACK) && tk_ft_events_register() == 0) {
+		tk_registry_lock();
+		tk_registry_apply_all_locked();
+		tk_registry_unlock();
+	}
 	tk_functrace_session(c.func_opts, c.nfunc_opts);
 	tk_config_func_opts_free(&c);
 	return 0;
 }
 
 /* The recorder made the pool's first @chunks chunks: map them here, off
- * the writers' path (a page fault costs microseconds on some VMs), and
- * say how far we got; the recorder offers them to the writers then. */
-static void map_made(int fd, uint32_t chunks)
+ * the writers' path (a page fault costs microseconds on some VMs). */
+static void map_made(uint32_t chunks)
 {
 	struct tk_arena_map *a = tk_streams_arena();
-	struct tk_msg_made m;
 
 	if (!a)
 		return;
@@ -360,11 +367,6 @@ static void map_made(int fd, uint32_t chunks)
 		    (size_t)(chunks - a->mapped) * a->geom.chunk_size,
 		    MADV_POPULATE_WRITE) == 0)
 		a->mapped = chunks;
-	memset(&m, 0, sizeof(m));
-	m.m.type = TK_MSG_MAPPED;
-	m.m.len = sizeof(m);
-	m.chunks = a->mapped;
-	tk_send_to(fd, &m, sizeof(m), -1);
 }
 
 /* Handle one message from the recorder; returns < 0 when the session is
@@ -392,7 +394,7 @@ static int session_receive(int fd)
 	case TK_MSG_MADE:
 		if ((size_t)n < sizeof(struct tk_msg_made))
 			return -EPROTO;
-		map_made(fd, ((const struct tk_msg_made *)buf)->chunks);
+		map_made(((const struct tk_msg_made *)buf)->chunks);
 		return 0;
 	case TK_MSG_STOP:
 		if (nobuf_err) /* the last count of what was lost */

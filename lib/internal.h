@@ -8,6 +8,7 @@
  *   control.c   the listener thread and the session with the recorder
  *   mark.c      printf-style markers
  *   cpu.c       where a thread reads its CPU (rseq)
+ *   ustack.c    the user stack after each event (record --ustack)
  */
 #ifndef TK_INTERNAL_H
 #define TK_INTERNAL_H
@@ -34,6 +35,14 @@ struct tk_session_config {
 	unsigned nrules;
 	struct tk_rule *rules;
 };
+
+/* ustack.c: the user stack after each recorded event (--ustack) */
+#define TK_USTACK_MAX 64
+extern uint16_t tk_ustack_id; /* ftrace:event_stack's id */
+/* Write an ftrace:event_stack record: @pc, then the return address of
+ * each frame above @fp, the frame pointer of the function that called
+ * at @pc, which must stay live meanwhile (no tail call to here). */
+void tk_ustack_put(uintptr_t pc, const uintptr_t *fp);
 
 /* registry.c */
 void tk_registry_lock(void);

@@ -49,6 +49,7 @@ TK_EXPORT void tk__mark_record(struct tk_event *ev,
 	const struct tk_desc_head *d = ev->desc;
 	const struct tk_field_desc *f;
 	uint32_t size = 0;
+	uint8_t rec;
 	char *p;
 
 	if (!d || n != d->nfields)
@@ -57,7 +58,8 @@ TK_EXPORT void tk__mark_record(struct tk_event *ev,
 	if (__atomic_load_n(&ev->filter, __ATOMIC_RELAXED) &&
 	    !tk__filter_pass(ev, values))
 		return;
-	if (!__atomic_load_n(&ev->record, __ATOMIC_RELAXED))
+	rec = __atomic_load_n(&ev->record, __ATOMIC_RELAXED);
+	if (!rec)
 		return;
 	for (unsigned i = 0; i < n; i++)
 		size += value_size(&f[i], &values[i]);
@@ -67,4 +69,10 @@ TK_EXPORT void tk__mark_record(struct tk_event *ev,
 	for (unsigned i = 0; i < n; i++)
 		p = put_value(p, &f[i], &values[i]);
 	tk__commit(p);
+	if (rec & TK__RECORD_STACK) {
+		/* from the tk_mark() call site */
+		tk_ustack_put((uintptr_t)__builtin_return_address(0),
+			      (const uintptr_t *)__builtin_frame_address(0));
+		__asm__ __volatile__("" ::: "memory"); /* no tail call */
+	}
 }

@@ -137,7 +137,10 @@ void tk_registry_apply_locked(struct tk_event *ev)
 	tk_filter_replace(ev, record ? filter : NULL);
 	if (!record)
 		tk_filter_free(filter);
-	__atomic_store_n(&ev->record, record, __ATOMIC_RELAXED);
+	__atomic_store_n(&ev->record,
+			 !record ? 0 : (tk_config.flags & TK_CONFIG_USER_STACK) && tk_ustack_id
+					       ? TK__RECORD | TK__RECORD_STACK : TK__RECORD,
+			 __ATOMIC_RELAXED);
 	now = record || __atomic_load_n(&ev->probes, __ATOMIC_RELAXED);
 	__atomic_store_n(&ev->enabled, now, __ATOMIC_RELEASE);
 	if (now != was)

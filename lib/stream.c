@@ -55,6 +55,16 @@ static struct tk_rb_slot *slot_of(struct tk_wstream *w, uint64_t seq)
 	return &w->desc->slot[seq % w->arena->geom.slots];
 }
 
+/* Count @n more events lost in the stream's counter @c.  Only this
+ * thread writes it (an event of a signal handler never gets this far),
+ * but the recorder reads it at any time: relaxed atomic accesses, no
+ * read-modify-write. */
+static void count_lost(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
+}
+
 static uint64_t lost_so_far(struct tk_wstream *w)
 {
 	return w->lost + __atomic_load_n(&w->desc->lost_nested, __ATOMIC_RELAXED);
@@ -62,10 +72,10 @@ static uint64_t lost_so_far(struct tk_wstream *w)
 
 /* A packet was just closed (or a stream): if the recorder sleeps and
  * should not (@worth: a batch of packets waits, the pool runs low, the
- * stream closed), wake it, once.  The fence pairs with the one in
- * cli/consumer.c consumer_sleep_begin, between its store of sleeping and
- * its loads of produced: either it sees what we did or we see it
- * sleeping. */
+ * stream closed), wake it, once.  The SEQ_CST fence pairs with the
+ * SEQ_CST fence in cli/consumer.c:consumer_sleep_begin(), between its
+ * store of sleeping and its loads of produced: either it sees what we
+ * did or we see it sleeping. */
 static void wake_recorder(struct tk_arena *h, bool worth)
 {
 	static const uint64_t one = 1;
@@ -76,6 +86,8 @@ static void wake_recorder(struct tk_arena *h, bool worth)
 	    !__atomic_exchange_n(&h->sleeping, 0, __ATOMIC_RELAXED))
 		return;
 	__atomic_fetch_add(&h->wakeups, 1, __ATOMIC_RELAXED);
+	/* pairs with the RELEASE store of tk_wake_fd in
+	 * lib/control.c:set_wake_fd() */
 	fd = __atomic_load_n(&tk_wake_fd, __ATOMIC_ACQUIRE);
 	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
 		/* a full eventfd wakes the recorder anyway */
@@ -122,10 +134,13 @@ static void packet_close(struct tk_wstream *w, struct tk__thread *t,
 
 	ctf_end(w, t, tsc);
 	sl->events = (uint32_t)t->events;
+	/* pairs with the ACQUIRE loads of commit in
+	 * cli/consumer.c:drain_stream() and write_copy() */
 	__atomic_store_n(&sl->commit, bytes, __ATOMIC_RELEASE);
 	w->seq++;
-	/* pairs with the acquire load of produced in cli/consumer.c
-	 * drain_stream: the slot and the packet are complete */
+	/* pairs with the ACQUIRE load of produced in
+	 * cli/consumer.c:drain_stream() (and flush_stream(), drain_process(),
+	 * arena_has_work()): the slot and the packet are complete */
 	__atomic_store_n(&w->arena->produced[w->index], w->seq, __ATOMIC_RELEASE);
 	wake_recorder(w->arena->hdr,
 		      w->pool_low || (w->arena->geom.mode == TK_RB_DISCARD &&
@@ -155,8 +170,9 @@ static char *inline_page(struct tk_wstream *w)
 }
 
 /* The stream's inline page, if the recorder has written what it held and
- * an event of @size bytes fits.  Pairs with the release store of
- * inline_busy in cli/consumer.c chunk_give_back. */
+ * an event of @size bytes fits.  The ACQUIRE load of inline_busy pairs
+ * with the RELEASE store of it in cli/consumer.c:chunk_give_back(): the
+ * write of what the page held has completed. */
 static bool take_inline(struct tk_wstream *w, uint32_t size, uint32_t *id,
 			char **pkt)
 {
@@ -194,11 +210,13 @@ static bool reuse_oldest(struct tk_wstream *w, uint32_t *id, char **pkt)
 	if (w->seq == w->oldest)
 		return false;
 	old = slot_of(w, w->oldest);
-	w->desc->lost_overwritten += old->events;
+	count_lost(&w->desc->lost_overwritten, old->events);
 	w->lost += old->events;
 	*id = old->chunk;
 	/* Seqlock: the old packet's number is gone before any of its bytes
-	 * change (cli/consumer.c write_copy checks it after copying). */
+	 * change.  The RELEASE fence pairs with the ACQUIRE fence in
+	 * cli/consumer.c:write_copy(), which reads the number again after
+	 * copying. */
 	__atomic_store_n(&old->seq, 0, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	w->oldest++;
@@ -216,8 +234,9 @@ static int packet_open(struct tk_wstream *w, struct tk__thread *t,
 	char *pkt;
 
 	if (a->geom.mode == TK_RB_DISCARD) {
-		/* pairs with the release store of consumed in cli/consumer.c
-		 * drain_stream: the recorder has read the slot */
+		/* pairs with the RELEASE store of consumed in
+		 * cli/consumer.c:drain_stream(): the recorder has read the
+		 * slot */
 		uint64_t consumed = __atomic_load_n(&w->desc->consumed,
 						    __ATOMIC_ACQUIRE);
 
@@ -239,15 +258,20 @@ static int packet_open(struct tk_wstream *w, struct tk__thread *t,
 		__atomic_store_n(&sl->seq, 0, __ATOMIC_RELAXED);
 		return -ENOSPC;
 	}
-	/* Seqlock: the new number is visible before any byte of the packet
-	 * changes, so a reader copying the old one notices. */
-	__atomic_store_n(&sl->seq, w->seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/* The packet that held this slot, or this chunk, has lost its number
+	 * already (reuse_oldest(), or the recorder consumed it): the slot is
+	 * filled first, its number published last. */
 	sl->chunk = id;
 	sl->events = 0;
 	ctf_begin(w, t, pkt, tsc, tk_cpu_now(t->cpu_src));
+	/* pairs with the ACQUIRE load of commit in cli/consumer.c:write_copy():
+	 * the header is there in a copy of the open packet */
 	__atomic_store_n(&sl->commit, sizeof(struct tk_packet_header),
 			 __ATOMIC_RELEASE);
+	/* Seqlock: pairs with the ACQUIRE load of seq in
+	 * cli/consumer.c:write_copy(): a reader that sees the number sees
+	 * the slot's chunk and commit, not those of the packet before */
+	__atomic_store_n(&sl->seq, w->seq + 1, __ATOMIC_RELEASE);
 	t->packet = pkt;
 	t->commit = &sl->commit;
 	t->events = 0;
@@ -278,6 +302,20 @@ static void packet_split(struct tk_wstream *w, struct tk__thread *t,
 	ctf_begin(w, t, t->pos + pad, tsc, cpu);
 }
 
+/* Write the thread's name, as it is now, into its stream descriptor: the
+ * recorder, which reads names from /proc, takes this one once the thread
+ * is gone (cli/consumer.c, consumer_header_name), so a thread renamed just
+ * before it ends is known by its last name. */
+static void stream_name_final(struct tk_wstream *w)
+{
+	uint64_t name[2] = { 0, 0 };
+
+	if (prctl(PR_GET_NAME, (char *)name, 0, 0, 0) == 0 && name[0]) {
+		__atomic_store_n(&w->desc->comm_last[0], name[0], __ATOMIC_RELAXED);
+		__atomic_store_n(&w->desc->comm_last[1], name[1], __ATOMIC_RELAXED);
+	}
+}
+
 /* Leave the thread's stream for good: last packet, closed. */
 static void stream_finish(struct tk__thread *t, uint64_t tsc)
 {
@@ -290,14 +328,16 @@ static void stream_finish(struct tk__thread *t, uint64_t tsc)
 	if (t->packet)
 		packet_close(w, t, tsc);
 	w->thread = NULL;
-	/* its name now, if it was renamed since its first event */
-	prctl(PR_GET_NAME, w->desc->comm, 0, 0, 0);
-	/* pairs with the acquire load of the state in cli/consumer.c: every
-	 * packet of the stream is closed, its name written */
+	stream_name_final(w);
+	/* pairs with the ACQUIRE loads of the state in
+	 * cli/consumer.c:drain_process() and arena_has_work(): every packet
+	 * of the stream is closed, its name written */
 	__atomic_store_n(&w->desc->state, TK_RB_CLOSED, __ATOMIC_RELEASE);
 	wake_recorder(a->hdr, true);
 	t->stream = NULL;
 	t->commit = NULL;
+	/* pairs with the ACQUIRE load of users in reap_retired_locked():
+	 * this thread is done with the arena before it is unmapped */
 	__atomic_fetch_sub(&a->users, 1, __ATOMIC_RELEASE);
 }
 
@@ -305,6 +345,8 @@ static void stream_finish(struct tk__thread *t, uint64_t tsc)
  * made ahead, a compare-and-swap, two cheap system calls (tid, name). */
 static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 {
+	/* pairs with the exchange (its RELEASE) of arena_cur in
+	 * tk_streams_set_arena(): the arena is made */
 	struct tk_arena_map *a = __atomic_load_n(&arena_cur, __ATOMIC_ACQUIRE);
 	struct tk_rb_stream *d;
 	struct tk_wstream *w;
@@ -340,9 +382,13 @@ static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 	__atomic_fetch_add(&d->lost_nested,
 			   __atomic_exchange_n(&t->lost_pending, 0, __ATOMIC_RELAXED),
 			   __ATOMIC_RELAXED);
+	/* no partner: the count keeps the arena from reap_retired_locked()
+	 * (whose ACQUIRE load of users pairs with the RELEASE decrement in
+	 * stream_finish()); ACQUIRE keeps our uses of it after the count */
 	__atomic_fetch_add(&a->users, 1, __ATOMIC_ACQUIRE);
-	/* pairs with the acquire load of the state in cli/consumer.c
-	 * scan_streams: tid and name are there */
+	/* pairs with the ACQUIRE load of the state in
+	 * cli/consumer.c:drain_process(): tid and name are there when
+	 * stream_new() reads them */
 	__atomic_store_n(&d->state, TK_RB_OPEN, __ATOMIC_RELEASE);
 	t->stream = w;
 	pthread_setspecific(exit_key, w);
@@ -350,9 +396,9 @@ static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 }
 
 /* --block: wait up to the session's time for the recorder to give space
- * back (consumer.c give_back bumps `space`), then try once more.  Only on
- * the thread's own path: an event fired inside another one (a signal
- * handler's) never gets here (busy).  */
+ * back (cli/consumer.c:wake_blocked() bumps `space`), then try once
+ * more.  Only on the thread's own path: an event fired inside another
+ * one (a signal handler's) never gets here (busy).  */
 static int wait_space(struct tk_wstream *w, struct tk__thread *t, uint64_t tsc,
 		      uint32_t size)
 {
@@ -367,8 +413,13 @@ static int wait_space(struct tk_wstream *w, struct tk__thread *t, uint64_t tsc,
 		end.tv_sec++;
 		end.tv_nsec -= 1000000000;
 	}
+	/* pairs with the SEQ_CST fence before the load of waiters in
+	 * cli/consumer.c:wake_blocked(): either it sees us counted in, or
+	 * packet_open() below sees the space it gave back */
 	__atomic_fetch_add(&h->waiters, 1, __ATOMIC_SEQ_CST);
 	for (;;) {
+		/* pairs with the RELEASE add to space in
+		 * cli/consumer.c:wake_blocked() */
 		uint32_t seen = __atomic_load_n(&h->space, __ATOMIC_ACQUIRE);
 		struct timespec left;
 
@@ -386,8 +437,8 @@ static int wait_space(struct tk_wstream *w, struct tk__thread *t, uint64_t tsc,
 		    __atomic_load_n(&tk_session_gen, __ATOMIC_RELAXED) !=
 			    w->arena->gen)
 			break;
-		/* pairs with the release store and FUTEX_WAKE in
-		 * cli/consumer.c give_back */
+		/* pairs with the FUTEX_WAKE in cli/consumer.c:wake_blocked():
+		 * no wait if space moved since `seen` */
 		syscall(SYS_futex, &h->space, FUTEX_WAIT, seen, &left, NULL, 0);
 	}
 	__atomic_fetch_sub(&h->waiters, 1, __ATOMIC_RELAXED);
@@ -410,6 +461,7 @@ TK_EXPORT char *tk__reserve_slow(uint32_t size, uint64_t tsc)
 {
 	struct tk__thread *t = &tk__thread;
 	struct tk_wstream *w = t->stream;
+	/* pairs with the SEQ_CST increment in tk_streams_session_changed() */
 	uint64_t gen = __atomic_load_n(&tk_session_gen, __ATOMIC_SEQ_CST);
 
 	uint32_t mono = __atomic_load_n(&tk_clock_mono, __ATOMIC_RELAXED);
@@ -430,7 +482,7 @@ TK_EXPORT char *tk__reserve_slow(uint32_t size, uint64_t tsc)
 			return NULL;
 	}
 	if (size > w->payload_max) {
-		w->desc->lost_big++;
+		count_lost(&w->desc->lost_big, 1);
 		w->lost++;
 		return NULL;
 	}
@@ -456,12 +508,16 @@ TK_EXPORT char *tk__reserve_slow(uint32_t size, uint64_t tsc)
 		packet_close(w, t, tsc);
 	if (packet_open(w, t, tsc, size) < 0 &&
 	    (!w->arena->geom.block_ms || wait_space(w, t, tsc, size) < 0)) {
-		w->desc->lost_full++;
+		count_lost(&w->desc->lost_full, 1);
 		w->lost++;
 		return NULL;
 	}
 	/* A session change racing with the store of end above: make sure
-	 * the next event looks again (see tk_streams_session_changed). */
+	 * the next event looks again.  The SEQ_CST fence pairs with the
+	 * SEQ_CST increment of tk_session_gen in
+	 * tk_streams_session_changed(): either we see the new generation
+	 * here, or its store of end = NULL (send_threads_to_slow_path())
+	 * comes after ours. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&tk_session_gen, __ATOMIC_SEQ_CST) != w->arena->gen)
 		__atomic_store_n(&t->end, NULL, __ATOMIC_RELAXED);
@@ -475,7 +531,10 @@ void tk_stream_prepare(void)
 	if (t->stream || t->busy)
 		return;
 	t->busy = 1; /* an event of a signal handler meanwhile is counted lost */
+	/* the generation: pairs as in tk__reserve_slow() */
 	stream_open(t, __atomic_load_n(&tk_session_gen, __ATOMIC_SEQ_CST));
+	/* no other thread reads busy: the RELEASE orders the stream's
+	 * opening before it for this thread's own signal handlers */
 	__atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
 }
 
@@ -498,6 +557,8 @@ static void reap_retired_locked(void)
 	for (struct tk_arena_map **pp = &retired; *pp;) {
 		struct tk_arena_map *a = *pp;
 
+		/* pairs with the RELEASE decrement of users in
+		 * stream_finish(): the last thread is done with it */
 		if (__atomic_load_n(&a->users, __ATOMIC_ACQUIRE)) {
 			pp = &a->next;
 			continue;
@@ -510,13 +571,16 @@ static void reap_retired_locked(void)
 static void send_threads_to_slow_path(struct tk_arena_map *a)
 {
 	for (uint32_t i = 0; a && i < a->geom.streams_max; i++)
-		if (a->w[i].thread)
+		if (a->w[i].thread) /* pairs with the SEQ_CST fence in
+				     * tk__reserve_slow() */
 			__atomic_store_n(&a->w[i].thread->end, NULL,
 					 __ATOMIC_SEQ_CST);
 }
 
 void tk_streams_session_changed(void)
 {
+	/* pairs with the SEQ_CST fence and load of tk_session_gen in
+	 * tk__reserve_slow() */
 	__atomic_fetch_add(&tk_session_gen, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&exit_lock);
 	send_threads_to_slow_path(arena_cur);
@@ -531,6 +595,8 @@ void tk_streams_set_arena(struct tk_arena_map *a)
 	struct tk_arena_map *old;
 
 	pthread_mutex_lock(&exit_lock);
+	/* pairs with the ACQUIRE loads of arena_cur in stream_open() and
+	 * tk_streams_arena(): the arena is made before it is seen */
 	old = __atomic_exchange_n(&arena_cur, a, __ATOMIC_ACQ_REL);
 	if (old) {
 		old->retired = true;
@@ -543,6 +609,7 @@ void tk_streams_set_arena(struct tk_arena_map *a)
 
 struct tk_arena_map *tk_streams_arena(void)
 {
+	/* pairs with the exchange in tk_streams_set_arena() */
 	return __atomic_load_n(&arena_cur, __ATOMIC_ACQUIRE);
 }
 
@@ -562,6 +629,16 @@ static void thread_exit(void *arg)
 	pthread_mutex_lock(&exit_lock);
 	stream_finish(t, tk__clock_of(t));
 	pthread_mutex_unlock(&exit_lock);
+}
+
+/* The thread that calls exit() runs no thread_exit: its stream stays open
+ * (the recorder flushes it), but its last name is written all the same. */
+__attribute__((destructor)) static void streams_at_exit(void)
+{
+	struct tk_wstream *w = tk__thread.stream;
+
+	if (w)
+		stream_name_final(w);
 }
 
 static void fork_prepare(void)

@@ -55,6 +55,27 @@ const uint8_t *tk_ft_arch_stub(const uint8_t *area, unsigned i, bool root)
 	return area;
 }
 
+size_t tk_ft_arch_plt_stubs_size(unsigned nslots)
+{
+	(void)nslots;
+	return 0;
+}
+
+void tk_ft_arch_plt_stub(uint8_t *area, unsigned i, const uintptr_t pair[2])
+{
+	(void)area;
+	(void)i;
+	(void)pair;
+}
+
+uintptr_t tk_ft_arch_plt_entry(const uint8_t *area, unsigned i, bool root)
+{
+	(void)area;
+	(void)i;
+	(void)root;
+	return 0;
+}
+
 uintptr_t tk_ft_arch_return_hook(void)
 {
 	return 0;

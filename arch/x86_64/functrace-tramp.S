@@ -26,10 +26,16 @@
  * back to the caller with push + ret, which the return stack predicts.
  * x87 registers (long double results) are left alone: the C code never
  * touches them.
+ *
+ * A library call through the PLT comes to tk__ft_tramp_plt instead: the
+ * GOT slot points at the slot's stub, which loads into r11 the address
+ * of a pair {slot, target} (arch/x86_64/functrace.c) and jumps here.  The
+ * function recorded is the slot (the trace names it after its symbol),
+ * and the call goes on to target; the rest is tk__ft_tramp's.
  */
 	.text
 
-	.macro FT_TRAMP name, root
+	.macro FT_TRAMP name, root, plt
 	.globl \name
 	.hidden \name
 	.type \name, @function
@@ -54,7 +60,11 @@
 	.cfi_adjust_cfa_offset 8
 	push %r10
 	.cfi_adjust_cfa_offset 8
+	.if \plt
+	mov (%r11), %rdi
+	.else
 	lea -5(%r11), %rdi
+	.endif
 	lea 0x48(%rsp), %rsi
 	mov $\root, %edx
 	call tk__ft_enter_fast
@@ -81,6 +91,9 @@
 	.cfi_adjust_cfa_offset -8
 	pop %r11
 	.cfi_adjust_cfa_offset -8
+	.if \plt
+	mov 8(%r11), %r11 /* the target; the flags stay */
+	.endif
 	je tk__ft_into
 	jmp *%r11
 	.cfi_restore_state
@@ -103,7 +116,11 @@
 	movaps %xmm6, 0x60(%rsp)
 	movaps %xmm7, 0x70(%rsp)
 	mov 0x48(%rbp), %rdi
+	.if \plt
+	mov (%rdi), %rdi
+	.else
 	sub $5, %rdi
+	.endif
 	lea 0x50(%rbp), %rsi
 	mov $\root, %edx
 	call tk__ft_enter
@@ -125,8 +142,10 @@
 	.size \name, . - \name
 	.endm
 
-	FT_TRAMP tk__ft_tramp, 0
-	FT_TRAMP tk__ft_tramp_root, 1
+	FT_TRAMP tk__ft_tramp, 0, 0
+	FT_TRAMP tk__ft_tramp_root, 1, 0
+	FT_TRAMP tk__ft_tramp_plt, 0, 1
+	FT_TRAMP tk__ft_tramp_plt_root, 1, 1
 
 /* Into a hooked function (r11): the call pushes tk__ft_return, which the
  * return slot holds already; tk__ft_go drops it again.  An unwinder that

@@ -17,12 +17,23 @@
  * A stub per entry tells the trampoline which function it is without a
  * call, so the CPU's return stack stays in step with the real one
  * (functrace-tramp.S).
+ *
+ * A library call is hooked in its GOT slot (an absolute address: the
+ * stubs can be anywhere), 48 bytes of code per slot, written once:
+ *
+ *   0   movabs $pair, %r11; jmp *0(%rip); .quad tk__ft_tramp_plt
+ *   24  the same with tk__ft_tramp_plt_root (-g)
+ *
+ * where pair, in writable memory apart from the code, is {slot (the
+ * function recorded), target (where the call goes on)}.
  */
 #include <string.h>
 #include "lib/functrace/arch.h"
 
 void tk__ft_tramp(void);
 void tk__ft_tramp_root(void);
+void tk__ft_tramp_plt(void);
+void tk__ft_tramp_plt_root(void);
 void tk__ft_return(void);
 
 static const uint8_t nop5[TK_SITE_BYTES] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
@@ -110,6 +121,33 @@ void tk_ft_arch_stub_site(uint8_t *area, unsigned i, const uint8_t *entry)
 const uint8_t *tk_ft_arch_stub(const uint8_t *area, unsigned i, bool root)
 {
 	return area + STUB_HEAD + (size_t)i * STUB_SITE + (root ? 16 : 0);
+}
+
+#define PLT_STUB 48
+
+size_t tk_ft_arch_plt_stubs_size(unsigned nslots)
+{
+	return (size_t)nslots * PLT_STUB;
+}
+
+void tk_ft_arch_plt_stub(uint8_t *area, unsigned i, const uintptr_t pair[2])
+{
+	uint8_t *at = area + (size_t)i * PLT_STUB;
+	uintptr_t p = (uintptr_t)pair;
+
+	for (int root = 0; root < 2; root++) {
+		uint8_t *s = at + 24 * root;
+
+		s[0] = 0x49; /* movabs $pair, %r11 */
+		s[1] = 0xbb;
+		memcpy(s + 2, &p, 8);
+		stub(s + 10, root ? tk__ft_tramp_plt_root : tk__ft_tramp_plt);
+	}
+}
+
+uintptr_t tk_ft_arch_plt_entry(const uint8_t *area, unsigned i, bool root)
+{
+	return (uintptr_t)(area + (size_t)i * PLT_STUB + (root ? 24 : 0));
 }
 
 uintptr_t tk_ft_arch_return_hook(void)

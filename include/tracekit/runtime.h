@@ -60,7 +60,8 @@ struct tk__probe_array;
 /**
  * struct tk_event - one event of this process.
  * @enabled: the call site's test: recorded, filtered or probed.
- * @record: the recording probe is connected.
+ * @record: the recording probe is connected (TK__RECORD), and the user
+ *	stack is recorded after each event (TK__RECORD_STACK).
  * @id: the registry's id, stamped into each record.
  * @reserved: 0.
  * @filter: the compiled filter, NULL when every hit passes.
@@ -74,7 +75,7 @@ struct tk__probe_array;
  */
 struct tk_event {
 	uint8_t enabled; /* the call site's test: record, filter or probes */
-	uint8_t record;  /* the recording probe is connected */
+	uint8_t record;  /* TK__RECORD, | TK__RECORD_STACK */
 	uint16_t id;     /* registry id, stamped into each record */
 	uint32_t reserved;
 	struct tk_filter *filter;	/* NULL: every hit passes */
@@ -101,14 +102,24 @@ struct tk__thread {
 	const int32_t *cpu_src;
 	int32_t cpu;      /* the CPU the current packet records */
 	uint32_t lost_pending; /* nested losses before the buffer exists */
+	uint64_t stack_tsc; /* the event just committed wants its user
+			     * stack (record --ustack): its time */
 	void *stream;     /* library's */
 };
 
 extern __thread struct tk__thread tk__thread
 	__attribute__((tls_model("initial-exec")));
 
+/* struct tk_event's record: the recording probe is connected, and the
+ * user stack goes with each event recorded (record --ustack). */
+#define TK__RECORD 1
+#define TK__RECORD_STACK 2
+
 /* Library entry points of the slow paths (see lib/). */
 char *tk__reserve_slow(uint32_t size, uint64_t tsc);
+/* The user stack of the event just committed (stack_tsc), walked from
+ * the caller's frame pointer: called by the event's call site. */
+void tk__user_stack(void);
 void tk__lost_nested(void);
 int tk__filter_pass(struct tk_event *ev, const struct tk_value *values);
 struct tk__probe_array *tk__probes_begin(struct tk_event *ev);
@@ -323,6 +334,8 @@ static inline void tk__commit(char *end)
 
 	t->pos = end;
 	t->events++;
+	/* pairs with the ACQUIRE load of commit in cli/consumer.c:write_copy():
+	 * a copy of the open packet has the event whole */
 	__atomic_store_n(t->commit, (uint64_t)(end - t->packet),
 			 __ATOMIC_RELEASE);
 	TK__BARRIER();

@@ -135,8 +135,9 @@
 	tk__emit_##p##_##n(proto)                                            \
 	{                                                                    \
 		struct tk_event *tk__ev = &TK__EV(p, n);                     \
-		if (TK__LIKELY(__atomic_load_n(&tk__ev->record,              \
-					       __ATOMIC_RELAXED))) {         \
+		uint8_t tk__rec = __atomic_load_n(&tk__ev->record,           \
+						  __ATOMIC_RELAXED);         \
+		if (TK__LIKELY(tk__rec)) {                                   \
 			int tk__pass = 1;                                    \
 			if (TK__UNLIKELY(__atomic_load_n(&tk__ev->filter,    \
 							 __ATOMIC_RELAXED) != NULL)) { \
@@ -154,6 +155,10 @@
 				if (TK__LIKELY(tk__p != NULL)) {             \
 					TK__SEQ_WRITE(fields)                \
 					tk__commit(tk__p);                   \
+					if (TK__UNLIKELY(tk__rec &           \
+							 TK__RECORD_STACK))  \
+						tk__thread.stack_tsc =       \
+							tk__thread.last_tsc; \
 				}                                            \
 			}                                                    \
 		}                                                            \
@@ -218,8 +223,12 @@
  */
 #define tk_trace(provider, name, ...)                                         \
 	do {                                                                 \
-		if (TK__UNLIKELY(TK__SITE(&TK__EV(provider, name))))         \
+		if (TK__UNLIKELY(TK__SITE(&TK__EV(provider, name)))) {       \
 			tk__emit_##provider##_##name(__VA_ARGS__);           \
+			/* here, so that the stack starts at this call */   \
+			if (TK__UNLIKELY(tk__thread.stack_tsc))              \
+				tk__user_stack();                            \
+		}                                                            \
 	} while (0)
 
 /**

@@ -44,6 +44,17 @@ void tk_ft_arch_stubs_init(uint8_t *area);
 void tk_ft_arch_stub_site(uint8_t *area, unsigned i, const uint8_t *entry);
 const uint8_t *tk_ft_arch_stub(const uint8_t *area, unsigned i, bool root);
 
+/* Library calls: a stub per GOT slot, in an area of
+ * tk_ft_arch_plt_stubs_size(nslots) bytes anywhere (the slot holds an
+ * absolute address), written while writable by tk_ft_arch_plt_stub.  A
+ * call through it is recorded as function pair[0] (the slot), then goes
+ * on to pair[1]; the pair stays writable, the code not.  What the slot
+ * gets, as a -g root or not: tk_ft_arch_plt_entry.  Size 0: no library
+ * calls on this architecture. */
+size_t tk_ft_arch_plt_stubs_size(unsigned nslots);
+void tk_ft_arch_plt_stub(uint8_t *area, unsigned i, const uintptr_t pair[2]);
+uintptr_t tk_ft_arch_plt_entry(const uint8_t *area, unsigned i, bool root);
+
 /* The address traced functions return through (function_graph). */
 uintptr_t tk_ft_arch_return_hook(void);
 

@@ -8,6 +8,8 @@
  *   ftrace:funcgraph_entry func (ptr), depth (u32)     -p function_graph
  *   ftrace:funcgraph_exit  func (ptr), depth (u32)
  *   ftrace:user_stack      stack (bytes: u64 addresses) --func-stack
+ *   ftrace:event_stack     stack (bytes: u64 addresses) --ustack: after a
+ *                          user event, by lib/ustack.c
  *
  * Durations are not recorded: a reader takes them from the timestamps of
  * entry and exit.  The events are written straight into the thread's
@@ -36,6 +38,7 @@ static const struct ft_event_def defs[] = {
 	{ "funcgraph_exit", "func=0x%lx depth=%u", "func, depth", 2,
 	  { { "func", TK_KIND_PTR, 8, 0, 0 }, { "depth", TK_KIND_UINT, 4, 0, 0 } } },
 	{ "user_stack", "", "", 1, { { "stack", TK_KIND_BYTES, 0, 0, 0 } } },
+	{ "event_stack", "", "", 1, { { "stack", TK_KIND_BYTES, 0, 0, 0 } } },
 };
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))
 
@@ -86,6 +89,7 @@ int tk_ft_events_register(void)
 	tk_ft.id_entry = events[1].id;
 	tk_ft.id_exit = events[2].id;
 	tk_ft.id_stack = events[3].id;
+	tk_ustack_id = events[4].id;
 	registered = true;
 	return 0;
 }

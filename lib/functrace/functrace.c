@@ -6,6 +6,7 @@
  *
  *   tracer=function|function_graph   filter=GLOB (-l)   notrace=GLOB (-n)
  *   graph=GLOB (-g)   depth=N (--max-graph-depth)   stack=1 (--func-stack)
+ *   libcall=0 (--no-libcall: library calls through the PLT not hooked)
  *
  * A program that does not link libtracekit gets it from LD_PRELOAD
  * (tracekit record does that) with TK_FUNCTRACE_ENV set: the constructor
@@ -85,6 +86,7 @@ static struct ft_options *options_parse(char *const *opts, unsigned n)
 
 	if (!o)
 		return NULL;
+	o->libcall = true;
 	for (unsigned i = 0; i < n && !err; i++) {
 		const char *kv = opts[i], *v = strchr(kv, '=');
 		size_t klen = v ? (size_t)(v - kv) : 0;
@@ -111,6 +113,8 @@ static struct ft_options *options_parse(char *const *opts, unsigned n)
 			o->max_depth = (unsigned)strtoul(v, NULL, 10);
 		} else if (!strncmp(kv, "stack", klen) && klen == 5) {
 			o->stack = strcmp(v, "0") != 0;
+		} else if (!strncmp(kv, "libcall", klen) && klen == 7) {
+			o->libcall = strcmp(v, "0") != 0;
 		} else {
 			err = -EINVAL;
 		}

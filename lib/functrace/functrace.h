@@ -12,6 +12,7 @@
  *   events.c     the built-in events (ftrace:function, ...)
  *   cyg.c        __cyg_profile_func_enter/exit (-finstrument-functions)
  *   wrap.c       pthread_exit and C++ unwinding put return addresses back
+ *   plt.c        library calls: the traced objects' GOT slots hooked
  */
 #ifndef TK_FUNCTRACE_H
 #define TK_FUNCTRACE_H
@@ -48,6 +49,7 @@ struct ft_options {
 	unsigned ngraph;
 	unsigned max_depth; /* 0: no limit */
 	bool stack;
+	bool libcall; /* hook library calls (libcall=0: --no-libcall) */
 };
 
 /* functrace.c: the session's options changed (NULL: no function tracer,
@@ -102,5 +104,40 @@ void tk_ft_handler_init(void);
 void tk_ft_cyg_enter(uintptr_t fn, uintptr_t site, uintptr_t sp,
 		     unsigned flags);
 void tk_ft_cyg_exit(uintptr_t fn, uintptr_t sp);
+
+/* plt.c: library calls of one object, hooked in its GOT slots */
+struct ft_plt_where {
+	const void *dynamic;          /* its PT_DYNAMIC, loaded */
+	uintptr_t bias, lo, hi;
+	uintptr_t relro_lo, relro_hi; /* PT_GNU_RELRO, loaded */
+};
+struct ft_plt_slot {
+	uintptr_t *got;
+	uintptr_t orig;      /* what it held before the hook */
+	const char *name;    /* in the object's dynamic string table */
+	const char *version; /* the version it asks for, or NULL */
+	bool hooked;
+};
+struct ft_plt {
+	struct ft_plt_where where;
+	struct ft_plt_slot *slot;
+	unsigned n;
+	uint8_t *stub;        /* code, never unmapped */
+	size_t stub_size;
+	uintptr_t (*pair)[2]; /* per slot: {slot, target}, never freed */
+	unsigned npairs;
+};
+typedef bool (*tk_ft_wanted_fn)(const struct ft_options *o, const char *name,
+				bool *root);
+/* Whether @addr is code of a traced object (patchable or -finstrument-
+ * functions): calls to it are seen at its entry, not in the PLT. */
+typedef bool (*tk_ft_traced_at_fn)(uintptr_t addr);
+/* Find the JUMP_SLOT relocations of the object at @w (from memory). */
+void tk_ft_plt_read(struct ft_plt *p, const struct ft_plt_where *w);
+/* Hook the slots @opt wants (@opt NULL: none) but calls into traced
+ * objects, unhook the others; returns how many are hooked. */
+unsigned tk_ft_plt_apply(struct ft_plt *p, tk_ft_wanted_fn wanted,
+			 tk_ft_traced_at_fn traced_at, const struct ft_options *opt);
+void tk_ft_plt_free(struct ft_plt *p);
 
 #endif /* TK_FUNCTRACE_H */

@@ -28,6 +28,8 @@
  * way through it, but the area of an unloaded module (dlclose: no thread
  * runs its code any more) is kept for a later one within reach.
  *
+ * Library calls are hooked in the GOT slots of the same objects (plt.c).
+ *
  * Everything here runs under the functrace lock.
  */
 #define _GNU_SOURCE
@@ -65,6 +67,7 @@ struct ft_module {
 	unsigned unusable; /* single-byte NOPs met too late, other bytes */
 	uint8_t *stub;
 	size_t stub_size;
+	struct ft_plt plt;
 	bool seen;
 	bool announced;
 	struct ft_module *next;
@@ -95,6 +98,8 @@ void tk_ft_unlock(void)
 struct found {
 	char *path;
 	uintptr_t bias, lo, hi;
+	const void *dynamic;
+	uintptr_t relro_lo, relro_hi;
 };
 
 struct found_list {
@@ -110,10 +115,19 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	char exe[4096];
 	const char *name = info->dlpi_name;
 
+	const void *dynamic = NULL;
+	uintptr_t relro_lo = 0, relro_hi = 0;
+
 	(void)size;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
+		if (ph->p_type == PT_DYNAMIC)
+			dynamic = (const void *)(info->dlpi_addr + ph->p_vaddr);
+		if (ph->p_type == PT_GNU_RELRO) {
+			relro_lo = info->dlpi_addr + ph->p_vaddr;
+			relro_hi = relro_lo + ph->p_memsz;
+		}
 		if (ph->p_type != PT_LOAD)
 			continue;
 		if (info->dlpi_addr + ph->p_vaddr < lo)
@@ -146,6 +160,9 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	f->bias = info->dlpi_addr;
 	f->lo = lo;
 	f->hi = hi;
+	f->dynamic = dynamic;
+	f->relro_lo = relro_lo;
+	f->relro_hi = relro_hi;
 	l->count++;
 	return 0;
 }
@@ -161,6 +178,7 @@ static void module_free(struct ft_module *m)
 		spares = sp;
 	}
 	tk_elf_syms_free(&m->elf);
+	tk_ft_plt_free(&m->plt);
 	free(m->sites);
 	free(m->path);
 	free(m);
@@ -284,6 +302,13 @@ static struct ft_module *module_new(const struct found *f, bool quiet)
 		/* no file (the vdso), or unreadable: nothing to patch */
 		return m;
 	}
+	if (m->elf.nentries || m->elf.cyg) {
+		/* a traced object: its library calls too */
+		struct ft_plt_where w = { f->dynamic, f->bias, f->lo, f->hi,
+					  f->relro_lo, f->relro_hi };
+
+		tk_ft_plt_read(&m->plt, &w);
+	}
 	if (!m->elf.nentries || !tk_ft_arch_supported() || !tk_ft_can_patch)
 		return m;
 	m->sites = calloc(m->elf.nentries, sizeof(*m->sites));
@@ -378,6 +403,14 @@ static bool wanted(const struct ft_options *o, const char *name, bool *root)
 	return in || *root;
 }
 
+static bool traced_at(uintptr_t addr)
+{
+	for (struct ft_module *m = modules; m; m = m->next)
+		if (addr >= m->lo && addr < m->hi)
+			return m->nsites || m->elf.cyg;
+	return false;
+}
+
 unsigned tk_ft_modules_apply(const struct ft_options *opt)
 {
 	struct tk_site_patch *p;
@@ -415,6 +448,9 @@ unsigned tk_ft_modules_apply(const struct ft_options *opt)
 	if (n && tk_text_patch(p, n) < 0)
 		traced = 0;
 	free(p);
+	/* library calls: not counted here (announced per object) */
+	for (struct ft_module *m = modules; m; m = m->next)
+		tk_ft_plt_apply(&m->plt, wanted, traced_at, opt);
 	return traced;
 }
 
@@ -473,6 +509,8 @@ void tk_ft_modules_announce(bool all)
 		for (unsigned i = 0; i < m->nsites; i++)
 			traced += m->sites[i].traced;
 		memset(msg, 0, sizeof(*msg));
+		for (unsigned i = 0; i < m->plt.n; i++)
+			msg->libcalls += m->plt.slot[i].hooked;
 		msg->m.type = TK_MSG_MODULE;
 		msg->m.len = (uint32_t)(sizeof(*msg) + len);
 		msg->bias = m->bias;

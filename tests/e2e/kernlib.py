@@ -272,6 +272,19 @@ def restore(path, before):
                 os.rmdir(os.path.join(path, "instances", name))
             except OSError:
                 pass
+    # dynamic probes a tool defined (the instances that enabled them are
+    # gone now): "-:GROUP/EVENT" removes one
+    had_probes = set(before.get("uprobe_events", "").splitlines())
+    for line in _read(os.path.join(path, "uprobe_events")).splitlines():
+        if line.strip() and line not in had_probes and ":" in line.split()[0]:
+            # O_APPEND, without O_TRUNC (that clears every probe) and
+            # without the seek Python's "a" mode makes (tracefs refuses it)
+            with contextlib.suppress(OSError):
+                fd = os.open(os.path.join(path, "uprobe_events"), os.O_WRONLY | os.O_APPEND)
+                try:
+                    os.write(fd, ("-:" + line.split()[0].split(":", 1)[1] + "\n").encode())
+                finally:
+                    os.close(fd)
     now = snapshot(path)
     # mounts a tool added (trace-cmd mounts debugfs), innermost first;
     # lazily, as something may still hold them

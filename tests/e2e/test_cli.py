@@ -1120,9 +1120,13 @@ def test_attach_big_static_tls():
             rec = subprocess.Popen([tklib.TRACEKIT, "record", "-P", str(pid), "-o", out,
                                     "-e", "test:seq"], stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
+            # attached once it says so; then ~2,500 events in 0.5 s
+            first = rec.stderr.readline()
+            assert first.startswith("tracekit: recording process %d" % pid), (name, first)
             time.sleep(0.5)
             rec.send_signal(signal.SIGINT)
             _, err = rec.communicate(timeout=20)
+            err = first + err
             assert rec.returncode == 0, (name, rec.returncode, err)
             rows, total = tklib.summary(err)
             seqs = [seq_fields(e["text"])[1] for e in tklib.report_lines(out)]

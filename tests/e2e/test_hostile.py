@@ -302,7 +302,9 @@ def test_process_of_no_event():
     assert re.search(r"^# process \d+ \(prog-noevents\) %s, 0 events defined$" % re.escape(noev),
                      head, re.M), head
     p = tk("list", noev)
-    assert (p.returncode, p.stdout) == (0, ""), p.stderr
+    # only USDT probes of its libraries (the sanitizer build's libstdc++)
+    assert p.returncode == 0 and not [l for l in p.stdout.splitlines() if l and not (
+        l.startswith("usdt:") or l.startswith("\tfile: "))], (p.stdout, p.stderr)
     assert p.stderr == "tracekit: '%s' defines no tracekit events\n" % noev, p.stderr
 
 
@@ -568,14 +570,14 @@ def test_exited_threads_buffers_unmapped():
 
 
 def test_thousands_of_children_recorded_or_counted():
-    """4,200 child processes: 4,096 were recorded, the other 104 neither
-    recorded nor counted, without a word.  Each is recorded, or counted
-    and said.  (The normal build's run only: 4,200 ASan processes take
-    minutes.)"""
+    """4,200 child processes (8 alive at once): 4,096 were recorded, the
+    other 104 neither recorded nor counted, without a word.  Each is
+    recorded, or counted and said.  (The normal build's run only: 4,200
+    ASan processes take minutes.)"""
     if os.environ.get("TK_SANITIZED"):
         raise tklib.Skip("4,200 processes: run with the normal build only")
     d = os.path.join(tklib.tmpdir(), "t")
-    rec = start_record(d, ["children", "4200"], "-q")
+    rec = start_record(d, ["children", "4200", "8"], "-q")
     rc, err = finish(rec, timeout=300)
     assert rc == 0, err[-1500:]
     assert rec.rest == "done 4200\n", rec.rest

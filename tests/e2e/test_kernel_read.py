@@ -374,6 +374,17 @@ def test_stat_user_events():
     assert stat_counts(p.stderr) == {"test:seq": 18, "test:phase": 2, "test:kinds": 0}, p.stderr
     assert "lost" not in p.stderr
     assert not [f for f in os.listdir("/tmp") if f.startswith("tracekit-stat.")]
+    # a command that fails still has its counts, and stat exits with its
+    # status, as for kernel events (a script: record has no ELF file to
+    # check the events against)
+    script = os.path.join(tklib.tmpdir(), "fails.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\n%s -n 7\nexit 3\n" % BASIC)
+    os.chmod(script, 0o755)
+    p = tklib.tracekit("stat", "-e", "test:*", "--", script, check=False)
+    assert p.returncode == 3, p.stderr
+    assert p.stderr.startswith("tracekit: '%s' exited with status 3\n" % script), p.stderr
+    assert stat_counts(p.stderr) == {"test:seq": 7, "test:phase": 2, "test:kinds": 0}, p.stderr
 
 
 def test_stat_errors():

@@ -207,7 +207,9 @@ static int bytes(void)
 	}
 	printf("patched\n");
 	fflush(stdout);
-	for (i = 0; i < 20000 && p[0] == 0xe9; i++) {
+	/* while unpatched, the entry is "jmp ." (eb fe) for a moment: restored
+	 * only once its first bytes are the NOP again (arch/x86_64/text-patch.c) */
+	for (i = 0; i < 20000 && (p[0] == 0xe9 || p[0] == 0xeb); i++) {
 		leaf(i);
 		usleep(1000);
 	}

@@ -21,9 +21,10 @@
  *   prog-hostile threads N         N threads one after another, each fires
  *                                  one event and exits; prints "done",
  *                                  then waits for a line on stdin
- *   prog-hostile children N        N child processes one after another,
- *                                  each fires one event and exits; prints
- *                                  "done N" (children that exited 0)
+ *   prog-hostile children N [P]    N child processes, P alive at once
+ *                                  (default 1), each fires one event and
+ *                                  exits; prints "done N" (children that
+ *                                  exited 0)
  *   prog-hostile seccomp N         memfd_create fails (EPERM, seccomp)
  *                                  from the start (the program runs
  *                                  itself again under the filter as
@@ -213,20 +214,33 @@ static int threads(long n)
 	return fgets(line, sizeof(line), stdin) ? 0 : 0;
 }
 
-static int children(long n)
+/* @n children, up to @at_once alive together: each fires one event and
+ * exits. */
+static int children(long n, long at_once)
 {
-	long ok = 0;
+	long ok = 0, started = 0, running = 0;
 
-	for (long i = 0; i < n; i++) {
+	if (at_once < 1)
+		at_once = 1;
+	while (started < n || running) {
 		int status;
-		pid_t pid = fork();
 
-		if (pid == 0) {
-			fire((uint32_t)i, 0);
-			_exit(0);
+		if (started < n && running < at_once) {
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				fire((uint32_t)started, 0);
+				_exit(0);
+			}
+			if (pid < 0)
+				return 4;
+			started++;
+			running++;
+			continue;
 		}
-		if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		if (wait(&status) < 0)
 			return 4;
+		running--;
 		ok += WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	}
 	printf("done %ld\n", ok);
@@ -317,7 +331,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "threads"))
 		return threads(n);
 	if (!strcmp(argv[1], "children"))
-		return children(n);
+		return children(n, argc > 3 ? atol(argv[3]) : 1);
 	if (!strcmp(argv[1], "seccomp") && argc > 2)
 		return seccomp(argv);
 	if (!strcmp(argv[1], "fire"))

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * options.h - the options of every verb, in one table (options.c), and
+ * the readers of the values several verbs take alike.
+ *
+ * A row of the table is an option: its letter, or for an option with
+ * only a long name a number past every letter (enum opt_long, as
+ * trace-cmd's LONG_OPT), its long name, whether it takes a value, and
+ * the verbs that have it.  getopt's option string and long options are
+ * made from the rows; nothing else spells them.  A verb reads its
+ * options so:
+ *
+ *   struct opt_parser p;
+ *   int c;
+ *
+ *   opt_init(&p, "start");
+ *   while ((c = opt_next(&p, argc, argv)) != -1)
+ *           switch (c) {
+ *           case 'e': ...
+ *           case OPT_STACK: ...
+ *           default: return TK_EXIT_USAGE; // said by opt_next
+ *           }
+ *
+ * The same letter can mean other things to other verbs (-o is record's
+ * directory, convert's output file and list's mode), one row for each;
+ * record, start and stat, which trace alike, share the rows of what
+ * they share (-e, -f, -P, -p, -l, -n, -g, --stack) and the readers of
+ * their values (opt_rules_add, opt_pid, opt_kb).
+ */
+#ifndef TK_OPTIONS_H
+#define TK_OPTIONS_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "kernel/kernel.h"
+
+/* The options that have only a long name. */
+enum opt_long {
+	OPT_LONG_FIRST = 256,
+	/* record, start */
+	OPT_STACK = OPT_LONG_FIRST,
+	/* record */
+	OPT_OVERWRITE,
+	OPT_NO_FOLLOW,
+	OPT_FORCE,
+	OPT_SUBBUFS,
+	OPT_POOL,
+	OPT_BLOCK,
+	OPT_MAX_GRAPH_DEPTH,
+	OPT_FUNC_STACK,
+	OPT_KERNEL_BUFFER,
+	OPT_USTACK,
+	OPT_NO_LIBCALL,
+	/* stat */
+	OPT_SORT,
+	/* report; --to also convert's */
+	OPT_EVENTS,
+	OPT_TS,
+	OPT_NO_HEADER,
+	OPT_COUNT,
+	OPT_PROFILE,
+	OPT_TEP_PRINT,
+	OPT_TEP_STATS,
+	OPT_PID,
+	OPT_TID,
+	OPT_COMM,
+	OPT_FROM,
+	OPT_TO,
+	OPT_NO_CUT,
+	/* convert */
+	OPT_CALLS,
+	OPT_STACKS,
+	OPT_TITLE,
+	OPT_UNTIL,
+	/* hist; --sort also stat's, --from and --to report's */
+	OPT_KEY,
+	OPT_VAL,
+	OPT_LIMIT,
+	OPT_MATCH,
+	OPT_SLOWEST,
+	OPT_UNIT,
+	/* list */
+	OPT_NAMES,
+};
+
+/* Room for the most options a verb has, and the terminating row. */
+#define OPT_MAX 32
+
+struct opt_parser {
+	const char *verb;
+	char optstring[2 * OPT_MAX + 2];
+	struct option longopts[OPT_MAX + 1];
+};
+
+/* Make @p's getopt tables of the options of @verb ("record", ...).
+ * record, start, stat, show, extract, reset and stop stop at their
+ * first operand (what follows is a command, or a mistake); report, list,
+ * convert and hist take options after their operands too. */
+void opt_init(struct opt_parser *p, const char *verb);
+
+/* The next option of @argv: its letter or OPT_*, with its value in
+ * optarg; -1 when there is none more (optind: the first operand); '?'
+ * after saying what was wrong (an unknown option, or one without its
+ * value). */
+int opt_next(struct opt_parser *p, int argc, char **argv);
+
+/* -e @arg (@c 'e': a pattern more) or -f @arg (@c 'f': the filter of
+ * the last pattern).  Keeps @arg, not a copy.  0, or -1 after saying
+ * why (an empty -e, a -f before any -e, out of memory). */
+struct opt_rules {
+	struct tk_krule *rule;
+	unsigned count;
+};
+int opt_rules_add(struct opt_rules *l, int c, const char *arg);
+void opt_rules_free(struct opt_rules *l);
+
+/* -P @arg, a process id; false after saying why. */
+bool opt_pid(const char *arg, pid_t *out);
+
+/* A buffer size in KiB of option @opt, from @min to @max; false after
+ * saying why, naming @max only if @say_max. */
+bool opt_kb(const char *opt, const char *arg, unsigned long min,
+	    unsigned long max, bool say_max, uint32_t *out);
+
+/* @s as a decimal number at most @max (no sign, nothing after it). */
+bool opt_uint(const char *s, unsigned long max, unsigned long *out);
+
+#endif /* TK_OPTIONS_H */
