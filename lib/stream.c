@@ -49,7 +49,7 @@ static pthread_key_t exit_key;
 #define REAP_WAIT_YIELDS 10000
 static struct tk_arena_map *arena_cur; /* the session's, or NULL */
 static struct tk_arena_map *retired;   /* past sessions', under exit_lock */
-static uint64_t lost_nobuf;            /* events lost with no arena */
+static uint64_t lost_nobuf;            /* events lost with no arena, this session */
 static uint32_t opening;               /* threads in arena_hold */
 
 static struct tk_rb_slot *slot_of(struct tk_wstream *w, uint64_t seq)
@@ -497,6 +497,9 @@ static void send_threads_to_slow_path(struct tk_arena_map *a)
 void tk_streams_session_changed(void)
 {
 	__atomic_fetch_add(&tk_session_gen, 1, __ATOMIC_SEQ_CST);
+	/* what a session lost with no arena is its own: told to its
+	 * recorder (ARENA, NOBUF), never to the next one */
+	__atomic_store_n(&lost_nobuf, 0, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&exit_lock);
 	send_threads_to_slow_path(arena_cur);
 	for (struct tk_arena_map *a = retired; a; a = a->next)
