@@ -45,9 +45,12 @@ uint32_t tk_clock_mono;
  * thread that is gone. */
 static pthread_mutex_t exit_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
+/* reap_retired_locked: how long it waits for threads in arena_hold */
+#define REAP_WAIT_YIELDS 10000
 static struct tk_arena_map *arena_cur; /* the session's, or NULL */
 static struct tk_arena_map *retired;   /* past sessions', under exit_lock */
-static uint64_t lost_nobuf;            /* events lost with no arena */
+static uint64_t lost_nobuf;            /* events lost with no arena, this session */
+static uint32_t opening;               /* threads in arena_hold */
 
 static struct tk_rb_slot *slot_of(struct tk_wstream *w, uint64_t seq)
 {
@@ -300,20 +303,46 @@ static void stream_finish(struct tk__thread *t, uint64_t tsc)
 	__atomic_fetch_sub(&a->users, 1, __ATOMIC_RELEASE);
 }
 
+/* The session's arena, held (users) so that it is not freed under us, or
+ * NULL.  Between reading arena_cur and holding what it gave, the arena
+ * may be retired by the control thread: `opening` says that a thread is
+ * there, and reap_retired_locked frees nothing meanwhile.  The SEQ_CST
+ * pairs with the exchange of arena_cur in tk_streams_set_arena and the
+ * load of `opening` in reap_retired_locked: either that load sees us, or
+ * we read the arena that replaced it. */
+static struct tk_arena_map *arena_hold(void)
+{
+	struct tk_arena_map *a;
+
+	__atomic_fetch_add(&opening, 1, __ATOMIC_SEQ_CST);
+	a = __atomic_load_n(&arena_cur, __ATOMIC_SEQ_CST);
+	if (a)
+		__atomic_fetch_add(&a->users, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(&opening, 1, __ATOMIC_RELEASE);
+	return a;
+}
+
+static void arena_drop(struct tk_arena_map *a)
+{
+	/* pairs with the ACQUIRE load of users in reap_retired_locked() */
+	__atomic_fetch_sub(&a->users, 1, __ATOMIC_RELEASE);
+}
+
 /* Take a stream in the session's arena for the calling thread: memory
  * made ahead, a compare-and-swap, two cheap system calls (tid, name). */
 static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 {
-	/* pairs with the exchange (its RELEASE) of arena_cur in
-	 * tk_streams_set_arena(): the arena is made */
-	struct tk_arena_map *a = __atomic_load_n(&arena_cur, __ATOMIC_ACQUIRE);
+	struct tk_arena_map *a;
 	struct tk_rb_stream *d;
 	struct tk_wstream *w;
 	uint32_t i;
 
 	if (!tk_config_geometry().active)
 		return NULL; /* the session ended: nothing to count in */
+	a = arena_hold();
 	if (!a || a->gen != gen) {
+		if (a)
+			arena_drop(a);
 		__atomic_fetch_add(&lost_nobuf, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
@@ -324,6 +353,7 @@ static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 			   a->ring_size, &i, NULL)) ||
 	    i >= a->geom.streams_max) {
 		__atomic_fetch_add(&a->hdr->lost_nobuf, 1, __ATOMIC_RELAXED);
+		arena_drop(a);
 		return NULL;
 	}
 	w = &a->w[i];
@@ -340,10 +370,8 @@ static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 	__atomic_fetch_add(&d->lost_nested,
 			   __atomic_exchange_n(&t->lost_pending, 0, __ATOMIC_RELAXED),
 			   __ATOMIC_RELAXED);
-	/* no partner: the count keeps the arena from reap_retired_locked()
-	 * (whose ACQUIRE load of users pairs with the RELEASE decrement in
-	 * stream_finish()); ACQUIRE keeps our uses of it after the count */
-	__atomic_fetch_add(&a->users, 1, __ATOMIC_ACQUIRE);
+	/* the hold taken by arena_hold() is the stream's, until
+	 * stream_finish() drops it */
 	/* pairs with the ACQUIRE load of the state in
 	 * cli/consumer.c:drain_process(): tid and name are there when
 	 * stream_new() reads them */
@@ -479,14 +507,24 @@ TK_EXPORT void tk__lost_nested(void)
 		__atomic_fetch_add(&tk__thread.lost_pending, 1, __ATOMIC_RELAXED);
 }
 
-/* Free the retired arenas no thread uses any more; with exit_lock. */
+/* Free the retired arenas no thread uses any more; with exit_lock.  A
+ * thread in arena_hold may have read one and not hold it yet: wait for it
+ * to (a few instructions; it never blocks there), or, if it is kept from
+ * running that long, leave them all to the next call. */
 static void reap_retired_locked(void)
 {
+	for (unsigned k = 0; retired && __atomic_load_n(&opening, __ATOMIC_SEQ_CST);
+	     k++) {
+		if (k == REAP_WAIT_YIELDS)
+			return;
+		sched_yield();
+	}
 	for (struct tk_arena_map **pp = &retired; *pp;) {
 		struct tk_arena_map *a = *pp;
 
 		/* pairs with the RELEASE decrement of users in
-		 * stream_finish(): the last thread is done with it */
+		 * stream_finish() and arena_drop(): the last thread is done
+		 * with it */
 		if (__atomic_load_n(&a->users, __ATOMIC_ACQUIRE)) {
 			pp = &a->next;
 			continue;
@@ -510,6 +548,9 @@ void tk_streams_session_changed(void)
 	/* pairs with the SEQ_CST fence and load of tk_session_gen in
 	 * tk__reserve_slow() */
 	__atomic_fetch_add(&tk_session_gen, 1, __ATOMIC_SEQ_CST);
+	/* what a session lost with no arena is its own: told to its
+	 * recorder (ARENA, NOBUF), never to the next one */
+	__atomic_store_n(&lost_nobuf, 0, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&exit_lock);
 	send_threads_to_slow_path(arena_cur);
 	for (struct tk_arena_map *a = retired; a; a = a->next)
@@ -523,9 +564,10 @@ void tk_streams_set_arena(struct tk_arena_map *a)
 	struct tk_arena_map *old;
 
 	pthread_mutex_lock(&exit_lock);
-	/* pairs with the ACQUIRE loads of arena_cur in stream_open() and
-	 * tk_streams_arena(): the arena is made before it is seen */
-	old = __atomic_exchange_n(&arena_cur, a, __ATOMIC_ACQ_REL);
+	/* pairs with the SEQ_CST load of arena_cur in arena_hold() and the
+	 * ACQUIRE load in tk_streams_arena(): the arena is made before it is
+	 * seen; with the SEQ_CST load of `opening` in reap_retired_locked() */
+	old = __atomic_exchange_n(&arena_cur, a, __ATOMIC_SEQ_CST);
 	if (old) {
 		old->retired = true;
 		old->next = retired;
@@ -598,6 +640,7 @@ static void fork_child(void)
 	memset(t, 0, sizeof(*t));
 	pthread_setspecific(exit_key, NULL);
 	lost_nobuf = 0;
+	opening = 0; /* threads of the parent's: not here */
 	tk_session_gen++;
 	pthread_mutex_unlock(&exit_lock);
 	tk_registry_unlock();
