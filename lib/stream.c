@@ -107,7 +107,8 @@ static void packet_close(struct tk_wstream *w, struct tk__thread *t,
 	ph->content_size = bytes * 8;
 	ph->packet_size = bytes * 8;
 	ph->events_discarded = lost_so_far(w);
-	sl->events = (uint32_t)t->events;
+	/* ordered by the RELEASE store of commit below */
+	__atomic_store_n(&sl->events, (uint32_t)t->events, __ATOMIC_RELAXED);
 	/* pairs with the ACQUIRE loads of commit in
 	 * cli/consumer.c:drain_stream() and write_copy() */
 	__atomic_store_n(&sl->commit, bytes, __ATOMIC_RELEASE);
@@ -236,8 +237,9 @@ static int packet_open(struct tk_wstream *w, struct tk__thread *t,
 	/* The packet that held this slot, or this chunk, has lost its number
 	 * already (reuse_oldest(), or the recorder consumed it): the slot is
 	 * filled first, its number published last. */
-	sl->chunk = id;
-	sl->events = 0;
+	/* ordered by the RELEASE stores of commit and seq below */
+	__atomic_store_n(&sl->chunk, id, __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->events, 0, __ATOMIC_RELAXED);
 	ph = (struct tk_packet_header *)pkt;
 	memset(ph, 0, sizeof(*ph));
 	ph->magic = TK_CTF_MAGIC;

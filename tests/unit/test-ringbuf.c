@@ -123,11 +123,13 @@ int __wrap_munmap(void *addr, size_t len)
 /* The recorder copies a packet a writer may be overwriting (an open
  * packet, or any in overwrite mode) and keeps the copy only if the slot's
  * number did not change meanwhile (the seqlock of write_copy): a race by
- * design, which the checks of the records judge instead. */
+ * design, which the checks of the records judge instead.  Only that copy
+ * (seqlock_copy, the memcpy alone) is excused: every other
+ * access of write_copy is checked. */
 const char *__tsan_default_suppressions(void);
 const char *__tsan_default_suppressions(void)
 {
-	return "race:write_copy\n";
+	return "race:seqlock_copy\n";
 }
 #endif
 
