@@ -851,7 +851,7 @@ static uint64_t whole_events_of(const struct rec_stream *st, const char *pkt,
 	return off;
 }
 
-/* The copy of a seqlock's data: the writer may be overwriting it
+/* The copy of a seqlock's data: the writer may be rewriting it
  * meanwhile, and write_copy() keeps the copy only if the slot's number
  * did not change.  A function of its own, never inlined, so that
  * tests/unit/test-ringbuf.c can tell ThreadSanitizer that this one copy
@@ -894,7 +894,17 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 		return;
 	if (posix_memalign((void **)&copy, DRAIN_ALIGN, a->chunk_size))
 		return;
-	seqlock_copy(copy, pkt, commit);
+	/* The header: the writer may be closing the packet (packet_close()
+	 * fills it).  The events below commit: in discard mode no writer
+	 * touches them again before the chunk comes back from us; in
+	 * overwrite mode reuse_oldest() may hand it to the next packet. */
+	seqlock_copy(copy, pkt, sizeof(*ph));
+	if (a->mode == TK_RB_OVERWRITE)
+		seqlock_copy(copy + sizeof(*ph), pkt + sizeof(*ph),
+			     commit - sizeof(*ph));
+	else
+		memcpy(copy + sizeof(*ph), pkt + sizeof(*ph),
+		       commit - sizeof(*ph));
 	/* pairs with the RELEASE fence in lib/stream.c:reuse_oldest(): if
 	 * the copy saw a byte written after it, the load below sees the
 	 * number it took away */
