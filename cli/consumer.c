@@ -772,10 +772,9 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 	while (st->submitted < produced && !s->failed &&
 	       (w || drain_room(&s->drain))) {
 		struct tk_rb_slot *sl = &d->slot[st->submitted % a->slots];
-		/* pairs with the RELEASE store of commit in
-		 * lib/stream.c:packet_close() */
-		uint64_t commit = __atomic_load_n(&sl->commit, __ATOMIC_ACQUIRE);
-		/* ordered by the ACQUIRE load of commit above */
+		/* the slot is below produced: ordered by the ACQUIRE load
+		 * of produced above, as its chunk and events */
+		uint64_t commit = __atomic_load_n(&sl->commit, __ATOMIC_RELAXED);
 		uint32_t chunk = __atomic_load_n(&sl->chunk, __ATOMIC_RELAXED);
 		uint64_t events = __atomic_load_n(&sl->events, __ATOMIC_RELAXED);
 		uint32_t size = 0;

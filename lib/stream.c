@@ -107,10 +107,11 @@ static void packet_close(struct tk_wstream *w, struct tk__thread *t,
 	ph->content_size = bytes * 8;
 	ph->packet_size = bytes * 8;
 	ph->events_discarded = lost_so_far(w);
-	/* ordered by the RELEASE store of commit below */
+	/* ordered by the RELEASE stores of commit and produced below */
 	__atomic_store_n(&sl->events, (uint32_t)t->events, __ATOMIC_RELAXED);
-	/* pairs with the ACQUIRE loads of commit in
-	 * cli/consumer.c:drain_stream() and write_copy() */
+	/* pairs with the ACQUIRE load of commit in cli/consumer.c:
+	 * write_copy() (a packet closed while it is copied);
+	 * drain_stream() reads the slot after the ACQUIRE of produced */
 	__atomic_store_n(&sl->commit, bytes, __ATOMIC_RELEASE);
 	w->seq++;
 	/* pairs with the ACQUIRE load of produced in
