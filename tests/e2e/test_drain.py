@@ -171,13 +171,14 @@ def test_block():
 
 
 def test_pool_grows():
-    """Four threads writing 70 MB as fast as they can, with --block, and a
-    recorder that hardly runs (so that the writers outrun it whatever else
-    the machine does): the pool grows past what the process made at the
-    start (16 MiB), and every event is there."""
+    """Four threads writing 70 MB as fast as they can, with --block (up to
+    a minute: longer than the recorder, starved, may take to give space
+    back), and a recorder that hardly runs (so that the writers outrun it
+    whatever else the machine does): the pool grows past what the process
+    made at the start (16 MiB), and every event is there."""
     out = os.path.join(tklib.tmpdir(), "t")
     rc, stdout, stderr = _record_starved(out, _basic("-n", "500000", "-t", "4"),
-                                         "--block", timeout=300)
+                                         "--block=60000", timeout=300)
     p = subprocess.CompletedProcess([], rc, stdout, stderr)
     _exact(out, p, 500000, 4)
     m = POOL_RE.search(p.stderr)
