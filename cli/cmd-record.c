@@ -96,6 +96,7 @@ struct record {
 	sigset_t oldmask;      /* the signal mask before run() */
 	int sigfd;             /* run()'s signals, once it has them */
 	int saved_nice;        /* the priority before run() */
+	bool interrupted;      /* a signal stopped the recording */
 	struct rec_rule *parsed; /* every -e, before sort_rules kept the user's */
 	unsigned nparsed;
 };
@@ -983,6 +984,7 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 		if (ret == 1 && read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
 			    si.ssi_signo == SIGHUP) {
+				r->interrupted = true;
 				if (child <= 0 || stop_at)
 					return 0;
 				kill(child, (int)si.ssi_signo);
@@ -1189,15 +1191,10 @@ static int run(struct record *r)
 	int ret;
 	bool user = true;
 
-	if (prepare(r) < 0 || prepare_output(r) < 0) {
-		record_kernel_free(&r->kernel);
-		return TK_EXIT_FAILURE;
-	}
-	/* -P with kernel events only: the process need not be instrumented */
-	if (r->opt.attach_pid && !r->opt.nrules)
-		user = false;
 	/* Ours to handle even when started in the background (where the
-	 * shell ignores SIGINT); an ignored SIGHUP (nohup) stays ignored. */
+	 * shell ignores SIGINT); an ignored SIGHUP (nohup) stays ignored.
+	 * Taken first: a Ctrl-C while we prepare or attach stops the
+	 * recording as soon as it can, and nothing is left half made. */
 	sigaction(SIGINT, &(struct sigaction){ .sa_handler = SIG_DFL }, &r->saved_int);
 	sigaction(SIGTERM, &(struct sigaction){ .sa_handler = SIG_DFL }, &r->saved_term);
 	sigemptyset(&mask);
@@ -1211,6 +1208,13 @@ static int run(struct record *r)
 	r->saved_nice = getpriority(PRIO_PROCESS, 0);
 	if (errno)
 		r->saved_nice = 0;
+	if (prepare(r) < 0 || prepare_output(r) < 0) {
+		record_kernel_free(&r->kernel);
+		return unwind(r, TK_EXIT_FAILURE);
+	}
+	/* -P with kernel events only: the process need not be instrumented */
+	if (r->opt.attach_pid && !r->opt.nrules)
+		user = false;
 	if (session_init(&s, &r->opt) < 0) {
 		tk_error("%s", s.error);
 		goto fail;
@@ -1235,8 +1239,15 @@ static int run(struct record *r)
 		goto fail;
 	}
 	if (ret == 0 && r->opt.attach_pid && user && !session_heard_from(&s)) {
-		ctl_no_answer(r->opt.attach_pid, true, s.error, sizeof(s.error));
-		ret = -EPERM;
+		if (r->interrupted) {
+			/* stopped before it answered: nothing of it, said */
+			if (!r->opt.quiet)
+				tk_warn("stopped before process %d answered: none of its events recorded",
+					(int)r->opt.attach_pid);
+		} else {
+			ctl_no_answer(r->opt.attach_pid, true, s.error, sizeof(s.error));
+			ret = -EPERM;
+		}
 	}
 	session_stop(&s);
 	if (ret < 0 && s.nstreams == 0 && !record_kernel_capturing(&r->kernel)) {

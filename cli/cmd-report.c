@@ -397,9 +397,13 @@ static void print_header(const struct report *r)
 		if (tk_stream_lost(s))
 			printf(" (%" PRIu64 " no space, %" PRIu64
 			       " in signal handlers, %" PRIu64 " too large, %" PRIu64
-			       " overwritten)",
+			       " overwritten",
 			       s->lost_full, s->lost_nested, s->lost_big,
 			       s->lost_overwritten);
+		if (s->lost_later)
+			printf(", %" PRIu64 " after the last update", s->lost_later);
+		if (tk_stream_lost(s))
+			putchar(')');
 		printf("\n");
 	}
 	if (r->kernel)

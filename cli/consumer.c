@@ -798,11 +798,12 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 	while (st->submitted < produced && !s->failed &&
 	       (w || drain_room(&s->drain))) {
 		struct tk_rb_slot *sl = &d->slot[st->submitted % a->slots];
-		/* pairs with the RELEASE store of commit in
-		 * lib/stream.c:packet_close() */
-		uint64_t commit = __atomic_load_n(&sl->commit, __ATOMIC_ACQUIRE);
-		uint32_t chunk = sl->chunk, size = 0;
-		uint64_t events = sl->events;
+		/* the slot is below produced: ordered by the ACQUIRE load
+		 * of produced above, as its chunk and events */
+		uint64_t commit = __atomic_load_n(&sl->commit, __ATOMIC_RELAXED);
+		uint32_t chunk = __atomic_load_n(&sl->chunk, __ATOMIC_RELAXED);
+		uint64_t events = __atomic_load_n(&sl->events, __ATOMIC_RELAXED);
+		uint32_t size = 0;
 		char *pkt = chunk_addr(a, st->index, chunk, &size);
 
 		if (commit < sizeof(struct tk_packet_header) || commit > size ||
@@ -898,6 +899,17 @@ static uint64_t whole_events_of(const struct rec_stream *st, const char *pkt,
 	}
 }
 
+/* The copy of a seqlock's data: the writer may be rewriting it
+ * meanwhile, and write_copy() keeps the copy only if the slot's number
+ * did not change.  A function of its own, never inlined, so that
+ * tests/unit/test-ringbuf.c can tell ThreadSanitizer that this one copy
+ * races by design, and no other access of write_copy(). */
+static __attribute__((noinline)) void seqlock_copy(void *dst, const void *src,
+						  size_t len)
+{
+	memcpy(dst, src, len);
+}
+
 /* Copy packet @seq out of @st's ring and write it, if it is still there
  * (overwrite mode, or an open packet).  With @give, its chunk goes back to
  * the pool afterwards (the thread has left). */
@@ -909,7 +921,7 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 	uint64_t commit, count, end;
 	struct tk_packet_header *ph;
 	struct rec_write *w;
-	uint32_t chunk, size = 0;
+	uint32_t chunk, events, size = 0;
 	char *copy, *pkt;
 
 	/* Seqlock: pairs with the RELEASE store of seq in
@@ -922,13 +934,25 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 	 * packet_open(), packet_close(): the bytes below it are whole
 	 * events */
 	commit = __atomic_load_n(&sl->commit, __ATOMIC_ACQUIRE);
+	/* ordered by the ACQUIRE loads of seq and commit above */
 	chunk = __atomic_load_n(&sl->chunk, __ATOMIC_RELAXED);
+	events = __atomic_load_n(&sl->events, __ATOMIC_RELAXED);
 	pkt = chunk_addr(a, st->index, chunk, &size);
 	if (commit < sizeof(*ph) || commit > size || !pkt)
 		return;
 	if (posix_memalign((void **)&copy, DRAIN_ALIGN, a->chunk_size))
 		return;
-	memcpy(copy, pkt, commit);
+	/* The header: the writer may be closing the packet (packet_close()
+	 * fills it).  The events below commit: in discard mode no writer
+	 * touches them again before the chunk comes back from us; in
+	 * overwrite mode reuse_oldest() may hand it to the next packet. */
+	seqlock_copy(copy, pkt, sizeof(*ph));
+	if (a->mode == TK_RB_OVERWRITE)
+		seqlock_copy(copy + sizeof(*ph), pkt + sizeof(*ph),
+			     commit - sizeof(*ph));
+	else
+		memcpy(copy + sizeof(*ph), pkt + sizeof(*ph),
+		       commit - sizeof(*ph));
 	/* pairs with the RELEASE fence in lib/stream.c:reuse_oldest(): if
 	 * the copy saw a byte written after it, the load below sees the
 	 * number it took away */
@@ -946,7 +970,7 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 		ph->events_discarded = stream_lost(st);
 	} else {
 		end = commit;
-		count = events_bound(sl->events, commit);
+		count = events_bound(events, commit);
 	}
 	if (!count || (st->out_fd < 0 && open_output(s, st) < 0) ||
 	    !(w = write_get(s))) {
@@ -1410,7 +1434,9 @@ void consumer_stream_progress(const struct rec_stream *st, uint64_t *events,
 			continue;
 		*bytes += commit;
 		if (seq < produced)
-			*events += events_bound(sl->events, commit);
+			*events += events_bound(
+				__atomic_load_n(&sl->events, __ATOMIC_RELAXED),
+				commit);
 	}
 }
 

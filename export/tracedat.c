@@ -487,49 +487,57 @@ static void put_system(struct out *o, const struct fmt *f, unsigned n)
 	}
 }
 
-/* The command lines: each user thread's, then the kernel's.  A reader
- * keeps the first name it meets for a pid, so a thread with a stream goes
- * by its manifest name (docs/format.md, "Thread names") in every event. */
+static bool has_stream(const struct tk_trace *t, unsigned n, uint64_t tid)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (t->streams[i].tid == tid)
+			return true;
+	return false;
+}
+
+/* The command lines: each user thread's, then the kernel's of the other
+ * pids.  A thread with a stream goes by its manifest name only
+ * (docs/format.md, "Thread names"): readers differ in which of two lines
+ * for a pid they keep (libtraceevent sorts them by pid alone). */
 static char *cmdlines(const struct tracedat *w, size_t *size)
 {
+	const struct tk_trace *t = w->trace;
 	char *buf = kernel_file(w, "saved_cmdlines", size);
+	char *out = NULL, *line, *next;
+	size_t nout = 0;
 	FILE *f;
-	char *add = NULL;
-	size_t nadd = 0;
 
 	if (!buf)
 		return NULL;
-	f = open_memstream(&add, &nadd);
+	f = open_memstream(&out, &nout);
 	if (!f)
 		return buf;
-	for (unsigned i = 0; i < w->trace->nstreams; i++) {
-		const struct tk_trace_stream *s = &w->trace->streams[i];
-		bool seen = false;
+	for (unsigned i = 0; i < t->nstreams; i++) {
+		const struct tk_trace_stream *s = &t->streams[i];
 
-		for (unsigned j = 0; j < i && !seen; j++)
-			seen = w->trace->streams[j].tid == s->tid;
-		if (!seen) {
+		if (!has_stream(t, i, s->tid)) {
 			char tid[TK_NUM_MAX + 1];
 
 			tid[TK_NUM_MAX] = '\0';
 			fprintf(f, "%s %s\n", tk_num_dec(tid + TK_NUM_MAX, s->tid), s->comm);
 		}
 	}
-	fclose(f);
-	if (add && nadd) {
-		char *g = realloc(add, nadd + *size + 1);
+	for (line = buf; line < buf + *size; line = next) {
+		char *nl = memchr(line, '\n', (size_t)(buf + *size - line));
+		char *end;
+		unsigned long pid = strtoul(line, &end, 10);
 
-		if (g) {
-			memcpy(g + nadd, buf, *size);
-			*size += nadd;
-			g[*size] = '\0';
-			free(buf);
-			buf = g;
-			add = NULL;
-		}
+		next = nl ? nl + 1 : buf + *size;
+		if (end == line || *end != ' ' || !has_stream(t, t->nstreams, pid))
+			fwrite(line, 1, (size_t)(next - line), f);
 	}
-	free(add);
-	return buf;
+	if (fclose(f) || !out) {
+		free(out);
+		return buf;
+	}
+	free(buf);
+	*size = nout;
+	return out;
 }
 
 static void put_option(struct out *o, uint16_t id, const void *p, uint32_t size)

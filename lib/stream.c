@@ -46,9 +46,12 @@ uint32_t tk_clock_mono;
  * thread that is gone. */
 static pthread_mutex_t exit_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
+/* reap_retired_locked: how long it waits for threads in arena_hold */
+#define REAP_WAIT_YIELDS 10000
 static struct tk_arena_map *arena_cur; /* the session's, or NULL */
 static struct tk_arena_map *retired;   /* past sessions', under exit_lock */
-static uint64_t lost_nobuf;            /* events lost with no arena */
+static uint64_t lost_nobuf;            /* events lost with no arena, this session */
+static uint32_t opening;               /* threads in arena_hold */
 
 static struct tk_rb_slot *slot_of(struct tk_wstream *w, uint64_t seq)
 {
@@ -133,9 +136,11 @@ static void packet_close(struct tk_wstream *w, struct tk__thread *t,
 	uint64_t bytes = (uint64_t)(t->pos - t->packet);
 
 	ctf_end(w, t, tsc);
-	sl->events = (uint32_t)t->events;
-	/* pairs with the ACQUIRE loads of commit in
-	 * cli/consumer.c:drain_stream() and write_copy() */
+	/* ordered by the RELEASE stores of commit and produced below */
+	__atomic_store_n(&sl->events, (uint32_t)t->events, __ATOMIC_RELAXED);
+	/* pairs with the ACQUIRE load of commit in cli/consumer.c:
+	 * write_copy() (a packet closed while it is copied);
+	 * drain_stream() reads the slot after the ACQUIRE of produced */
 	__atomic_store_n(&sl->commit, bytes, __ATOMIC_RELEASE);
 	w->seq++;
 	/* pairs with the ACQUIRE load of produced in
@@ -261,8 +266,9 @@ static int packet_open(struct tk_wstream *w, struct tk__thread *t,
 	/* The packet that held this slot, or this chunk, has lost its number
 	 * already (reuse_oldest(), or the recorder consumed it): the slot is
 	 * filled first, its number published last. */
-	sl->chunk = id;
-	sl->events = 0;
+	/* ordered by the RELEASE stores of commit and seq below */
+	__atomic_store_n(&sl->chunk, id, __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->events, 0, __ATOMIC_RELAXED);
 	ctf_begin(w, t, pkt, tsc, tk_cpu_now(t->cpu_src));
 	/* pairs with the ACQUIRE load of commit in cli/consumer.c:write_copy():
 	 * the header is there in a copy of the open packet */
@@ -341,20 +347,46 @@ static void stream_finish(struct tk__thread *t, uint64_t tsc)
 	__atomic_fetch_sub(&a->users, 1, __ATOMIC_RELEASE);
 }
 
+/* The session's arena, held (users) so that it is not freed under us, or
+ * NULL.  Between reading arena_cur and holding what it gave, the arena
+ * may be retired by the control thread: `opening` says that a thread is
+ * there, and reap_retired_locked frees nothing meanwhile.  The SEQ_CST
+ * pairs with the exchange of arena_cur in tk_streams_set_arena and the
+ * load of `opening` in reap_retired_locked: either that load sees us, or
+ * we read the arena that replaced it. */
+static struct tk_arena_map *arena_hold(void)
+{
+	struct tk_arena_map *a;
+
+	__atomic_fetch_add(&opening, 1, __ATOMIC_SEQ_CST);
+	a = __atomic_load_n(&arena_cur, __ATOMIC_SEQ_CST);
+	if (a)
+		__atomic_fetch_add(&a->users, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(&opening, 1, __ATOMIC_RELEASE);
+	return a;
+}
+
+static void arena_drop(struct tk_arena_map *a)
+{
+	/* pairs with the ACQUIRE load of users in reap_retired_locked() */
+	__atomic_fetch_sub(&a->users, 1, __ATOMIC_RELEASE);
+}
+
 /* Take a stream in the session's arena for the calling thread: memory
  * made ahead, a compare-and-swap, two cheap system calls (tid, name). */
 static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 {
-	/* pairs with the exchange (its RELEASE) of arena_cur in
-	 * tk_streams_set_arena(): the arena is made */
-	struct tk_arena_map *a = __atomic_load_n(&arena_cur, __ATOMIC_ACQUIRE);
+	struct tk_arena_map *a;
 	struct tk_rb_stream *d;
 	struct tk_wstream *w;
 	uint32_t i;
 
 	if (!tk_config_geometry().active)
 		return NULL; /* the session ended: nothing to count in */
+	a = arena_hold();
 	if (!a || a->gen != gen) {
+		if (a)
+			arena_drop(a);
 		__atomic_fetch_add(&lost_nobuf, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
@@ -365,6 +397,7 @@ static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 			   a->ring_size, &i, NULL)) ||
 	    i >= a->geom.streams_max) {
 		__atomic_fetch_add(&a->hdr->lost_nobuf, 1, __ATOMIC_RELAXED);
+		arena_drop(a);
 		return NULL;
 	}
 	w = &a->w[i];
@@ -382,10 +415,8 @@ static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 	__atomic_fetch_add(&d->lost_nested,
 			   __atomic_exchange_n(&t->lost_pending, 0, __ATOMIC_RELAXED),
 			   __ATOMIC_RELAXED);
-	/* no partner: the count keeps the arena from reap_retired_locked()
-	 * (whose ACQUIRE load of users pairs with the RELEASE decrement in
-	 * stream_finish()); ACQUIRE keeps our uses of it after the count */
-	__atomic_fetch_add(&a->users, 1, __ATOMIC_ACQUIRE);
+	/* the hold taken by arena_hold() is the stream's, until
+	 * stream_finish() drops it */
 	/* pairs with the ACQUIRE load of the state in
 	 * cli/consumer.c:drain_process(): tid and name are there when
 	 * stream_new() reads them */
@@ -551,14 +582,24 @@ TK_EXPORT void tk__lost_nested(void)
 		__atomic_fetch_add(&tk__thread.lost_pending, 1, __ATOMIC_RELAXED);
 }
 
-/* Free the retired arenas no thread uses any more; with exit_lock. */
+/* Free the retired arenas no thread uses any more; with exit_lock.  A
+ * thread in arena_hold may have read one and not hold it yet: wait for it
+ * to (a few instructions; it never blocks there), or, if it is kept from
+ * running that long, leave them all to the next call. */
 static void reap_retired_locked(void)
 {
+	for (unsigned k = 0; retired && __atomic_load_n(&opening, __ATOMIC_SEQ_CST);
+	     k++) {
+		if (k == REAP_WAIT_YIELDS)
+			return;
+		sched_yield();
+	}
 	for (struct tk_arena_map **pp = &retired; *pp;) {
 		struct tk_arena_map *a = *pp;
 
 		/* pairs with the RELEASE decrement of users in
-		 * stream_finish(): the last thread is done with it */
+		 * stream_finish() and arena_drop(): the last thread is done
+		 * with it */
 		if (__atomic_load_n(&a->users, __ATOMIC_ACQUIRE)) {
 			pp = &a->next;
 			continue;
@@ -582,6 +623,9 @@ void tk_streams_session_changed(void)
 	/* pairs with the SEQ_CST fence and load of tk_session_gen in
 	 * tk__reserve_slow() */
 	__atomic_fetch_add(&tk_session_gen, 1, __ATOMIC_SEQ_CST);
+	/* what a session lost with no arena is its own: told to its
+	 * recorder (ARENA, NOBUF), never to the next one */
+	__atomic_store_n(&lost_nobuf, 0, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&exit_lock);
 	send_threads_to_slow_path(arena_cur);
 	for (struct tk_arena_map *a = retired; a; a = a->next)
@@ -595,9 +639,10 @@ void tk_streams_set_arena(struct tk_arena_map *a)
 	struct tk_arena_map *old;
 
 	pthread_mutex_lock(&exit_lock);
-	/* pairs with the ACQUIRE loads of arena_cur in stream_open() and
-	 * tk_streams_arena(): the arena is made before it is seen */
-	old = __atomic_exchange_n(&arena_cur, a, __ATOMIC_ACQ_REL);
+	/* pairs with the SEQ_CST load of arena_cur in arena_hold() and the
+	 * ACQUIRE load in tk_streams_arena(): the arena is made before it is
+	 * seen; with the SEQ_CST load of `opening` in reap_retired_locked() */
+	old = __atomic_exchange_n(&arena_cur, a, __ATOMIC_SEQ_CST);
 	if (old) {
 		old->retired = true;
 		old->next = retired;
@@ -670,6 +715,7 @@ static void fork_child(void)
 	memset(t, 0, sizeof(*t));
 	pthread_setspecific(exit_key, NULL);
 	lost_nobuf = 0;
+	opening = 0; /* threads of the parent's: not here */
 	tk_session_gen++;
 	pthread_mutex_unlock(&exit_lock);
 	tk_registry_unlock();

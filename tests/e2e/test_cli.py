@@ -957,10 +957,15 @@ def attach_once(pid, outdir, sig):
     rec = subprocess.Popen([tklib.TRACEKIT, "record", "-P", str(pid), "-o", outdir],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        # attached once it says so (however busy the machine); then 0.5 s
+        first = rec.stderr.readline()
+        assert first.startswith("tracekit: recording process %d" % pid), \
+            (first, rec.communicate())
         time.sleep(0.5)
         assert rec.poll() is None, "record -P exited early: %r" % (rec.communicate(),)
         rec.send_signal(sig)
         out, err = rec.communicate(timeout=20)
+        err = first + err
     finally:
         if rec.poll() is None:
             rec.kill()
@@ -1002,6 +1007,48 @@ def test_attach():
             procs = [l for l in head if l.startswith("# process ")]
             assert procs == ["# process %d (prog-basic) %s, 3 events defined" % (
                 pid, os.path.realpath(BASIC))], procs
+    finally:
+        stop(proc)
+
+
+def test_attach_interrupted_at_any_point():
+    """SIGINT to record -P at any point of its start (0, 10, 20 ms... after
+    it was started, until 6 runs got past loading: preparing, the
+    handshake, the first packets): record either dies of it before it has
+    made anything (nothing left behind) or stops at once with exit 0,
+    nothing lost and a readable trace, never 'no answer' nor a hang; the
+    program lives on, and the next session's counts are its own (nothing
+    lost)."""
+    proc, pid = start_basic("-p", "200000")
+    try:
+        base = tklib.tmpdir()
+        made = set()
+        for i in range(200):
+            if len(made) == 6:
+                break
+            out = os.path.join(base, "i%d" % i)
+            rec = subprocess.Popen([tklib.TRACEKIT, "record", "-P", str(pid), "-o", out],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(i * 0.01)
+            rec.send_signal(signal.SIGINT)
+            _, err = rec.communicate(timeout=20)
+            if rec.returncode == -signal.SIGINT:
+                # before record took its signals: nothing made yet
+                assert err == "" and set(os.listdir(base)) == made, \
+                    (i, err, os.listdir(base))
+                continue
+            assert rec.returncode == 0, (i, rec.returncode, err)
+            assert "answer" not in err.replace("stopped before process %d answered" % pid, ""), \
+                (i, err)
+            made.add("i%d" % i)
+            rows, total = tklib.summary(err)
+            assert total is not None and total["lost"] == 0, (i, err)
+            p = tklib.tracekit("report", out, check=False)
+            assert p.returncode == 0 and p.stderr == "", (i, p.stderr)
+            assert proc.poll() is None, "the program ended (%d) at %d" % (proc.returncode, i)
+        assert len(made) == 6 and set(os.listdir(base)) == made, (made, os.listdir(base))
+        attach_once(pid, os.path.join(base, "after"), signal.SIGINT)
+        assert proc.poll() is None
     finally:
         stop(proc)
 

@@ -11,10 +11,11 @@ little memory; buffers that cannot be made are counted and said.
 import itertools
 import os
 import re
+import subprocess
 
 import tklib
 from test_cli import moved, packets
-from test_counts import bt_count, rows_by_tid, scan_seq
+from test_counts import _record_starved, bt_count, rows_by_tid, scan_seq
 
 METHOD_RE = re.compile(r"^tracekit: buffers written with (.*)$", re.M)
 POOL_RE = re.compile(r"^tracekit: buffer pool: (\d+) KiB made for the largest "
@@ -175,12 +176,15 @@ def test_block():
 
 
 def test_pool_grows():
-    """Four threads writing 70 MB as fast as they can, with --block: the
-    pool grows past what the process made at the start (16 MiB), and every
-    event is there."""
+    """Four threads writing 70 MB as fast as they can, with --block (up to
+    a minute: longer than the recorder, starved, may take to give space
+    back), and a recorder that hardly runs (so that the writers outrun it
+    whatever else the machine does): the pool grows past what the process
+    made at the start (16 MiB), and every event is there."""
     out = os.path.join(tklib.tmpdir(), "t")
-    p = tklib.record(out, _basic("-n", "500000", "-t", "4"), "--block", check=False,
-                     timeout=300)
+    rc, stdout, stderr = _record_starved(out, _basic("-n", "500000", "-t", "4"),
+                                         "--block=60000", timeout=300)
+    p = subprocess.CompletedProcess([], rc, stdout, stderr)
     _exact(out, p, 500000, 4)
     m = POOL_RE.search(p.stderr)
     assert m and int(m.group(1)) > 16384 and int(m.group(2)) == 262144, p.stderr

@@ -508,6 +508,31 @@ def test_produced_far_ahead_bounded():
         umount_quietly(mnt)
 
 
+def test_scribbled_loss_counts_not_believed():
+    """Loss counters set past 2^60 by the program reached the summary as
+    they were (EVENTS 15328111131301311311).  The 100 events are counted,
+    the counts no writer could reach are not (0 lost), no number of the
+    summary is past 2^48, and the stream is said corrupt."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    rec = start_record(d, ["scribble-lost", "100"])
+    try:
+        tid = int(read_line(rec, "scribbled")[1])
+        rc, err = finish(rec)
+    finally:
+        if rec.poll() is None:
+            kill_group(rec)
+            rec.wait()
+    assert rc == 0, err[-1500:]
+    rows, total = tklib.summary(err)
+    row = [r for r in rows if r["tid"] == tid]
+    assert len(row) == 1 and row[0]["events"] == 100 and row[0]["lost"] == 0, err[-1500:]
+    assert all(r[k] < 1 << 48 for r in rows + [total] for k in ("events", "lost", "bytes")), err
+    assert corrupt_line(err, tid), "no line says stream %d is corrupt: %r" % (tid, err[-1500:])
+    p = tk("report", d)
+    assert p.returncode == 0 and \
+        "# stream prog-hostile-%d: 100 events, 0 lost" % tid in p.stdout.splitlines(), p.stdout[:800]
+
+
 def test_truncated_buffer_no_sigbus():
     """The program shrinks its buffer's memfd to 0 through
     /proc/self/map_files: the recorder died of SIGBUS reading it, with

@@ -12,6 +12,9 @@
  *   prog-hostile scribble-ahead N  N events, then produced moved 2^40
  *                                  packets ahead (commits as they are);
  *                                  prints "scribbled TID", lives 1 s more
+ *   prog-hostile scribble-lost N   N events, then its stream's loss
+ *                                  counters set past 2^60; prints
+ *                                  "scribbled TID", lives 1 s more
  *   prog-hostile truncate          one event, then ftruncate(0) of its
  *                                  arena's control memfd through
  *                                  /proc/self/map_files;
@@ -165,6 +168,22 @@ static int scribble_ahead(long n)
 	__atomic_store_n(m.produced,
 			 __atomic_load_n(m.produced, __ATOMIC_RELAXED) + (1ull << 40),
 			 __ATOMIC_RELEASE);
+	printf("scribbled %d\n", (int)gettid_());
+	fflush(stdout);
+	sleep(1);
+	return 0;
+}
+
+static int scribble_lost(long n)
+{
+	struct mine m;
+
+	for (long i = 0; i < n; i++)
+		fire(0, (uint64_t)i);
+	m = my_stream();
+	m.d->lost_full = UINT64_MAX - 1;
+	m.d->lost_big = 15328111131301311311ull;
+	__atomic_store_n(&m.d->lost_nested, 1ull << 62, __ATOMIC_RELAXED);
 	printf("scribbled %d\n", (int)gettid_());
 	fflush(stdout);
 	sleep(1);
@@ -326,6 +345,8 @@ int main(int argc, char **argv)
 		return scribble_max();
 	if (!strcmp(argv[1], "scribble-ahead"))
 		return scribble_ahead(n);
+	if (!strcmp(argv[1], "scribble-lost"))
+		return scribble_lost(n);
 	if (!strcmp(argv[1], "truncate"))
 		return truncate_buffer();
 	if (!strcmp(argv[1], "threads"))
