@@ -265,17 +265,24 @@ static void stream_finish(struct tk__thread *t, uint64_t tsc)
 		packet_close(w, t, tsc);
 	w->thread = NULL;
 	stream_name_final(w);
+	/* Once closed, the recorder may read the stream's counts for the
+	 * last time and give its descriptor to another thread: a signal
+	 * handler's event from here on is counted by tk__lost_nested in
+	 * lost_pending (the thread's next stream takes it), never in this
+	 * one; those of before are this stream's. */
+	t->stream = NULL;
+	t->commit = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&w->desc->lost_nested,
+			   __atomic_exchange_n(&t->lost_pending, 0, __ATOMIC_RELAXED),
+			   __ATOMIC_RELAXED);
 	/* pairs with the acquire load of the state in cli/consumer.c: every
 	 * packet of the stream is closed, its name written */
 	__atomic_store_n(&w->desc->state, TK_RB_CLOSED, __ATOMIC_RELEASE);
 	wake_recorder(a->hdr, true);
-	t->stream = NULL;
-	t->commit = NULL;
 	__atomic_fetch_sub(&a->users, 1, __ATOMIC_RELEASE);
 }
 
-/* Take a stream in the session's arena for the calling thread: memory
- * made ahead, a compare-and-swap, two cheap system calls (tid, name). */
 /* The session's arena, held (users) so that it is not freed under us, or
  * NULL.  Between reading arena_cur and holding what it gave, the arena
  * may be retired by the control thread: `opening` says that a thread is
@@ -300,6 +307,8 @@ static void arena_drop(struct tk_arena_map *a)
 	__atomic_fetch_sub(&a->users, 1, __ATOMIC_RELEASE);
 }
 
+/* Take a stream in the session's arena for the calling thread: memory
+ * made ahead, a compare-and-swap, two cheap system calls (tid, name). */
 static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 {
 	struct tk_arena_map *a;
@@ -337,14 +346,19 @@ static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 	d->pid = a->hdr->pid;
 	d->tid = (uint32_t)syscall(SYS_gettid);
 	prctl(PR_GET_NAME, d->comm, 0, 0, 0);
-	__atomic_fetch_add(&d->lost_nested,
-			   __atomic_exchange_n(&t->lost_pending, 0, __ATOMIC_RELAXED),
-			   __ATOMIC_RELAXED);
 	/* the hold of arena_hold is the stream's, until stream_finish */
 	/* pairs with the acquire load of the state in cli/consumer.c
 	 * scan_streams: tid and name are there */
 	__atomic_store_n(&d->state, TK_RB_OPEN, __ATOMIC_RELEASE);
+	/* An event of a signal handler meanwhile is counted by
+	 * tk__lost_nested: in lost_pending until t->stream is set, in the
+	 * stream after.  The pending ones are taken once it is set, so that
+	 * none falls between the two. */
 	t->stream = w;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&d->lost_nested,
+			   __atomic_exchange_n(&t->lost_pending, 0, __ATOMIC_RELAXED),
+			   __ATOMIC_RELAXED);
 	pthread_setspecific(exit_key, w);
 	return w;
 }
