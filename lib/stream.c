@@ -335,13 +335,22 @@ static void stream_finish(struct tk__thread *t, uint64_t tsc)
 		packet_close(w, t, tsc);
 	w->thread = NULL;
 	stream_name_final(w);
+	/* Once closed, the recorder may read the stream's counts for the
+	 * last time and give its descriptor to another thread: a signal
+	 * handler's event from here on is counted by tk__lost_nested in
+	 * lost_pending (the thread's next stream takes it), never in this
+	 * one; those of before are this stream's. */
+	t->stream = NULL;
+	t->commit = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&w->desc->lost_nested,
+			   __atomic_exchange_n(&t->lost_pending, 0, __ATOMIC_RELAXED),
+			   __ATOMIC_RELAXED);
 	/* pairs with the ACQUIRE loads of the state in
 	 * cli/consumer.c:drain_process() and arena_has_work(): every packet
 	 * of the stream is closed, its name written */
 	__atomic_store_n(&w->desc->state, TK_RB_CLOSED, __ATOMIC_RELEASE);
 	wake_recorder(a->hdr, true);
-	t->stream = NULL;
-	t->commit = NULL;
 	/* pairs with the ACQUIRE load of users in reap_retired_locked():
 	 * this thread is done with the arena before it is unmapped */
 	__atomic_fetch_sub(&a->users, 1, __ATOMIC_RELEASE);
@@ -412,16 +421,21 @@ static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 	d->pid = a->hdr->pid;
 	d->tid = (uint32_t)syscall(SYS_gettid);
 	prctl(PR_GET_NAME, d->comm, 0, 0, 0);
-	__atomic_fetch_add(&d->lost_nested,
-			   __atomic_exchange_n(&t->lost_pending, 0, __ATOMIC_RELAXED),
-			   __ATOMIC_RELAXED);
 	/* the hold taken by arena_hold() is the stream's, until
 	 * stream_finish() drops it */
 	/* pairs with the ACQUIRE load of the state in
 	 * cli/consumer.c:drain_process(): tid and name are there when
 	 * stream_new() reads them */
 	__atomic_store_n(&d->state, TK_RB_OPEN, __ATOMIC_RELEASE);
+	/* An event of a signal handler meanwhile is counted by
+	 * tk__lost_nested: in lost_pending until t->stream is set, in the
+	 * stream after.  The pending ones are taken once it is set, so that
+	 * none falls between the two. */
 	t->stream = w;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&d->lost_nested,
+			   __atomic_exchange_n(&t->lost_pending, 0, __ATOMIC_RELAXED),
+			   __ATOMIC_RELAXED);
 	pthread_setspecific(exit_key, w);
 	return w;
 }
