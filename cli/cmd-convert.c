@@ -36,6 +36,11 @@ static void usage(FILE *f)
 		"  -o OUT        the output file\n"
 		"  --calls       folded, svg: weigh function_graph stacks by calls,\n"
 		"                not by self time in ns\n"
+		"  --on-cpu      folded, svg: weigh them by self time on a CPU: without\n"
+		"                the time the thread was switched out (asleep, blocked,\n"
+		"                waiting to run) inside the call, which the default,\n"
+		"                wall-clock self time, includes; needs sched_switch\n"
+		"                (record -e sched:sched_switch)\n"
 		"  --stacks      folded, svg: use the stacks recorded with events\n"
 		"                (--stack, --func-stack) even when the trace has\n"
 		"                function_graph calls (each stack weighs 1)\n"
@@ -81,6 +86,9 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case OPT_CALLS:
 			o.weight_calls = true;
+			break;
+		case OPT_ON_CPU:
+			o.on_cpu = true;
 			break;
 		case OPT_STACKS:
 			o.stacks = true;
@@ -171,6 +179,15 @@ int cmd_convert(int argc, char **argv)
 	if (ops->seeks && o.output && !strcmp(o.output, "-")) {
 		tk_error("--to %s writes its file with seeks: it cannot go to standard output (give -o FILE)",
 			 ops->name);
+		goto out;
+	}
+	if (o.on_cpu && (o.weight_calls || o.stacks)) {
+		tk_error("--on-cpu weighs function_graph calls by time: not with %s",
+			 o.weight_calls ? "--calls" : "--stacks");
+		goto out;
+	}
+	if (o.on_cpu && ops != &tk_export_folded && ops != &tk_export_svg) {
+		tk_error("--on-cpu: only --to folded and --to svg weigh stacks");
 		goto out;
 	}
 	if (ts == TS_RAW && ops != &tk_export_tracedat) {

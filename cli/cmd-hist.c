@@ -9,6 +9,7 @@
  *                 [-f FILTER] [--limit N]
  *   tracekit hist [DIR] --from EVENT --to EVENT --match FIELD[=FIELD][,...]
  *                 [--slowest N] [--unit ns|us|ms|s] [--ts mono|real|raw|start]
+ *                 [--key FIELD[,FIELD]] [-f FILTER] [--pid PID] [--tid TID] [--comm GLOB]
  *
  * This file parses and drives; hist-keys.c resolves keys, hist-table.c
  * makes the histogram, hist-latency.c the latencies.
@@ -28,6 +29,7 @@ struct hist_args {
 	unsigned long limit, slowest;
 	const char *unit;
 	enum ts_mode ts;
+	struct report_who who; /* --pid, --tid, --comm */
 };
 
 static void usage(FILE *f)
@@ -47,7 +49,8 @@ static void usage(FILE *f)
 		"  --sort S[,S]       count, a key or a value, each .ascending or\n"
 		"                     .descending (default: count and values largest\n"
 		"                     first, keys smallest first); default: count\n"
-		"  -f FILTER          only events matching FILTER (ftrace syntax)\n"
+		"  -f FILTER          only events matching FILTER (ftrace syntax;\n"
+		"                     FIELD.function == NAME: the function at an address)\n"
 		"  --limit N          print the first N entries only\n"
 		"  --from EVENT       latency: where an interval starts\n"
 		"  --to EVENT         latency: where it ends (may be the same event)\n"
@@ -56,7 +59,14 @@ static void usage(FILE *f)
 		"  --slowest N        list the N slowest intervals (default 10)\n"
 		"  --unit U           ns, us (default), ms or s\n"
 		"  --ts MODE          times of the slowest: mono (default), real, raw,\n"
-		"                     or start (seconds since the first event)\n");
+		"                     or start (seconds since the first event)\n"
+		"  --key K[,K]        latency: one histogram per value of the --from\n"
+		"                     event's K (e.g. tid, comm)\n"
+		"  -f FILTER          latency: only starts (--from events) matching\n"
+		"                     FILTER; an end counts when its start was kept\n"
+		"  --pid PID[,PID]    latency: only starts in these processes\n"
+		"  --tid TID[,TID]    latency: only starts in these threads\n"
+		"  --comm GLOB        latency: only starts of threads named GLOB\n");
 }
 
 static int parse_options(struct hist_args *a, int argc, char **argv)
@@ -98,6 +108,17 @@ static int parse_options(struct hist_args *a, int argc, char **argv)
 		case OPT_MATCH:
 			a->match = optarg;
 			break;
+		case OPT_PID:
+			if (report_ids_parse("--pid", optarg, &a->who.pids, &a->who.npids) < 0)
+				return -1;
+			break;
+		case OPT_TID:
+			if (report_ids_parse("--tid", optarg, &a->who.tids, &a->who.ntids) < 0)
+				return -1;
+			break;
+		case OPT_COMM:
+			a->who.comm = optarg;
+			break;
 		case OPT_LIMIT:
 		case OPT_SLOWEST:
 			if (!opt_uint(optarg, 1000000, &n)) {
@@ -137,10 +158,13 @@ static int parse_options(struct hist_args *a, int argc, char **argv)
 			tk_error("a latency needs --from, --to and --match");
 			return -1;
 		}
-		if (a->event || a->keys || a->vals || a->sort || a->filter || a->limit) {
-			tk_error("-e, --key, --val, --sort, -f and --limit make a histogram of one event, not a latency (--from/--to)");
+		if (a->event || a->vals || a->sort || a->limit) {
+			tk_error("-e, --val, --sort and --limit make a histogram of one event, not a latency (--from/--to)");
 			return -1;
 		}
+	} else if (!report_who_all(&a->who)) {
+		tk_error("--pid, --tid and --comm select the starts of a latency (--from/--to)");
+		return -1;
 	} else if (!a->event || !a->keys) {
 		tk_error(a->event ? "-e %s: which fields? (--key FIELD)"
 				  : "which event? (-e EVENT --key FIELD, or --from/--to/--match)",
@@ -222,14 +246,16 @@ out:
 static int run_latency(struct tk_cursor *c, const struct hist_args *a)
 {
 	struct hist_latency_opts o = { .match_text = a->match, .slowest = (unsigned)a->slowest,
-				       .ts = a->ts, .unit = a->unit };
+				       .ts = a->ts, .unit = a->unit,
+				       .filter = a->filter, .who = &a->who,
+				       .key_text = a->keys };
 	struct hist_event from, to;
-	char *mlist = strdup(a->match);
+	char *mlist = strdup(a->match), *klist = a->keys ? strdup(a->keys) : NULL;
 	char *names[HIST_MAX_KEYS];
 	unsigned off = 0;
 	int n, ret = -1;
 
-	if (!mlist)
+	if (!mlist || (a->keys && !klist))
 		goto out;
 	if (hist_event_find(c, a->from, &from) < 0 || hist_event_find(c, a->to, &to) < 0)
 		goto out;
@@ -258,9 +284,23 @@ static int run_latency(struct tk_cursor *c, const struct hist_args *a)
 		off += f->size;
 	}
 	o.nmatch = (unsigned)n;
+	if (a->keys) {
+		n = split(klist, names, HIST_MAX_KEYS, "keys");
+		if (n < 0)
+			goto out;
+		off = 0;
+		for (int i = 0; i < n; i++) {
+			if (hist_key_parse(names[i], &from, &o.keys[i], a->dir) < 0)
+				goto out;
+			o.keys[i].off = off;
+			off += o.keys[i].size;
+		}
+		o.nkeys = (unsigned)n;
+	}
 	ret = hist_latency_run(c, &from, &to, &o, a->dir);
 out:
 	free(mlist);
+	free(klist);
 	return ret;
 }
 
@@ -281,8 +321,12 @@ int cmd_hist(int argc, char **argv)
 		return TK_EXIT_FAILURE;
 	}
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	a.who.trace = &c.trace;
 	ret = a.from ? run_latency(&c, &a) : run_table(&c, &a);
 	fflush(stdout);
+	hist_symbols_free();
 	tk_cursor_close(&c);
+	free(a.who.pids);
+	free(a.who.tids);
 	return ret < 0 ? TK_EXIT_FAILURE : 0;
 }

@@ -19,6 +19,7 @@
 #include "options.h"
 #include "clock-now.h"
 #include "common/clock.h"
+#include "format/number.h"
 
 /* Copy the kernel's text, each event's tick count as seconds: the first
  * all-digit word ending in ':' after "[CPU]". */
@@ -47,11 +48,11 @@ static int copy_seconds(int fd, const struct tk_trace_clock *c)
 			fwrite(line, 1, (size_t)n, stdout);
 			continue;
 		}
-		uint64_t ns = tk_clock_to_mono(c, strtoull(digits, NULL, 10));
+		uint64_t us = tk_num_usecs(tk_clock_to_mono(c, strtoull(digits, NULL, 10)));
 
 		fwrite(line, 1, (size_t)(digits - line), stdout);
-		printf("%llu.%06llu", (unsigned long long)(ns / 1000000000u),
-		       (unsigned long long)(ns % 1000000000u / 1000u));
+		printf("%llu.%06llu", (unsigned long long)(us / 1000000u),
+		       (unsigned long long)(us % 1000000u));
 		fwrite(end, 1, (size_t)(line + n - end), stdout);
 	}
 	free(line);

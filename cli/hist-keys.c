@@ -12,6 +12,7 @@
 #include <string.h>
 #include <event-parse.h>
 #include "cli.h"
+#include "format/symbols.h"
 #include "hist.h"
 
 static const struct {
@@ -134,7 +135,9 @@ int hist_key_parse(const char *spec, const struct hist_event *e,
 				sign = true;
 				break;
 			case TK_KIND_UINT:
+				break;
 			case TK_KIND_PTR:
+				k->pointer = true;
 				break;
 			case TK_KIND_DOUBLE:
 				dbl = true;
@@ -254,10 +257,88 @@ static const char *pid_comm(struct tk_cursor *c, int pid)
 	return "<...>";
 }
 
+/* The symbols saved with the trace (format/symbols.h), loaded at the
+ * first user address named, and the last names found (a filter on a
+ * function's name asks for the same few functions again and again). */
+static struct tk_symbols *user_syms;
+static bool user_syms_tried;
+static struct {
+	uint64_t addr, off;
+	uint32_t pid;
+	const char *name;
+} user_cache[256];
+
+void hist_symbols_free(void)
+{
+	tk_symbols_free(user_syms);
+	user_syms = NULL;
+	user_syms_tried = false;
+	memset(user_cache, 0, sizeof(user_cache));
+}
+
+/* The function holding user address @addr of process @pid; with no
+ * process (a key record holds none, a kernel event has none), each of
+ * the trace's processes is asked in turn (their code is mapped at
+ * different addresses). */
+static const char *user_symbol(struct tk_cursor *c, uint32_t pid, uint64_t addr,
+			       uint64_t *off)
+{
+	unsigned h = (unsigned)((addr ^ pid) * 0x9e3779b97f4a7c15ull >> 56);
+	const char *name = NULL;
+	char err[256];
+
+	if (user_cache[h].name && user_cache[h].addr == addr && user_cache[h].pid == pid) {
+		*off = user_cache[h].off;
+		return user_cache[h].name;
+	}
+	if (!user_syms_tried) {
+		user_syms_tried = true;
+		if (tk_symbols_load(c->trace.dir, &user_syms, err, sizeof(err)) < 0)
+			user_syms = NULL;
+	}
+	if (pid)
+		name = tk_symbols_lookup(user_syms, pid, addr, off);
+	for (unsigned i = 0; !pid && !name && user_syms && i < c->trace.nprocesses; i++)
+		name = tk_symbols_lookup(user_syms, c->trace.processes[i].pid, addr, off);
+	if (name) {
+		user_cache[h].addr = addr;
+		user_cache[h].pid = pid;
+		user_cache[h].off = *off;
+		user_cache[h].name = name;
+	}
+	return name;
+}
+
+const char *hist_function_name(struct tk_cursor *c, uint32_t pid, uint64_t addr,
+			       uint64_t *off)
+{
+	const char *fn;
+
+	*off = 0;
+	if (addr < TK_KERNEL_ADDR_MIN)
+		return user_symbol(c, pid, addr, off);
+	if (!c->has_kernel)
+		return NULL;
+	tk_kernel_load_symbols(&c->kernel);
+	fn = tep_find_function(c->kernel.tep, addr);
+	if (fn)
+		*off = addr - tep_find_function_address(c->kernel.tep, addr);
+	return fn;
+}
+
+const char *hist_filter_namer(void *cursor, uint64_t addr)
+{
+	struct tk_cursor *c = cursor;
+	uint64_t off;
+
+	return hist_function_name(c, c->pid > 0 ? (uint32_t)c->pid : 0, addr, &off);
+}
+
 size_t hist_key_format(const struct hist_key *k, const unsigned char *rec,
 		       struct tk_cursor *c, char *buf, size_t size)
 {
 	struct tk_obuf t;
+	uint64_t off = 0;
 
 	hist_text_start(&t, buf, size);
 	const unsigned char *p = rec + k->off;
@@ -289,19 +370,13 @@ size_t hist_key_format(const struct hist_key *k, const unsigned char *rec,
 		tk_oputs(&t, "]");
 		break;
 	case MOD_SYM: {
-		const char *fn = NULL;
+		const char *fn = hist_function_name(c, 0, u, &off);
 
-		if (c->has_kernel) {
-			tk_kernel_load_symbols(&c->kernel);
-			fn = tep_find_function(c->kernel.tep, u);
-		}
 		if (fn) {
-			unsigned long long start = tep_find_function_address(c->kernel.tep, u);
-
 			tk_oputs(&t, fn);
-			if (u != start) {
+			if (off) {
 				tk_oput(&t, "+0x", 3);
-				tk_ohex(&t, u - start);
+				tk_ohex(&t, off);
 			}
 		} else {
 			tk_oput(&t, "0x", 2);

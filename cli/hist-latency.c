@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "cli.h"
+#include "common/filter.h"
 #include "hist.h"
 
 struct point {
@@ -38,12 +39,15 @@ struct point {
 struct pending {
 	struct point start;
 	bool valid;
+	bool selected; /* else its end is passed over, not counted */
+	uint32_t key;  /* --key: the start's index in keymap */
 };
 
 struct instance {
 	uint64_t lat; /* ticks */
 	struct point start, end;
 	size_t key;   /* its index in the map: the match values */
+	uint32_t group; /* --key: its index in keymap */
 };
 
 struct latency {
@@ -55,6 +59,10 @@ struct latency {
 	struct instance *slow; /* min-heap on lat, at most nslow */
 	unsigned nslow, slow_cap;
 	uint64_t unmatched_ends, replaced;
+	uint64_t unselected; /* starts left out by -f, --pid, --tid, --comm */
+	struct hist_map keymap; /* --key: the starts' key values */
+	uint32_t *lkeys;        /* --key: lats[i]'s index in keymap */
+	size_t lkeys_cap;
 };
 
 static void slow_down(struct latency *l, unsigned i)
@@ -101,8 +109,19 @@ static void slow_add(struct latency *l, const struct instance *in)
  * anonymous memory grown by mremap and asked for in huge pages, since
  * faulting it in 4 KiB pages cost a fifth of the run in a VM (each fault
  * is an exit to the host). */
-static int add_lat(struct latency *l, uint64_t lat)
+static int add_lat(struct latency *l, uint64_t lat, uint32_t group)
 {
+	if (l->keymap.keysize && l->nlats == l->lkeys_cap) {
+		size_t cap = l->lkeys_cap ? l->lkeys_cap * 2 : 4096;
+		uint32_t *k = realloc(l->lkeys, cap * sizeof(*k));
+
+		if (!k)
+			return -ENOMEM;
+		l->lkeys = k;
+		l->lkeys_cap = cap;
+	}
+	if (l->keymap.keysize)
+		l->lkeys[l->nlats] = group;
 	if (l->nlats == l->lats_cap) {
 		size_t cap = l->lats_cap ? l->lats_cap * 2 : (size_t)1 << 18;
 		void *p = l->lats_cap ? mremap(l->lats, l->lats_cap * sizeof(*l->lats),
@@ -206,15 +225,15 @@ static void log2_thresholds(const struct tk_trace_clock *clk, uint64_t div,
 	}
 }
 
-static void print_log2(const struct latency *l, const struct tk_trace_clock *clk,
-		       const char *unit)
+static void print_log2(const uint64_t *lats, size_t nlats,
+		       const struct tk_trace_clock *clk, const char *unit)
 {
 	uint64_t buckets[65] = { 0 }, most = 0, div = unit_div(unit), min[64];
 	int lo = 64, hi = 0;
 
 	log2_thresholds(clk, div, min);
-	for (size_t i = 0; i < l->nlats; i++) {
-		uint64_t t = l->lats[i];
+	for (size_t i = 0; i < nlats; i++) {
+		uint64_t t = lats[i];
 		int b = 0;
 
 		/* the highest b with min[b] <= t (bucket 0 holds 0 and 1) */
@@ -277,7 +296,11 @@ static void print_slowest(struct tk_cursor *c, struct latency *l,
 		format_point(c, &in->end, o->ts, b);
 		printf("%16s  from %s  to %s ", dur, a, b);
 		for (unsigned k = 0; k < o->nmatch; k++) {
-			hist_key_format(&o->from_keys[k], l->map.keys + in->key * l->map.keysize,
+			struct hist_key shown = o->from_keys[k];
+
+			if (shown.pointer)
+				shown.mod = MOD_SYM; /* a function, as report names it */
+			hist_key_format(&shown, l->map.keys + in->key * l->map.keysize,
 					c, key, sizeof(key));
 			printf(" %s=%s", o->from_keys[k].name, key);
 		}
@@ -285,40 +308,129 @@ static void print_slowest(struct tk_cursor *c, struct latency *l,
 	}
 }
 
-static void print_result(struct tk_cursor *c, struct latency *l,
-			 const struct hist_event *from, const struct hist_event *to,
-			 const struct hist_latency_opts *o, uint64_t starts_left)
+/* The log2 histogram of lats[0..n) and its count, min, p50, p90, p99,
+ * max (moves the elements: selection). */
+static void print_stats(struct tk_cursor *c, uint64_t *lats, size_t n,
+			const struct hist_latency_opts *o)
 {
 	static const unsigned pct[] = { 50, 90, 99 };
 	char buf[64], num[TK_NUM_MAX];
+	uint64_t min = lats[0], max = lats[0];
 
-	printf("# latency from %s to %s, matched on %s\n#\n", from->name, to->name,
-	       o->match_text);
-	hist_print_lost(stdout, c);
-	print_log2(l, &c->trace.clock, o->unit);
-	uint64_t min = l->lats[0], max = l->lats[0];
-
-	for (size_t i = 1; i < l->nlats; i++) {
-		min = l->lats[i] < min ? l->lats[i] : min;
-		max = l->lats[i] > max ? l->lats[i] : max;
+	print_log2(lats, n, &c->trace.clock, o->unit);
+	for (size_t i = 1; i < n; i++) {
+		min = lats[i] < min ? lats[i] : min;
+		max = lats[i] > max ? lats[i] : max;
 	}
-	printf("\ncount %s", hist_u64(num, l->nlats));
+	printf("\ncount %s", hist_u64(num, n));
 	format_dur(hist_ticks_to_ns(&c->trace.clock, min), o->unit, buf, sizeof(buf));
 	printf("  min %s", buf);
 	for (unsigned i = 0; i < sizeof(pct) / sizeof(pct[0]); i++) {
-		size_t rank = (l->nlats * pct[i] + 99) / 100;
-		uint64_t v = select_kth(l->lats, l->nlats, rank ? rank - 1 : 0);
+		size_t rank = (n * pct[i] + 99) / 100;
+		uint64_t v = select_kth(lats, n, rank ? rank - 1 : 0);
 
 		format_dur(hist_ticks_to_ns(&c->trace.clock, v), o->unit, buf, sizeof(buf));
 		printf("  p%s %s", hist_u64(num, pct[i]), buf);
 	}
 	format_dur(hist_ticks_to_ns(&c->trace.clock, max), o->unit, buf, sizeof(buf));
 	printf("  max %s\n", buf);
+}
+
+/* "{ tid: 4242, comm: worker }" for --key group @g, in buf[size] */
+static void format_group(struct tk_cursor *c, const struct latency *l,
+			 const struct hist_latency_opts *o, size_t g, char *buf, size_t size)
+{
+	struct tk_obuf t;
+	char v[256];
+
+	hist_text_start(&t, buf, size);
+	tk_oputs(&t, "{ ");
+	for (unsigned k = 0; k < o->nkeys; k++) {
+		hist_key_format(&o->keys[k], l->keymap.keys + g * l->keymap.keysize, c, v,
+				sizeof(v));
+		tk_oputs(&t, k ? ", " : "");
+		tk_oputs(&t, o->keys[k].name);
+		tk_oputs(&t, ": ");
+		tk_oputs(&t, v);
+	}
+	tk_oputs(&t, " }");
+	hist_text_end(&t);
+}
+
+/* --key: one histogram per key value of the starts, in the order the
+ * values first started an interval: the latencies grouped by a counting
+ * sort on their key. */
+static int print_groups(struct tk_cursor *c, struct latency *l,
+			const struct hist_latency_opts *o)
+{
+	size_t ng = l->keymap.n, *at = calloc(ng + 1, sizeof(*at));
+	uint64_t *grouped = malloc((l->nlats ? l->nlats : 1) * sizeof(*grouped));
+	char head[512];
+
+	if (!at || !grouped) {
+		free(at);
+		free(grouped);
+		return -1;
+	}
+	for (size_t i = 0; i < l->nlats; i++)
+		at[l->lkeys[i] + 1]++;
+	for (size_t g = 0; g < ng; g++)
+		at[g + 1] += at[g];
+	for (size_t i = 0; i < l->nlats; i++)
+		grouped[at[l->lkeys[i]]++] = l->lats[i];
+	for (size_t g = 0, lo = 0; g < ng; lo = at[g++]) {
+		if (at[g] == lo)
+			continue; /* its starts never ended */
+		format_group(c, l, o, g, head, sizeof(head));
+		printf("%s%s\n", lo ? "\n" : "", head);
+		print_stats(c, grouped + lo, at[g] - lo, o);
+	}
+	printf("\n");
+	free(at);
+	free(grouped);
+	return 0;
+}
+
+static int print_result(struct tk_cursor *c, struct latency *l,
+			const struct hist_event *from, const struct hist_event *to,
+			const struct hist_latency_opts *o, uint64_t starts_left)
+{
+	char num[TK_NUM_MAX];
+
+	printf("# latency from %s to %s, matched on %s", from->name, to->name,
+	       o->match_text);
+	if (o->nkeys)
+		printf(", one histogram per %s", o->key_text);
+	printf("\n#\n");
+	hist_print_lost(stdout, c);
+	if (!o->nkeys)
+		print_stats(c, l->lats, l->nlats, o);
+	else if (print_groups(c, l, o) < 0)
+		return -1;
 	printf("unmatched: %s starts without an end, ", hist_u64(num, starts_left));
 	printf("%s ends without a start, ", hist_u64(num, l->unmatched_ends));
 	printf("%s starts replaced by a later one\n", hist_u64(num, l->replaced));
+	if (l->unselected)
+		printf("not selected: %s starts (-f, --pid, --tid, --comm)\n",
+		       hist_u64(num, l->unselected));
 	if (l->nslow)
 		print_slowest(c, l, o);
+	return 0;
+}
+
+/* Whether the current --from event starts an interval: -f on its
+ * fields and its thread (--pid, --tid, --comm), as a synthetic event's
+ * start trigger carries the filter that decides which starts are saved.
+ * Ends are not selected: an end counts when its start was kept. */
+static bool start_selected(struct tk_cursor *c, const struct hist_latency_opts *o,
+			   const struct tk_filter *f, const struct tk_value *values)
+{
+	if (f && !tk_filter_match(f, values))
+		return false;
+	if (!o->who || report_who_all(o->who))
+		return true;
+	return report_who_selects(o->who, c->pid > 0 ? (uint32_t)c->pid : 0,
+				  (uint32_t)c->tid, tk_cursor_comm_of(c, c->src, c->tid));
 }
 
 #define ROLE_FROM 1u
@@ -329,7 +441,8 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 		     const char *dir)
 {
 	struct latency l = { 0 };
-	unsigned char *rec = NULL;
+	struct tk_filter *filters[HIST_MAX_KINDS] = { 0 };
+	unsigned char *rec = NULL, *krec = NULL;
 	uint64_t starts = 0, ends = 0, starts_left = 0, first = 0;
 	bool same = !strcmp(from->name, to->name);
 	int ret = -1;
@@ -337,10 +450,16 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 	for (unsigned k = 0; k < o->nmatch; k++)
 		l.map.keysize += o->from_keys[k].size;
 	l.map.keysize = (l.map.keysize + 7) & ~(size_t)7;
+	for (unsigned k = 0; k < o->nkeys; k++)
+		l.keymap.keysize += o->keys[k].size;
+	l.keymap.keysize = (l.keymap.keysize + 7) & ~(size_t)7;
 	l.slow_cap = o->slowest;
 	l.slow = calloc(o->slowest + 1, sizeof(*l.slow));
+	if (hist_filters_compile(c, o->filter, from, filters) < 0)
+		goto out;
 	rec = calloc(1, l.map.keysize + 8);
-	if (!rec || !l.slow)
+	krec = calloc(1, l.keymap.keysize + 8);
+	if (!rec || !krec || !l.slow)
 		goto nomem;
 	/* kind->user: roles (bits 0-1), from index (bits 8-15), to index
 	 * (bits 16-23) */
@@ -373,15 +492,18 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 			for (unsigned k = 0; k < o->nmatch; k++)
 				hist_key_encode(&o->to_keys[k], ki, c, values, rec);
 			idx = hist_map_find(&l.map, rec);
-			if (idx >= 0 && l.pending[idx].valid) {
+			if (idx >= 0 && l.pending[idx].valid && !l.pending[idx].selected) {
+				l.pending[idx].valid = false;
+			} else if (idx >= 0 && l.pending[idx].valid) {
 				struct instance in;
 
 				in.start = l.pending[idx].start;
 				in.end = here;
 				in.lat = here.ts - in.start.ts;
 				in.key = (size_t)idx;
+				in.group = l.pending[idx].key;
 				l.pending[idx].valid = false;
-				if (add_lat(&l, in.lat) < 0)
+				if (add_lat(&l, in.lat, in.group) < 0)
 					goto nomem;
 				slow_add(&l, &in);
 			} else if (!same) {
@@ -390,9 +512,11 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 		}
 		if (u & ROLE_FROM) {
 			unsigned ki = (u >> 8) & 0xff;
-			bool added;
+			bool added, sel;
 
 			starts++;
+			sel = start_selected(c, o, filters[ki], values);
+			l.unselected += !sel;
 			for (unsigned k = 0; k < o->nmatch; k++)
 				hist_key_encode(&o->from_keys[k], ki, c, values, rec);
 			idx = hist_map_get(&l.map, rec, &added);
@@ -409,16 +533,28 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 			}
 			if (added)
 				l.pending[idx].valid = false;
-			if (l.pending[idx].valid)
+			if (l.pending[idx].valid && l.pending[idx].selected)
 				l.replaced++;
 			l.pending[idx].start = here;
 			l.pending[idx].valid = true;
+			l.pending[idx].selected = sel;
+			if (sel && o->nkeys) {
+				long g;
+
+				memset(krec, 0, l.keymap.keysize);
+				for (unsigned k = 0; k < o->nkeys; k++)
+					hist_key_encode(&o->keys[k], ki, c, values, krec);
+				g = hist_map_get(&l.keymap, krec, &added);
+				if (g < 0)
+					goto nomem;
+				l.pending[idx].key = (uint32_t)g;
+			}
 		}
 	}
 	if (c->nerrors)
 		tk_error("%s", c->error);
 	for (size_t i = 0; i < l.map.n; i++)
-		starts_left += l.pending[i].valid;
+		starts_left += l.pending[i].valid && l.pending[i].selected;
 	if (!starts) {
 		tk_error("no '%s' event in trace '%s'", from->name, dir);
 		goto out;
@@ -434,17 +570,23 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 		goto out;
 	}
 	report_time_origin(first);
-	print_result(c, &l, from, to, o, starts_left);
+	if (print_result(c, &l, from, to, o, starts_left) < 0)
+		goto nomem;
 	ret = c->nerrors ? -1 : 0;
 	goto out;
 nomem:
 	tk_error("out of memory reading trace '%s'", dir);
 out:
 	hist_map_free(&l.map);
+	hist_map_free(&l.keymap);
+	free(l.lkeys);
+	free(krec);
 	free(l.pending);
 	if (l.lats)
 		munmap(l.lats, l.lats_cap * sizeof(*l.lats));
 	free(l.slow);
 	free(rec);
+	for (unsigned i = 0; i < from->nkinds; i++)
+		tk_filter_free(filters[i]);
 	return ret;
 }

@@ -249,6 +249,23 @@ static void print_table(struct tk_cursor *c, const struct table *t,
 		printf("    Filtered out: %s\n", hist_u64(num, filtered));
 }
 
+int hist_filters_compile(struct tk_cursor *c, const char *filter,
+			 const struct hist_event *e, struct tk_filter **out)
+{
+	for (unsigned i = 0; filter && i < e->nkinds; i++) {
+		struct tk_filter_error fe;
+
+		if (tk_filter_compile_named(filter, e->kinds[i]->fields,
+					    e->kinds[i]->nfields, hist_filter_namer, c,
+					    &out[i], &fe) < 0) {
+			tk_error("bad filter '%s' at column %d: %s", filter, fe.column,
+				 fe.message);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int hist_table_run(struct tk_cursor *c, const struct hist_event *e,
 		   const struct hist_table_opts *o, const char *dir)
 {
@@ -268,16 +285,8 @@ int hist_table_run(struct tk_cursor *c, const struct hist_event *e,
 	s.o = o;
 	if (parse_sort(o->sort ? o->sort : "count", o, &s) < 0)
 		goto out;
-	for (unsigned i = 0; o->filter && i < e->nkinds; i++) {
-		struct tk_filter_error fe;
-
-		if (tk_filter_compile(o->filter, e->kinds[i]->fields, e->kinds[i]->nfields,
-				      &filters[i], &fe) < 0) {
-			tk_error("bad filter '%s' at column %d: %s", o->filter, fe.column,
-				 fe.message);
-			goto out;
-		}
-	}
+	if (hist_filters_compile(c, o->filter, e, filters) < 0)
+		goto out;
 	rec = calloc(1, t.map.keysize + 8);
 	if (!rec)
 		goto nomem;

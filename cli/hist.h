@@ -13,8 +13,8 @@
  *
  * with an optional modifier, as ftrace's hist triggers write them:
  * FIELD.hex, .log2 (power-of-two buckets), .buckets=N, .execname (a pid
- * shown with its command name), .sym (a kernel address shown as its
- * symbol).
+ * shown with its command name), .sym (an address shown as its
+ * function: kernel symbols, or the user symbols saved with the trace).
  *
  * Each event is turned into a fixed-size key: 8 bytes per number, up to
  * HIST_STR_MAX bytes (zero-padded) per string, so that keys hash and
@@ -49,6 +49,7 @@ struct hist_key {
 	bool string;     /* else a number */
 	bool is_signed;
 	bool is_double;
+	bool pointer;    /* a TK_KIND_PTR field: shown as a symbol (.sym) */
 	unsigned off, size; /* in the key record */
 	/* per kind (index in the event's kinds): where the value comes from */
 	enum hist_src src[HIST_MAX_KINDS];
@@ -93,6 +94,25 @@ bool hist_key_encode(const struct hist_key *k, unsigned kind_index,
  * terminated); returns its length. */
 size_t hist_key_format(const struct hist_key *k, const unsigned char *rec,
 		       struct tk_cursor *c, char *buf, size_t size);
+
+/* Addresses from here up are the kernel's (x86-64, arm64: the upper
+ * half); .sym looks those up in the kernel's symbols, the others in the
+ * user symbols saved with the trace. */
+#define TK_KERNEL_ADDR_MIN 0xffff800000000000ull
+
+/* The function holding @addr, as report names it, and the offset into
+ * it in *off: a kernel address from the kernel's symbols, a user one from
+ * the symbols saved with the trace for process @pid (0: any process).
+ * NULL when unknown. */
+const char *hist_function_name(struct tk_cursor *c, uint32_t pid, uint64_t addr,
+			       uint64_t *off);
+
+/* tk_filter_namer (common/filter.h) of -f, whose context is the cursor:
+ * the function at @addr in the process of the event being read. */
+const char *hist_filter_namer(void *cursor, uint64_t addr);
+
+/* Free the user symbols loaded (at the end of the command). */
+void hist_symbols_free(void);
 
 /* @v in decimal (format/number.h), NUL-terminated in @buf; returns where
  * it starts. */
@@ -149,6 +169,14 @@ struct hist_table_opts {
 	unsigned long limit;   /* 0: every entry */
 };
 
+/* -f FILTER compiled for each kind of @e into out[HIST_MAX_KINDS] (all
+ * NULL when @filter is), FIELD.function naming addresses as the events
+ * of @c are read; prints the error and returns -1 when it does not
+ * compile.  Free each with tk_filter_free. */
+struct tk_filter;
+int hist_filters_compile(struct tk_cursor *c, const char *filter,
+			 const struct hist_event *e, struct tk_filter **out);
+
 int hist_table_run(struct tk_cursor *c, const struct hist_event *e,
 		   const struct hist_table_opts *o, const char *dir);
 
@@ -160,6 +188,14 @@ struct hist_latency_opts {
 	unsigned slowest;       /* instances to list */
 	enum ts_mode ts;
 	const char *unit;       /* ns, us, ms, s */
+	/* which starts count: -f on the --from event's fields, and the
+	 * thread of the --from event (--pid, --tid, --comm) */
+	const char *filter;
+	const struct report_who *who;
+	/* --key: one histogram per value of these fields of the start */
+	unsigned nkeys;
+	struct hist_key keys[HIST_MAX_KEYS];
+	const char *key_text;
 };
 
 int hist_latency_run(struct tk_cursor *c, struct hist_event *from,

@@ -71,6 +71,7 @@ enum opt_long {
 	OPT_NO_CUT,
 	/* convert */
 	OPT_CALLS,
+	OPT_ON_CPU,
 	OPT_STACKS,
 	OPT_TITLE,
 	OPT_UNTIL,

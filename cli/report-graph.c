@@ -15,9 +15,11 @@
  * one line.  Durations come from the timestamps of entry and exit; the
  * mark before one says it is long, as ftrace marks them: + over 10 us,
  * ! over 100 us, # over 1 ms, * over 10 ms, @ over 100 ms, $ over 1 s.
- * Each thread keeps its open calls; an exit matches the open call of its
- * depth, and calls left open above it (longjmp) are dropped.  Addresses
- * are resolved with the symbols saved in the trace (format/symbols.h).
+ * Which exit ends which call, and the times, are export/calls.h's, the
+ * walk convert's formats make: an exit matches the open call of its
+ * depth, and calls left open above it (longjmp) end unfinished, without a
+ * time here.  Addresses are resolved with the symbols saved in the trace
+ * (format/symbols.h).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -30,18 +32,6 @@
 #include "format/symbols.h"
 #include "format/ustack-check.h"
 
-struct open_call {
-	uint64_t func;
-	uint64_t ts;
-	uint32_t depth;
-	uint64_t child_ns; /* time in calls made from it */
-};
-
-struct thread_graph {
-	struct open_call *call;
-	unsigned n, cap;
-};
-
 #define TK_USTACK_FRAMES 256
 
 struct ftrace_view {
@@ -50,7 +40,9 @@ struct ftrace_view {
 	struct tk_ustack_check *check;
 	bool profile;
 	struct ftrace_profile *prof;
-	struct thread_graph *thread; /* per stream of t */
+	struct tk_calls *calls;
+	bool ended;        /* the last call tk_calls ended returned */
+	uint64_t ended_ns; /* and its time */
 	struct {
 		uint32_t pid;
 		uint64_t addr;
@@ -81,6 +73,9 @@ bool ftrace_view_owns(const struct tk_event_info *ev)
 	return tk_ft_kind_of(ev) != TK_FT_NONE;
 }
 
+static int call_ended(void *ctx, const struct tk_trace_stream *s,
+		      const struct tk_call *c, uint64_t end, bool finished);
+
 struct ftrace_view *ftrace_view_open(const struct tk_trace *t, bool profile)
 {
 	struct ftrace_view *v = calloc(1, sizeof(*v));
@@ -90,12 +85,12 @@ struct ftrace_view *ftrace_view_open(const struct tk_trace *t, bool profile)
 		return NULL;
 	v->t = t;
 	v->profile = profile;
-	v->thread = calloc(t->nstreams + 1, sizeof(*v->thread));
 	if (profile)
 		v->prof = ftrace_profile_new();
-	if (!v->thread || (profile && !v->prof) ||
+	if ((profile && !v->prof) ||
 	    tk_symbols_load(t->dir, &v->syms, err, sizeof(err)) < 0 ||
-	    !(v->check = tk_ustack_check_new(v->syms))) {
+	    !(v->check = tk_ustack_check_new(v->syms)) ||
+	    !(v->calls = tk_calls_new(t, v->syms, call_ended, v))) {
 		ftrace_view_close(v);
 		return NULL;
 	}
@@ -153,61 +148,31 @@ static const char *caller_of(struct ftrace_view *v, uint32_t pid, uint64_t ret,
 	return name;
 }
 
-static uint64_t ticks_to_ns(const struct ftrace_view *v, uint64_t d)
+/* A call has ended (calls.h): its time, for the line that shows it and
+ * for the profile (a call that did not return is counted, not timed). */
+static int call_ended(void *ctx, const struct tk_trace_stream *s,
+		      const struct tk_call *c, uint64_t end, bool finished)
 {
-	const struct tk_trace_clock *c = &v->t->clock;
+	struct ftrace_view *v = ctx;
+	uint64_t off, self, ns = tk_calls_ns(v->calls, c, end, &self);
 
-	if (!c->tsc || !c->freq)
-		return d;
-	return (uint64_t)((unsigned __int128)d * 1000000000u / c->freq);
-}
-
-static struct thread_graph *graph_of(struct ftrace_view *v,
-				     const struct tk_stream_reader *rd)
-{
-	return &v->thread[rd->stream - v->t->streams];
-}
-
-static int push(struct thread_graph *g, uint64_t func, uint64_t ts,
-		uint32_t depth)
-{
-	if (g->n == g->cap) {
-		unsigned cap = g->cap ? g->cap * 2 : 64;
-		struct open_call *c = realloc(g->call, cap * sizeof(*c));
-
-		if (!c)
-			return -1;
-		g->call = c;
-		g->cap = cap;
-	}
-	g->call[g->n++] = (struct open_call){ func, ts, depth, 0 };
+	v->ended = finished;
+	v->ended_ns = ns;
+	if (v->prof)
+		ftrace_profile_add(v->prof, name_of(v, s->pid, c->func, &off), finished,
+				   ns, self);
 	return 0;
 }
 
-/* Close the open call of @depth; false if there is none (its entry was
- * not recorded).  Calls above it never returned. */
-static bool pop(struct ftrace_view *v, struct thread_graph *g, uint32_t pid,
-		uint64_t func, uint32_t depth, uint64_t ts, uint64_t *ns)
+/* Give the exit @rd is on to the calls: true when it ended its own call,
+ * whose time is then in *ns. */
+static bool call_exit(struct ftrace_view *v, const struct tk_stream_reader *rd,
+		      uint64_t *ns)
 {
-	uint64_t off;
-
-	while (g->n && g->call[g->n - 1].depth > depth) {
-		g->n--;
-		if (v->prof)
-			ftrace_profile_add(v->prof,
-					   name_of(v, pid, g->call[g->n].func, &off),
-					   false, 0, 0);
-	}
-	if (!g->n || g->call[g->n - 1].depth != depth ||
-	    g->call[g->n - 1].func != func)
+	v->ended = false;
+	if (tk_calls_exit(v->calls, rd) < 0 || !v->ended)
 		return false;
-	g->n--;
-	*ns = ticks_to_ns(v, ts - g->call[g->n].ts);
-	if (v->prof)
-		ftrace_profile_add(v->prof, name_of(v, pid, func, &off), true, *ns,
-				   *ns > g->call[g->n].child_ns ? *ns - g->call[g->n].child_ns : 0);
-	if (g->n)
-		g->call[g->n - 1].child_ns += *ns;
+	*ns = v->ended_ns;
 	return true;
 }
 
@@ -264,7 +229,7 @@ static void line_start(struct tk_obuf *o, char *buf, size_t size,
 static void show_entry(struct ftrace_view *v, struct tk_stream_reader *rd,
 		       const char *prefix, size_t plen)
 {
-	uint64_t func = rd->values[0].u, ts = rd->ts, off, ns = 0;
+	uint64_t func = rd->values[0].u, off, ns = 0;
 	uint32_t depth = (uint32_t)rd->values[1].u, pid = rd->stream->pid;
 	struct tk_stream_reader peek = *rd;
 	struct tk_value vals[4];
@@ -276,23 +241,19 @@ static void show_entry(struct ftrace_view *v, struct tk_stream_reader *rd,
 	peek.values_cap = 4;
 	if (tk_stream_next(&peek, err, sizeof(err)) == 1 &&
 	    kind_cached(v, peek.event) == TK_FT_EXIT && peek.values[0].u == func &&
-	    peek.values[1].u == depth) {
+	    peek.values[1].u == depth)
 		leaf = true;
-		ns = ticks_to_ns(v, peek.ts - ts);
-	}
 	if (peek.values != vals)
 		free(peek.values);
+	tk_calls_entry(v->calls, rd);
+	/* a leaf's exit is shown on this line: step onto it */
+	if (leaf && tk_stream_next(rd, err, sizeof(err)) == 1)
+		leaf = call_exit(v, rd, &ns);
 	line_start(&o, line, sizeof(line), prefix, plen, "funcgraph_entry: ");
 	put_duration(&o, ns, leaf);
 	indent(&o, depth);
 	tk_oput_cut(&o, name_of(v, pid, func, &off), leaf ? "();" : "() {");
 	report_line_end(&o);
-	if (leaf) {
-		/* the exit is shown: step onto it */
-		tk_stream_next(rd, err, sizeof(err));
-		return;
-	}
-	push(graph_of(v, rd), func, ts, depth);
 }
 
 static void show_exit(struct ftrace_view *v, struct tk_stream_reader *rd,
@@ -300,7 +261,7 @@ static void show_exit(struct ftrace_view *v, struct tk_stream_reader *rd,
 {
 	uint64_t func = rd->values[0].u, ns = 0, off;
 	uint32_t depth = (uint32_t)rd->values[1].u;
-	bool known = pop(v, graph_of(v, rd), rd->stream->pid, func, depth, rd->ts, &ns);
+	bool known = call_exit(v, rd, &ns);
 	char line[LINE_MAX];
 	struct tk_obuf o;
 
@@ -406,20 +367,18 @@ static void show_event_stack(struct ftrace_view *v, const struct tk_stream_reade
 static void count(struct ftrace_view *v, const struct tk_stream_reader *rd,
 		  enum tk_ft_kind k)
 {
-	struct thread_graph *g = graph_of(v, rd);
-	uint32_t pid = rd->stream->pid;
 	uint64_t off, ns;
 
 	switch (k) {
 	case TK_FT_FUNCTION:
-		ftrace_profile_add(v->prof, name_of(v, pid, rd->values[0].u, &off),
+		ftrace_profile_add(v->prof, name_of(v, rd->stream->pid, rd->values[0].u, &off),
 				   false, 0, 0);
 		break;
 	case TK_FT_ENTRY:
-		push(g, rd->values[0].u, rd->ts, (uint32_t)rd->values[1].u);
+		tk_calls_entry(v->calls, rd);
 		break;
 	case TK_FT_EXIT:
-		pop(v, g, pid, rd->values[0].u, (uint32_t)rd->values[1].u, rd->ts, &ns);
+		call_exit(v, rd, &ns);
 		break;
 	default:
 		break;
@@ -462,24 +421,12 @@ void ftrace_view_close(struct ftrace_view *v)
 		return;
 	if (v->prof) {
 		/* calls still open at the end: counted, not timed */
-		for (unsigned i = 0; v->thread && i < v->t->nstreams; i++) {
-			struct thread_graph *g = &v->thread[i];
-			uint64_t off;
-
-			while (g->n) {
-				g->n--;
-				ftrace_profile_add(v->prof,
-						   name_of(v, v->t->streams[i].pid,
-							   g->call[g->n].func, &off),
-						   false, 0, 0);
-			}
-		}
+		if (v->calls)
+			tk_calls_finish(v->calls);
 		ftrace_profile_print(v->prof, stdout);
 		ftrace_profile_free(v->prof);
 	}
-	for (unsigned i = 0; v->thread && i < v->t->nstreams; i++)
-		free(v->thread[i].call);
-	free(v->thread);
+	tk_calls_free(v->calls);
 	tk_ustack_check_free(v->check);
 	tk_symbols_free(v->syms);
 	free(v);

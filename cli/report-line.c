@@ -38,7 +38,7 @@ void report_line_time(struct tk_obuf *o, const struct tk_trace_clock *c,
 	static uint64_t last_secs = ~0ull;
 	static char secs_text[TK_NUM_MAX];
 	static size_t secs_len;
-	uint64_t ns, since;
+	uint64_t ns, us, since;
 	char tmp[2 * TK_NUM_MAX + 1], *b;
 	size_t n;
 
@@ -59,15 +59,16 @@ void report_line_time(struct tk_obuf *o, const struct tk_trace_clock *c,
 	default:
 		ns = tk_clock_to_mono(c, ts);
 	}
+	us = tk_num_usecs(ns);
 	/* the seconds change seldom from one line to the next */
-	if (ns / 1000000000u != last_secs) {
-		last_secs = ns / 1000000000u;
+	if (us / 1000000u != last_secs) {
+		last_secs = us / 1000000u;
 		secs_len = tk_num_put_dec(secs_text, last_secs, 0, ' ');
 	}
 	b = tk_owrite_begin(o, tmp, sizeof(tmp));
 	memcpy(b, secs_text, secs_len);
 	n = secs_len;
 	b[n++] = '.';
-	tk_num_fixed(b + n, (uint32_t)(ns % 1000000000u / 1000u), 6);
+	tk_num_fixed(b + n, (uint32_t)(us % 1000000u), 6);
 	tk_owrite_end(o, b, n + 6);
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include "cli.h"
 #include "common/pattern.h"
+#include "format/number.h"
 #include "report.h"
 
 bool report_selected(const char *const *patterns, unsigned n, const char *name)
@@ -197,8 +198,13 @@ int report_bound_parse(enum ts_mode ts, const char *opt, const char *arg,
 	} else if (parse_seconds(arg, &relative, &b->lo, &unit)) {
 		if (relative)
 			b->clock = TS_START;
-		/* --to 12.345 includes what is printed as 12.345xxx */
-		b->hi = b->lo + unit - 1;
+		/* to the microsecond or coarser, a time as report prints
+		 * it (rounded): the nanoseconds printed so; finer, those
+		 * its last digit covers (--to 12.3456789 includes 12.3456789xx) */
+		if (unit == 1000)
+			tk_num_usecs_span(b->lo / 1000u, &b->lo, &b->hi);
+		else
+			b->hi = b->lo + unit - 1;
 		return 0;
 	}
 	tk_error("%s '%s': not a time (seconds as report prints them%s, or +SECONDS after the first event)",

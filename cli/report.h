@@ -20,8 +20,9 @@
 struct report_bound {
 	bool set;
 	enum ts_mode clock; /* TS_START: since the trace's first event */
-	uint64_t lo, hi;    /* ns (ticks for TS_RAW); hi: the end of the last
-			     * digit given (--to 12.345 includes 12.345xxx) */
+	uint64_t lo, hi;    /* ns (ticks for TS_RAW): those that print as
+			     * the time given (report rounds to the us), or
+			     * that a finer last digit covers */
 };
 
 /* @arg ("[+]SECONDS[.FRACTION]", ticks with --ts raw) of option @opt,

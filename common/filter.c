@@ -27,6 +27,10 @@
  * loop with a switch: no recursion, no stack, no allocation, and the
  * compiled filter is read-only, so any number of threads may run it.
  *
+ * FIELD.function compares the name of the function at the field's
+ * address (OP_FUNC): the namer given to tk_filter_compile_named() names
+ * it when matching, and the name is compared as a string is.
+ *
  * Each comparison is resolved when compiling: the opcode already says
  * signed, unsigned or double, and a glob is sorted into exact, prefix,
  * suffix, substring or full glob (as the kernel does), so the common
@@ -80,6 +84,7 @@ enum flt_op {
 	OP_DGT,
 	OP_DGE,
 	OP_STR, /* text kinds; how is in flt_insn.match */
+	OP_FUNC, /* FIELD.function: the namer's name of the value, as OP_STR */
 };
 
 /* How OP_STR compares; a glob is sorted into one of these when compiled. */
@@ -112,6 +117,8 @@ struct flt_insn {
 struct tk_filter {
 	const char *text; /* the expression, after the pool */
 	const char *pool; /* string constants, after the program */
+	tk_filter_namer *namer; /* OP_FUNC */
+	void *namer_ctx;
 	uint32_t ninsn;
 	struct flt_insn insn[];
 };
@@ -121,6 +128,7 @@ struct flt_parser {
 	const char *p; /* next character */
 	const struct tk_field_desc *fields;
 	unsigned nfields;
+	tk_filter_namer *namer; /* NULL: FIELD.function is refused */
 	struct flt_insn *insn;
 	uint32_t ninsn, insn_cap;
 	char *pool;
@@ -656,9 +664,9 @@ static const uint8_t int_ops[3][7] = {
 /* The value after the operator @op of a comparison on @field. */
 static int parse_value(struct flt_parser *ps, const struct tk_field_desc *field,
 		       const char *op, size_t op_len, enum flt_cmp cmp,
-		       struct flt_insn *in)
+		       bool by_name, struct flt_insn *in)
 {
-	enum flt_class class = kind_class(field->kind);
+	enum flt_class class = by_name ? CLASS_TEXT : kind_class(field->kind);
 	const char *v = ps->p;
 	char q[64], g[64];
 	size_t n = 0;
@@ -711,7 +719,37 @@ static int parse_value(struct flt_parser *ps, const struct tk_field_desc *field,
 	return parse_int_value(ps, v, n, class, cmp, field->name, in);
 }
 
-/* compare := FIELD OP VALUE */
+/*
+ * The ".function" after a field's name at ps->p: the field must hold an
+ * address (a pointer, or a 64-bit integer as the kernel's "unsigned long
+ * call_site") and a namer must be there to name it.
+ */
+static int parse_function_postfix(struct flt_parser *ps,
+				  const struct tk_field_desc *field)
+{
+	const char *dot = ps->p++;
+	char q[64];
+
+	while (is_ident(*ps->p))
+		ps->p++;
+	if (ps->p - dot != 9 || memcmp(dot, ".function", 9))
+		return fail(ps, dot, "unknown postfix %s of '%.*s' (filters know '.function')",
+			    quote(q, sizeof(q), dot, ps->p - dot), TK_FIELD_NAME_MAX,
+			    field->name);
+	if (field->kind != TK_KIND_PTR &&
+	    !((field->kind == TK_KIND_INT || field->kind == TK_KIND_UINT) &&
+	      field->size == 8))
+		return fail(ps, dot, "postfix '.function' needs an address, '%.*s' is %s",
+			    TK_FIELD_NAME_MAX, field->name,
+			    field->kind == TK_KIND_INT || field->kind == TK_KIND_UINT
+				    ? "a number narrower than 64 bits"
+				    : kind_noun(field->kind));
+	if (!ps->namer)
+		return fail(ps, dot, "postfix '.function' is not available in this filter");
+	return 0;
+}
+
+/* compare := FIELD OP VALUE | FIELD ".function" NAMEOP NAME */
 static int parse_compare(struct flt_parser *ps)
 {
 	const struct tk_field_desc *field;
@@ -721,7 +759,8 @@ static int parse_compare(struct flt_parser *ps)
 	struct flt_insn *in;
 	size_t n, op_len, i;
 	enum flt_cmp cmp;
-	int index;
+	bool by_name;
+	int index, ret;
 
 	if (!is_ident_start(*name)) {
 		if (!*name && ps->prev)
@@ -737,6 +776,9 @@ static int parse_compare(struct flt_parser *ps)
 	if (index < 0)
 		return index;
 	field = &ps->fields[index];
+	by_name = *ps->p == '.';
+	if (by_name && parse_function_postfix(ps, field) < 0)
+		return -EINVAL;
 
 	skip_space(ps);
 	op = ps->p;
@@ -764,10 +806,23 @@ static int parse_compare(struct flt_parser *ps)
 	cmp = flt_ops[i].cmp;
 
 	class = kind_class(field->kind);
+	if (!by_name && ps->namer && field->kind == TK_KIND_PTR) {
+		const char *v = ps->p;
+
+		while (is_space(*v))
+			v++;
+		by_name = *v == '"' || *v == '\'';
+	}
+	if (by_name && cmp != CMP_EQ && cmp != CMP_NE && cmp != CMP_GLOB)
+		return fail(ps, op,
+			    "operator %s does not compare a function's name: use '==', '!=' or '~'",
+			    quote(g, sizeof(g), op, op_len));
 	if (class == CLASS_NONE)
 		return fail(ps, name, "field '%.*s' has unknown kind %u",
 			    TK_FIELD_NAME_MAX, field->name, field->kind);
-	if (cmp == CMP_GLOB && class != CLASS_TEXT)
+	if (by_name)
+		needs = NULL;
+	else if (cmp == CMP_GLOB && class != CLASS_TEXT)
 		needs = "a string";
 	else if (cmp == CMP_BIT && class != CLASS_INT && class != CLASS_UINT)
 		needs = "an integer";
@@ -785,7 +840,10 @@ static int parse_compare(struct flt_parser *ps)
 		return -EINVAL;
 	in->arg = index;
 	skip_space(ps);
-	return parse_value(ps, field, op, op_len, cmp, in);
+	ret = parse_value(ps, field, op, op_len, cmp, by_name, in);
+	if (!ret && by_name)
+		in->op = OP_FUNC;
+	return ret;
 }
 
 static int parse_or(struct flt_parser *ps);
@@ -882,6 +940,13 @@ int tk_filter_compile(const char *expr, const struct tk_field_desc *fields,
 		      unsigned nfields, struct tk_filter **out,
 		      struct tk_filter_error *err)
 {
+	return tk_filter_compile_named(expr, fields, nfields, NULL, NULL, out, err);
+}
+
+int tk_filter_compile_named(const char *expr, const struct tk_field_desc *fields,
+			    unsigned nfields, tk_filter_namer *namer, void *ctx,
+			    struct tk_filter **out, struct tk_filter_error *err)
+{
 	struct tk_filter_error dummy;
 	struct flt_parser ps = { 0 };
 	struct tk_filter *f;
@@ -902,6 +967,7 @@ int tk_filter_compile(const char *expr, const struct tk_field_desc *fields,
 	ps.expr = ps.p = expr;
 	ps.fields = fields;
 	ps.nfields = fields ? nfields : 0;
+	ps.namer = namer;
 	ps.err = err;
 
 	len = strnlen(expr, FLT_LEN_MAX + 1);
@@ -940,6 +1006,8 @@ int tk_filter_compile(const char *expr, const struct tk_field_desc *fields,
 	if (!f)
 		goto out;
 	f->ninsn = ps.ninsn;
+	f->namer = namer;
+	f->namer_ctx = ctx;
 	memcpy(f->insn, ps.insn, ps.ninsn * sizeof(f->insn[0]));
 	mem = (char *)&f->insn[ps.ninsn];
 	memcpy(mem, ps.pool, ps.npool);
@@ -1166,6 +1234,14 @@ bool tk_filter_match(const struct tk_filter *f, const struct tk_value *values)
 		case OP_STR:
 			reg = match_text(in, f->pool, v);
 			break;
+		case OP_FUNC: {
+			const char *name = f->namer(f->namer_ctx, v->u);
+			struct tk_value t = { .str = name,
+					      .len = name ? (uint32_t)strlen(name) : 0 };
+
+			reg = match_text(in, f->pool, &t);
+			break;
+		}
 		default: /* the three above */
 			break;
 		}

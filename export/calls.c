@@ -19,7 +19,8 @@ struct thread_calls {
 #define NAME_CACHE 4096 /* a power of two */
 
 struct tk_calls {
-	struct tk_export *x;
+	const struct tk_trace *t;
+	bool own_syms;
 	tk_call_closed_fn closed;
 	void *ctx;
 	struct tk_symbols *syms;
@@ -66,19 +67,22 @@ enum tk_ft_kind tk_calls_kind(struct tk_calls *c, const struct tk_event_info *ev
 	return c->kinds[h].kind;
 }
 
-struct tk_calls *tk_calls_new(struct tk_export *x, tk_call_closed_fn closed,
-			      void *ctx)
+struct tk_calls *tk_calls_new(const struct tk_trace *t, struct tk_symbols *syms,
+			      tk_call_closed_fn closed, void *ctx)
 {
 	struct tk_calls *c = calloc(1, sizeof(*c));
 	char err[256];
 
 	if (!c)
 		return NULL;
-	c->x = x;
+	c->t = t;
 	c->closed = closed;
 	c->ctx = ctx;
-	c->thread = calloc(x->trace->nstreams + 1, sizeof(*c->thread));
-	if (!c->thread || tk_symbols_load(x->trace->dir, &c->syms, err, sizeof(err)) < 0) {
+	c->syms = syms;
+	c->own_syms = !syms;
+	c->thread = calloc(t->nstreams + 1, sizeof(*c->thread));
+	if (!c->thread ||
+	    (!syms && tk_symbols_load(t->dir, &c->syms, err, sizeof(err)) < 0)) {
 		tk_calls_free(c);
 		return NULL;
 	}
@@ -89,32 +93,51 @@ void tk_calls_free(struct tk_calls *c)
 {
 	if (!c)
 		return;
-	for (unsigned i = 0; c->thread && i < c->x->trace->nstreams; i++)
+	for (unsigned i = 0; c->thread && i < c->t->nstreams; i++)
 		free(c->thread[i].call);
 	free(c->thread);
-	tk_symbols_free(c->syms);
+	if (c->own_syms)
+		tk_symbols_free(c->syms);
 	free(c);
 }
 
 static struct thread_calls *thread_of(struct tk_calls *c,
 				      const struct tk_trace_stream *s)
 {
-	return &c->thread[s - c->x->trace->streams];
+	return &c->thread[s - c->t->streams];
 }
 
 const struct tk_call *tk_calls_open(const struct tk_calls *c,
 				    const struct tk_trace_stream *s, unsigned *n)
 {
-	const struct thread_calls *t = &c->thread[s - c->x->trace->streams];
+	const struct thread_calls *t = &c->thread[s - c->t->streams];
 
 	*n = t->n;
 	return t->call;
+}
+
+struct tk_call *tk_calls_top(struct tk_calls *c, const struct tk_trace_stream *s)
+{
+	struct thread_calls *t = thread_of(c, s);
+
+	return t->n ? &t->call[t->n - 1] : NULL;
 }
 
 void tk_calls_seen(struct tk_calls *c, const struct tk_trace_stream *s,
 		   uint64_t ts)
 {
 	thread_of(c, s)->last_ts = ts;
+}
+
+uint64_t tk_calls_ns(const struct tk_calls *c, const struct tk_call *call,
+		     uint64_t end_ts, uint64_t *self_ns)
+{
+	uint64_t ns = tk_clock_to_mono(&c->t->clock, end_ts) -
+		      tk_clock_to_mono(&c->t->clock, call->ts);
+
+	if (self_ns)
+		*self_ns = ns > call->child_ns ? ns - call->child_ns : 0;
+	return ns;
 }
 
 /* End the top call of @t at @ts. */
@@ -125,8 +148,7 @@ static int close_top(struct tk_calls *c, const struct tk_trace_stream *s,
 	uint64_t end = ts > call->ts ? ts : call->ts;
 
 	if (t->n)
-		t->call[t->n - 1].child_ns += tk_export_ns(c->x, end) -
-					      tk_export_ns(c->x, call->ts);
+		t->call[t->n - 1].child_ns += tk_calls_ns(c, call, end, NULL);
 	return c->closed(c->ctx, s, call, end, finished);
 }
 
@@ -137,7 +159,7 @@ static int close_top(struct tk_calls *c, const struct tk_trace_stream *s,
 static int close_above(struct tk_calls *c, const struct tk_trace_stream *s,
 		       struct thread_calls *t, unsigned keep, uint64_t ts, unsigned gap)
 {
-	const struct tk_trace_clock *clk = &c->x->trace->clock;
+	const struct tk_trace_clock *clk = &c->t->clock;
 	uint64_t step = clk->tsc && clk->freq > 1000000000u
 				? (clk->freq + 999999999u) / 1000000000u : 1;
 
@@ -172,7 +194,7 @@ struct tk_call *tk_calls_entry(struct tk_calls *c, const struct tk_stream_reader
 		t->call = grown;
 		t->cap = cap;
 	}
-	t->call[t->n] = (struct tk_call){ rd->values[0].u, rd->ts, depth, 0, NULL };
+	t->call[t->n] = (struct tk_call){ .func = rd->values[0].u, .ts = rd->ts, .depth = depth };
 	return &t->call[t->n++];
 }
 
@@ -198,8 +220,8 @@ int tk_calls_exit(struct tk_calls *c, const struct tk_stream_reader *rd)
 
 int tk_calls_finish(struct tk_calls *c)
 {
-	for (unsigned i = 0; i < c->x->trace->nstreams; i++) {
-		int ret = close_above(c, &c->x->trace->streams[i], &c->thread[i], 0,
+	for (unsigned i = 0; i < c->t->nstreams; i++) {
+		int ret = close_above(c, &c->t->streams[i], &c->thread[i], 0,
 				      c->thread[i].last_ts, 0);
 
 		if (ret < 0)

@@ -11,13 +11,19 @@
  * last event ends by its thread's last event, unfinished.  Calls ended
  * together end a nanosecond apart, the innermost first.  So calls always
  * nest, and strictly, as viewers need them to.
+ *
+ * Every view of the function tracer's calls is made from this one walk:
+ * report's function graph and --profile, convert's Chrome slices and its
+ * flame graphs' self times (folded, svg), so they count the same calls
+ * with the same times (tk_calls_ns).
  */
 #ifndef TK_EXPORT_CALLS_H
 #define TK_EXPORT_CALLS_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "export.h"
+#include "format/stream-read.h"
+#include "format/trace.h"
 
 enum tk_ft_kind {
 	TK_FT_NONE,     /* not the function tracer's */
@@ -36,6 +42,8 @@ struct tk_call {
 	uint64_t ts;       /* entry */
 	uint32_t depth;
 	uint64_t child_ns; /* time in the calls it made */
+	uint64_t off_cpu_ns; /* its thread's time off a CPU while it was the
+			      * innermost call (flame_source.c --on-cpu) */
 	void *user;        /* the format's */
 };
 
@@ -47,10 +55,12 @@ typedef int (*tk_call_closed_fn)(void *ctx, const struct tk_trace_stream *s,
 				 const struct tk_call *c, uint64_t end_ts,
 				 bool finished);
 
-/* Calls of @x's trace; @closed is told of each call that ends.  NULL when
- * out of memory.  Symbols come from the trace's symbols/. */
-struct tk_calls *tk_calls_new(struct tk_export *x, tk_call_closed_fn closed,
-			      void *ctx);
+/* Calls of trace @t; @closed is told of each call that ends.  Names come
+ * from @syms (the caller's, kept until tk_calls_free) or, when NULL, from
+ * the trace's symbols/, loaded here.  NULL when out of memory or the
+ * symbols cannot be read. */
+struct tk_calls *tk_calls_new(const struct tk_trace *t, struct tk_symbols *syms,
+			      tk_call_closed_fn closed, void *ctx);
 void tk_calls_free(struct tk_calls *c);
 
 /* tk_ft_kind_of(@ev), remembered (a conversion asks once per event). */
@@ -62,6 +72,9 @@ enum tk_ft_kind tk_calls_kind(struct tk_calls *c, const struct tk_event_info *ev
 struct tk_call *tk_calls_entry(struct tk_calls *c, const struct tk_stream_reader *rd);
 int tk_calls_exit(struct tk_calls *c, const struct tk_stream_reader *rd);
 
+/* The innermost open call of stream @s, NULL if none. */
+struct tk_call *tk_calls_top(struct tk_calls *c, const struct tk_trace_stream *s);
+
 /* The open calls of @rd's stream, outermost first. */
 const struct tk_call *tk_calls_open(const struct tk_calls *c,
 				    const struct tk_trace_stream *s, unsigned *n);
@@ -69,6 +82,15 @@ const struct tk_call *tk_calls_open(const struct tk_calls *c,
 /* Note @ts as the stream's latest event (where unfinished calls end). */
 void tk_calls_seen(struct tk_calls *c, const struct tk_trace_stream *s,
 		   uint64_t ts);
+
+/* The time of call @call, ended at @end_ts, in nanoseconds, and in
+ * *self_ns without the time of the calls it made: the difference of its
+ * ends' CLOCK_MONOTONIC times, the times report prints (not the
+ * difference in clock ticks converted, which can be 1 ns shorter: then a
+ * call and the calls it made would not add up).  Wall time: a thread
+ * that slept or waited for a CPU inside a call counts that time in it. */
+uint64_t tk_calls_ns(const struct tk_calls *c, const struct tk_call *call,
+		     uint64_t end_ts, uint64_t *self_ns);
 
 /* End every call still open. */
 int tk_calls_finish(struct tk_calls *c);

@@ -27,8 +27,9 @@
  *                             from sched_switch/sched_wakeup as slices:
  *                             running (args: cpu), runnable, sleeping,
  *                             uninterruptible...; a flow arrow ("s"/"f")
- *                             from each wakeup (the waker's running
- *                             slice) to the woken thread's next run
+ *                             from each wakeup (an instant "wakeup" in
+ *                             the waker's running slice) to the woken
+ *                             thread's next run
  *   track (PID, TID|1<<29)    "TID lost": events the thread lost, as
  *                             slices named "lost N events" over the time
  *                             where they were lost (between the last event
@@ -758,6 +759,26 @@ static int flow(struct chrome *ch, struct thread *t, char ph, uint64_t id, uint6
 	return 0;
 }
 
+/* The instant "wakeup" (args: the woken thread) on the waker's
+ * scheduling track, where an arrow starts.  Viewers that bind a flow's
+ * start to the slice enclosing it (catapult's trace viewer, Perfetto)
+ * find the waker's running slice there; Chrome DevTools' Performance
+ * panel binds it only to an event of the same ts, thread and category:
+ * this one.  (Its end binds to the woken thread's running slice, which
+ * starts at its ts, in every viewer.) */
+static void wakeup_mark(struct chrome *ch, const struct thread *waker,
+			const struct thread *woken, uint64_t ts)
+{
+	struct tk_out *o = &ch->x->out;
+
+	head(ch, 'i', waker->pid, waker->tid | SCHED_TRACK);
+	put_ts(ch, ts);
+	put_name(ch, "wakeup", "sched");
+	tk_out_str(o, ",\"s\":\"t\",\"args\":{\"woken\":");
+	tk_out_u64(o, woken->tid);
+	tk_out_mem(o, "}}", 2);
+}
+
 /* @t runs again at @ts: the arrow from its wakeup, both ends written
  * now (a thread woken but never run in the trace gets none). */
 static int arrow(struct chrome *ch, struct thread *t, uint64_t ts)
@@ -766,7 +787,10 @@ static int arrow(struct chrome *ch, struct thread *t, uint64_t ts)
 
 	if (!t->waker)
 		return 0;
-	if (flow(ch, t->waker, 's', id, t->woken_at) < 0 || flow(ch, t, 'f', id, ts) < 0)
+	if (flow(ch, t->waker, 's', id, t->woken_at) < 0)
+		return -ENOMEM;
+	wakeup_mark(ch, t->waker, t, t->woken_at);
+	if (flow(ch, t, 'f', id, ts) < 0)
 		return -ENOMEM;
 	t->waker = NULL;
 	return 0;
@@ -980,7 +1004,7 @@ static int chrome_begin(struct tk_export *x)
 		return tk_export_error(x, "out of memory");
 	x->priv = ch;
 	ch->x = x;
-	ch->calls = tk_calls_new(x, call_closed, ch);
+	ch->calls = tk_calls_new(x->trace, NULL, call_closed, ch);
 	if (!ch->calls)
 		return tk_export_error(x, "out of memory");
 	if (x->kernel) {

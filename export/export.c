@@ -280,6 +280,8 @@ static int kernel_event(struct tk_export *x, struct cpu_seen *seen,
 	if (!s->first)
 		s->first = c->ts;
 	s->last = c->ts;
+	if (x->ops->kernel_any && (ret = x->ops->kernel_any(x, c)) < 0)
+		return ret;
 	if (sel && sel->kernel && !sel->kernel(sel->arg, x, c))
 		return 0;
 	x->kept++;

@@ -61,6 +61,7 @@ struct tk_export_opts {
 	const char *dir;     /* the trace directory */
 	const char *output;  /* file to write; "-" for standard output */
 	bool weight_calls;   /* folded, svg: weigh by calls, not self time */
+	bool on_cpu;         /* folded, svg: self time on a CPU (sched_switch) */
 	bool stacks;         /* folded, svg: stack events, not function_graph */
 	const char *title;   /* svg: the graph's title (default: the trace) */
 	bool raw_ts;         /* tracedat: the recorded counter, not ns */
@@ -80,6 +81,11 @@ struct tk_export_ops {
 	int (*user_event)(struct tk_export *x, struct tk_stream_reader *rd);
 	/* A kernel event: @c's ts, data and data_size are current. */
 	int (*kernel_event)(struct tk_export *x, struct tk_kernel_cpu *c);
+	/* Every kernel event, before the selection options pick those given
+	 * to kernel_event (may be NULL): what a format must know of events
+	 * it does not show, e.g. when a selected thread went back on a CPU
+	 * (a sched_switch of the task it replaced). */
+	int (*kernel_any)(struct tk_export *x, struct tk_kernel_cpu *c);
 	/* @count events of stream @s were lost between its events at @from
 	 * (0: before its first) and @to (0: after its last). */
 	int (*user_lost)(struct tk_export *x, const struct tk_trace_stream *s,

@@ -38,6 +38,8 @@ struct tk_flame {
 	uint32_t name_hash_size;
 	uint32_t *order; /* after tk_flame_sort: children of each node */
 	const char *unit; /* "ns", "calls", "samples" */
+	const char *weighs; /* what a weight is, said by the SVG: "wall-clock
+			     * self time", "self time on a CPU", "calls", ... */
 };
 
 int tk_flame_init(struct tk_flame *f);
@@ -86,6 +88,7 @@ struct tk_flame_source;
 int tk_flame_source_begin(struct tk_export *x);
 int tk_flame_source_user(struct tk_export *x, struct tk_stream_reader *rd);
 int tk_flame_source_kernel(struct tk_export *x, struct tk_kernel_cpu *c);
+int tk_flame_source_kernel_any(struct tk_export *x, struct tk_kernel_cpu *c);
 /* Close what is open; the tree is then sorted.  Returns it. */
 struct tk_flame *tk_flame_source_end(struct tk_export *x);
 void tk_flame_source_free(struct tk_export *x);

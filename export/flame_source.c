@@ -6,7 +6,14 @@
  * Two trees are filled in the same walk:
  *   graph    function_graph calls, each adding its self time (ns; the
  *            time in calls it made is its children's) or, with --calls,
- *            1 to its stack
+ *            1 to its stack.  Self time is wall-clock time: it includes
+ *            the time the thread was off a CPU (asleep, blocked, waiting
+ *            to run) inside the call.  With --on-cpu that time is taken
+ *            out: a thread's sched_switch away from its CPU and the one
+ *            back (an event of the task it replaces, so read before the
+ *            selection: kernel_any) bound a time off CPU, which belongs to
+ *            the call innermost then (calls.h: off_cpu_ns); when the
+ *            switch back in is missing, the thread's next event ends it
  *   stacks   stacks recorded with events, 1 each: the function tracer's
  *            ftrace:user_stack (--func-stack: the callers of the function
  *            just entered, innermost first) and the kernel's
@@ -43,6 +50,19 @@ struct tk_flame_source {
 	int ustack_id;       /* ftrace:user_stack's (kernel's) id, -1 if none */
 	unsigned ustack_tgid_off, ustack_caller_off;
 	uint64_t ncalls;
+	/* --on-cpu */
+	int switch_id;       /* sched:sched_switch's id */
+	unsigned prev_pid_off, next_pid_off;
+	struct tid_stream *by_tid; /* streams by thread id */
+	unsigned nby_tid;
+	uint64_t *off_since; /* per stream: switched out at, 0 when on a CPU */
+	uint64_t switches;   /* of threads with streams */
+	uint64_t unseen_in;  /* switches back in missing from the trace */
+};
+
+struct tid_stream {
+	int32_t tid;
+	unsigned stream;
 };
 
 /* A function name as a frame: ';' separates frames in folded stacks. */
@@ -62,15 +82,104 @@ static int graph_closed(void *ctx, const struct tk_trace_stream *s,
 {
 	struct tk_flame_source *fs = ctx;
 	uint32_t node = (uint32_t)(uintptr_t)c->user;
-	/* as the Chrome JSON gives it: the times of both ends, subtracted */
-	uint64_t ns = tk_export_ns(fs->x, end) - tk_export_ns(fs->x, c->ts);
+	uint64_t self;
 
 	(void)s;
 	(void)finished;
 	if (!node)
 		return 0;
-	tk_flame_add(&fs->graph, node, fs->x->opts->weight_calls ? 1
-				       : ns > c->child_ns ? ns - c->child_ns : 0);
+	tk_calls_ns(fs->calls, c, end, &self);
+	if (fs->x->opts->on_cpu)
+		self = self > c->off_cpu_ns ? self - c->off_cpu_ns : 0;
+	tk_flame_add(&fs->graph, node, fs->x->opts->weight_calls ? 1 : self);
+	return 0;
+}
+
+static int tid_cmp(const void *a, const void *b)
+{
+	const struct tid_stream *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->stream > y->stream) - (x->stream < y->stream);
+}
+
+/* --on-cpu: sched_switch's fields, and the streams by thread. */
+static int on_cpu_begin(struct tk_flame_source *fs)
+{
+	struct tk_export *x = fs->x;
+	const struct tk_trace *t = x->trace;
+	struct tep_event *ev = x->kernel ? tep_find_event_by_name(x->kernel->tep, "sched",
+								   "sched_switch") : NULL;
+	struct tep_format_field *prev = ev ? tep_find_field(ev, "prev_pid") : NULL;
+	struct tep_format_field *next = ev ? tep_find_field(ev, "next_pid") : NULL;
+
+	if (!prev || !next || prev->size != 4 || next->size != 4)
+		return tk_export_error(x, "--on-cpu: trace '%s' has no sched:sched_switch events "
+				       "(record them with -e sched:sched_switch)", x->trace->dir);
+	fs->switch_id = ev->id;
+	fs->prev_pid_off = (unsigned)prev->offset;
+	fs->next_pid_off = (unsigned)next->offset;
+	fs->by_tid = calloc(t->nstreams + 1, sizeof(*fs->by_tid));
+	fs->off_since = calloc(t->nstreams + 1, sizeof(*fs->off_since));
+	if (!fs->by_tid || !fs->off_since)
+		return tk_export_error(x, "out of memory");
+	for (unsigned i = 0; i < t->nstreams; i++)
+		fs->by_tid[i] = (struct tid_stream){ (int32_t)t->streams[i].tid, i };
+	fs->nby_tid = t->nstreams;
+	qsort(fs->by_tid, fs->nby_tid, sizeof(*fs->by_tid), tid_cmp);
+	fs->graph.weighs = "self time on a CPU";
+	return 0;
+}
+
+/* The first of the streams of thread @tid in by_tid, or nby_tid. */
+static unsigned streams_of(const struct tk_flame_source *fs, int32_t tid)
+{
+	unsigned lo = 0, hi = fs->nby_tid;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (fs->by_tid[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Stream @s's thread is back on a CPU at @ts: its time off CPU goes to
+ * its innermost call. */
+static void back_on_cpu(struct tk_flame_source *fs, unsigned s, uint64_t ts)
+{
+	struct tk_export *x = fs->x;
+	struct tk_call *top = tk_calls_top(fs->calls, &x->trace->streams[s]);
+
+	if (top && fs->off_since[s] && ts > fs->off_since[s])
+		top->off_cpu_ns += tk_export_ns(x, ts) - tk_export_ns(x, fs->off_since[s]);
+	fs->off_since[s] = 0;
+}
+
+int tk_flame_source_kernel_any(struct tk_export *x, struct tk_kernel_cpu *c)
+{
+	struct tk_flame_source *fs = x->priv;
+	int32_t prev, next;
+
+	if (!x->opts->on_cpu || c->data_size < 2 ||
+	    tk_kernel_event_id(x->kernel, c->data) != fs->switch_id ||
+	    c->data_size < fs->prev_pid_off + 4 || c->data_size < fs->next_pid_off + 4)
+		return 0;
+	memcpy(&prev, c->data + fs->prev_pid_off, 4);
+	memcpy(&next, c->data + fs->next_pid_off, 4);
+	for (unsigned i = streams_of(fs, prev); i < fs->nby_tid && fs->by_tid[i].tid == prev; i++) {
+		if (!fs->off_since[fs->by_tid[i].stream])
+			fs->off_since[fs->by_tid[i].stream] = c->ts;
+		fs->switches++;
+	}
+	for (unsigned i = streams_of(fs, next); i < fs->nby_tid && fs->by_tid[i].tid == next; i++) {
+		back_on_cpu(fs, fs->by_tid[i].stream, c->ts);
+		fs->switches++;
+	}
 	return 0;
 }
 
@@ -87,8 +196,10 @@ int tk_flame_source_begin(struct tk_export *x)
 	if (tk_flame_init(&fs->graph) < 0 || tk_flame_init(&fs->stacks) < 0)
 		return tk_export_error(x, "out of memory");
 	fs->graph.unit = x->opts->weight_calls ? "calls" : "ns";
+	fs->graph.weighs = x->opts->weight_calls ? "calls" : "wall-clock self time";
 	fs->stacks.unit = "samples";
-	fs->calls = tk_calls_new(x, graph_closed, fs);
+	fs->stacks.weighs = "samples";
+	fs->calls = tk_calls_new(x->trace, NULL, graph_closed, fs);
 	fs->last_func = calloc(x->trace->nstreams + 1, sizeof(*fs->last_func));
 	if (fs->calls)
 		fs->check = tk_ustack_check_new(tk_calls_symbols(fs->calls));
@@ -117,7 +228,7 @@ int tk_flame_source_begin(struct tk_export *x)
 			fs->ustack_caller_off = (unsigned)ucaller->offset;
 		}
 	}
-	return 0;
+	return x->opts->on_cpu ? on_cpu_begin(fs) : 0;
 }
 
 /* Add the stack names[n-1] (outermost) .. names[0] to the stacks tree. */
@@ -211,10 +322,18 @@ int tk_flame_source_user(struct tk_export *x, struct tk_stream_reader *rd)
 {
 	struct tk_flame_source *fs = x->priv;
 	enum tk_ft_kind k = tk_calls_kind(fs->calls, rd->event);
+	unsigned si = (unsigned)(rd->stream - x->trace->streams);
 	const struct tk_call *open;
 	struct tk_call *c;
 	unsigned n;
 	char buf[512];
+
+	/* an event of a thread switched out: its switch back in was not
+	 * recorded (this kernel sometimes leaves one out); it ran by now */
+	if (fs->off_since && fs->off_since[si]) {
+		back_on_cpu(fs, si, rd->ts);
+		fs->unseen_in++;
+	}
 
 	switch (k) {
 	case TK_FT_ENTRY:
@@ -308,6 +427,13 @@ struct tk_flame *tk_flame_source_end(struct tk_export *x)
 	if (tk_calls_finish(fs->calls) < 0)
 		return NULL;
 	f = fs->ncalls && !x->opts->stacks ? &fs->graph : &fs->stacks;
+	if (x->opts->on_cpu && f == &fs->graph && !fs->switches)
+		tk_export_warn(x, "--on-cpu: no sched_switch of a traced thread was read: "
+			       "the weights are wall-clock times");
+	if (x->opts->on_cpu && f == &fs->graph && fs->unseen_in)
+		tk_export_warn(x, "--on-cpu: %" PRIu64 " switches of a thread back onto a CPU "
+			       "are not in the trace: those times off CPU end at the "
+			       "thread's next event", fs->unseen_in);
 	if (tk_flame_sort(f) < 0) {
 		tk_export_error(x, "out of memory");
 		return NULL;
@@ -326,6 +452,8 @@ void tk_flame_source_free(struct tk_export *x)
 	tk_flame_free(&fs->graph);
 	tk_flame_free(&fs->stacks);
 	free(fs->last_func);
+	free(fs->by_tid);
+	free(fs->off_since);
 	free(fs);
 	x->priv = NULL;
 }

@@ -60,6 +60,7 @@ const struct tk_export_ops tk_export_folded = {
 	.begin = tk_flame_source_begin,
 	.user_event = tk_flame_source_user,
 	.kernel_event = tk_flame_source_kernel,
+	.kernel_any = tk_flame_source_kernel_any,
 	.end = folded_end,
 	.free = tk_flame_source_free,
 };

@@ -242,8 +242,7 @@ static int svg_end(struct tk_export *x)
 	tk_out_printf(o, "</text>\n<text id=\"unzoom\" x=\"%d\" y=\"22\">Reset zoom</text>\n"
 		      "<text id=\"search\" x=\"%d\" y=\"22\">Search</text>\n"
 		      "<text id=\"info\" x=\"%d\" y=\"22\">%s by %s</text>\n",
-		      PAD, WIDTH - PAD - 100, PAD + 100, wt,
-		      !strcmp(f->unit, "ns") ? "self time" : f->unit);
+		      PAD, WIDTH - PAD - 100, PAD + 100, wt, f->weighs);
 	tk_out_printf(o, "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
 		      "<text id=\"matched\" x=\"%d\" y=\"%u\"></text>\n",
 		      PAD, s.height - PAD, WIDTH - PAD - 140, s.height - PAD);
@@ -264,6 +263,7 @@ const struct tk_export_ops tk_export_svg = {
 	.begin = tk_flame_source_begin,
 	.user_event = tk_flame_source_user,
 	.kernel_event = tk_flame_source_kernel,
+	.kernel_any = tk_flame_source_kernel_any,
 	.end = svg_end,
 	.free = tk_flame_source_free,
 };

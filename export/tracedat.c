@@ -9,8 +9,9 @@
  * Kernel and user events share each CPU's ring-buffer pages, in time
  * order: a user event goes to the CPU its packet was recorded on, the
  * CPU `tracekit report` shows.  The kernel's formats, header_page,
- * header_event, kallsyms, printk formats and command lines are the saved
- * ones.  Timestamps are CLOCK_MONOTONIC nanoseconds (as `tracekit report`
+ * header_event and printk formats are the saved ones; kallsyms and the
+ * command lines are those of the saved ones that the events name
+ * (tracedat-refs.c).  Timestamps are CLOCK_MONOTONIC nanoseconds (as `tracekit report`
  * prints them), or the recorded counter with --ts raw.
  *
  * The events come one at a time in time order (export.c's walk); each
@@ -62,6 +63,7 @@
 #include "format/trace.h"
 #include "tracedat-events.h"
 #include "tracedat-pages.h"
+#include "tracedat-refs.h"
 
 enum { SEC_OPTIONS = 0, SEC_FLYRECORD = 3, SEC_STRINGS = 15, SEC_HEADERS = 16,
        SEC_FTRACE = 17, SEC_EVENTS = 18, SEC_KALLSYMS = 19, SEC_PRINTK = 20,
@@ -251,6 +253,7 @@ struct tracedat {
 	const char *out;      /* the output's name, for messages */
 	char *spill;          /* prefix of the CPUs' spill files */
 	struct td_events ev;
+	struct td_refs refs;  /* what the kernel events name */
 	struct td_pages *cpu; /* by CPU number */
 	unsigned ncpu;
 	uint64_t kernel_events, user_events;
@@ -306,6 +309,24 @@ static struct td_pages *cpu_pages(struct tracedat *w, unsigned cpu)
 	return &w->cpu[cpu];
 }
 
+/* A saved file of the kernel part (an empty text if absent). */
+static char *kernel_file(const struct tracedat *w, const char *name, size_t *size)
+{
+	char *path, *buf = NULL;
+
+	*size = 0;
+	if (w->k && asprintf(&path, "%s/%s", w->k->kdir, name) >= 0) {
+		if (slurp(path, &buf, size) < 0)
+			buf = NULL;
+		free(path);
+	}
+	if (!buf) {
+		buf = calloc(1, 1);
+		*size = 0;
+	}
+	return buf;
+}
+
 static int td_begin(struct tk_export *x)
 {
 	const struct tk_trace *t = x->trace;
@@ -334,12 +355,16 @@ static int td_begin(struct tk_export *x)
 		return tk_export_error(x, "out of memory");
 	}
 	if (w->k) {
-		char *path;
+		char *path, *kallsyms;
+		size_t size;
 
 		if (asprintf(&path, "%s/formats", w->k->kdir) < 0)
 			return tk_export_error(x, "out of memory");
 		w->systems = list_dir(path, &w->nsys);
 		free(path);
+		kallsyms = kernel_file(w, "kallsyms", &size);
+		if (!kallsyms || td_refs_init(&w->refs, w->k->tep, w->k->pid_off, kallsyms, size) < 0)
+			return tk_export_error(x, "out of memory");
 	}
 	ret = td_events_init(&w->ev, t, w->k ? w->k->tep : NULL,
 			     td_pages_max_record(w->page_size), !w->raw, err, sizeof(err));
@@ -391,27 +416,10 @@ static int td_kernel_event(struct tk_export *x, struct tk_kernel_cpu *c)
 	if (c->missed)
 		td_pages_lost(p, c->missed);
 	td_pages_add(p, ts_out(w, c->ts), c->data, c->data_size);
+	td_refs_kernel(&w->refs, c->data, c->data_size);
 	w->kernel_events++;
 	return p->error ? tk_export_error(x, "cannot write beside '%s': %s", w->out,
 					  strerror(-p->error)) : 0;
-}
-
-/* A saved file of the kernel part (an empty text if absent). */
-static char *kernel_file(const struct tracedat *w, const char *name, size_t *size)
-{
-	char *path, *buf = NULL;
-
-	*size = 0;
-	if (w->k && asprintf(&path, "%s/%s", w->k->kdir, name) >= 0) {
-		if (slurp(path, &buf, size) < 0)
-			buf = NULL;
-		free(path);
-	}
-	if (!buf) {
-		buf = calloc(1, 1);
-		*size = 0;
-	}
-	return buf;
 }
 
 /* Every format to write: the kernel part's, then the user events'. */
@@ -487,57 +495,54 @@ static void put_system(struct out *o, const struct fmt *f, unsigned n)
 	}
 }
 
-static bool has_stream(const struct tk_trace *t, unsigned n, uint64_t tid)
+static bool has_stream(const struct tk_trace *t, unsigned n, long tid)
 {
-	for (unsigned i = 0; i < n; i++)
-		if (t->streams[i].tid == tid)
+	for (unsigned j = 0; j < n; j++)
+		if (t->streams[j].tid == tid)
 			return true;
 	return false;
 }
 
-/* The command lines: each user thread's, then the kernel's of the other
- * pids.  A thread with a stream goes by its manifest name only
- * (docs/format.md, "Thread names"): readers differ in which of two lines
- * for a pid they keep (libtraceevent sorts them by pid alone). */
+/* The command lines: each user thread's, then the kernel's for the other
+ * pids that the kernel events name (tracedat-refs.h).  libtraceevent sorts them without keeping the order of equal pids,
+ * so a pid listed twice would take either name: a thread with a stream
+ * goes by its manifest name (docs/format.md, "Thread names") alone. */
 static char *cmdlines(const struct tracedat *w, size_t *size)
 {
+	size_t nkernel;
+	char *kernel = kernel_file(w, "saved_cmdlines", &nkernel);
 	const struct tk_trace *t = w->trace;
-	char *buf = kernel_file(w, "saved_cmdlines", size);
-	char *out = NULL, *line, *next;
-	size_t nout = 0;
+	char *buf = NULL;
 	FILE *f;
 
-	if (!buf)
+	if (!kernel)
 		return NULL;
-	f = open_memstream(&out, &nout);
+	td_refs_cmdlines(&w->refs, kernel, &nkernel);
+	f = open_memstream(&buf, size);
 	if (!f)
-		return buf;
+		return kernel;
 	for (unsigned i = 0; i < t->nstreams; i++) {
-		const struct tk_trace_stream *s = &t->streams[i];
+		char tid[TK_NUM_MAX + 1];
 
-		if (!has_stream(t, i, s->tid)) {
-			char tid[TK_NUM_MAX + 1];
-
-			tid[TK_NUM_MAX] = '\0';
-			fprintf(f, "%s %s\n", tk_num_dec(tid + TK_NUM_MAX, s->tid), s->comm);
-		}
+		if (has_stream(t, i, t->streams[i].tid))
+			continue;
+		tid[TK_NUM_MAX] = '\0';
+		fprintf(f, "%s %s\n", tk_num_dec(tid + TK_NUM_MAX, t->streams[i].tid),
+			t->streams[i].comm);
 	}
-	for (line = buf; line < buf + *size; line = next) {
-		char *nl = memchr(line, '\n', (size_t)(buf + *size - line));
-		char *end;
-		unsigned long pid = strtoul(line, &end, 10);
-
-		next = nl ? nl + 1 : buf + *size;
-		if (end == line || *end != ' ' || !has_stream(t, t->nstreams, pid))
-			fwrite(line, 1, (size_t)(next - line), f);
+	for (char *line = kernel, *end; line < kernel + nkernel; line = end + 1) {
+		end = memchr(line, '\n', (size_t)(kernel + nkernel - line));
+		if (!end)
+			end = kernel + nkernel;
+		if (!has_stream(t, t->nstreams, strtol(line, NULL, 10)))
+			fwrite(line, 1, (size_t)(end - line), f), fputc('\n', f);
 	}
-	if (fclose(f) || !out) {
-		free(out);
-		return buf;
+	free(kernel);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
 	}
-	free(buf);
-	*size = nout;
-	return out;
+	return buf;
 }
 
 static void put_option(struct out *o, uint16_t id, const void *p, uint32_t size)
@@ -681,7 +686,7 @@ static int td_end(struct tk_export *x)
 	end_section(&o);
 
 	sec[SEC_KALLSYMS] = begin_section(&o, SEC_KALLSYMS, "kallsyms");
-	buf = kernel_file(w, "kallsyms", &size);
+	buf = td_refs_kallsyms(&w->refs, &size);
 	if (!buf || td_events_kallsyms(&w->ev, &buf, &size) < 0)
 		goto nomem;
 	put_blob(&o, buf, size, 4);
@@ -838,6 +843,7 @@ static void td_free(struct tk_export *x)
 	free(w->cpu);
 	free(w->discarded);
 	td_events_free(&w->ev);
+	td_refs_free(&w->refs);
 	free_list(w->systems);
 	free(w->spill);
 	free(w);

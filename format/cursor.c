@@ -146,13 +146,14 @@ const struct tk_value *tk_cursor_values(struct tk_cursor *c)
 		return c->reader->values;
 	if (c->values_ready)
 		return c->values;
-	if (k->nfields > c->values_cap) {
-		struct tk_value *v = realloc(c->values, k->nfields * sizeof(*v));
+	if (!c->values || k->nfields > c->values_cap) {
+		unsigned cap = k->nfields ? k->nfields : 1;
+		struct tk_value *v = realloc(c->values, cap * sizeof(*v));
 
 		if (!v)
 			return NULL;
 		c->values = v;
-		c->values_cap = k->nfields;
+		c->values_cap = cap;
 	}
 	if (!tk_kfields_values(&k->kf, c->data, c->data_size, c->values))
 		return NULL;

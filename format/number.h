@@ -97,6 +97,23 @@ static inline void tk_num_fixed(char *buf, uint32_t v, unsigned digits)
 		buf[0] = (char)('0' + v % 10);
 }
 
+/* @ns in whole microseconds, rounded to the nearest (half up), as
+ * trace-cmd report prints times ("SECS.USECS", libtraceevent rounds to
+ * its precision since 2019): 24239.121473697 s is 24239.121474.  Every
+ * "seconds.microseconds" time tracekit prints comes from here. */
+static inline uint64_t tk_num_usecs(uint64_t ns)
+{
+	return ns / 1000u + (ns % 1000u >= 500u);
+}
+
+/* The nanoseconds that tk_num_usecs() rounds to @us, *@lo to *@hi: what
+ * a time read back as printed stands for. */
+static inline void tk_num_usecs_span(uint64_t us, uint64_t *lo, uint64_t *hi)
+{
+	*lo = us ? us * 1000u - 500u : 0;
+	*hi = us * 1000u + 499u;
+}
+
 /* @v in decimal at @buf, right-aligned in @width columns padded with
  * @pad; returns the characters written (more than @width if needed).
  * @buf needs room for max(@width, TK_NUM_MAX). */

@@ -138,13 +138,16 @@ int tk_stream_next(struct tk_stream_reader *r, char *err, size_t errlen)
 	ev = tk_process_event(r->process, id);
 	if (!ev)
 		return bad(r, r->pos, "event of unknown id", err, errlen);
-	if (r->values_cap < ev->nfields) {
-		struct tk_value *v = realloc(r->values, ev->nfields * sizeof(*v));
+	/* never NULL, even for an event of no field: NULL values would say
+	 * "no record" to a reader (tk_cursor_values) */
+	if (!r->values || r->values_cap < ev->nfields) {
+		unsigned cap = ev->nfields ? ev->nfields : 1;
+		struct tk_value *v = realloc(r->values, cap * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
 		r->values = v;
-		r->values_cap = ev->nfields;
+		r->values_cap = cap;
 	}
 	r->payload = r->map + r->pos + hsize;
 	n = tk_record_decode(ev, r->payload, r->content_end - r->pos - hsize,

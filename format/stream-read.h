@@ -34,7 +34,7 @@ struct tk_stream_reader {
 	const struct tk_event_info *event;
 	const char *payload;
 	size_t payload_size;
-	struct tk_value *values; /* one per field of event */
+	struct tk_value *values; /* one per field of event; never NULL */
 	unsigned values_cap;
 };
 

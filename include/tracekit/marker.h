@@ -15,6 +15,7 @@
 #ifndef TRACEKIT_MARKER_H
 #define TRACEKIT_MARKER_H
 
+#include "module.h"
 #include "runtime.h"
 #include "stages/seq.h"
 

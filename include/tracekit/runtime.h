@@ -35,6 +35,15 @@
 extern "C" {
 #endif
 
+/* Declarations the headers generate in the program, C linkage in C++. */
+#ifdef __cplusplus
+#define TK__C_BEGIN extern "C" {
+#define TK__C_END }
+#else
+#define TK__C_BEGIN
+#define TK__C_END
+#endif
+
 /* On every function of the runtime that lands in the program's code (the
  * inline helpers here, the emit and probe functions TK_EVENT generates,
  * the module constructor): the function tracer never traces them, however

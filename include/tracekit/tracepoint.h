@@ -35,6 +35,7 @@
 #define TRACEKIT_TRACEPOINT_H
 
 #include <stddef.h>
+#include "module.h"
 #include "runtime.h"
 #include "stages/seq.h"
 #include "stages/fields.h"
@@ -43,14 +44,6 @@
 #include "stages/write.h"
 #include "stages/value.h"
 #include "stages/check.h"
-
-#ifdef __cplusplus
-#define TK__C_BEGIN extern "C" {
-#define TK__C_END }
-#else
-#define TK__C_BEGIN
-#define TK__C_END
-#endif
 
 /**
  * TK_PROTO() - the prototype part of TK_EVENT(): the event's parameters,
@@ -269,29 +262,5 @@
  */
 #define tk_probe_disconnect(provider, name, fn, data)                         \
 	tk_probe_disconnect_##provider##_##name(fn, data)
-
-/* Each file that includes this header registers its module's events (the
- * registry counts files, so a module registers once). */
-#ifndef TK__IN_LIBRARY
-TK__C_BEGIN
-extern const char __start_tk_meta[] __attribute__((weak, visibility("hidden")));
-extern const char __stop_tk_meta[] __attribute__((weak, visibility("hidden")));
-extern const char __start_tk_keys[] __attribute__((weak, visibility("hidden")));
-extern const char __stop_tk_keys[] __attribute__((weak, visibility("hidden")));
-TK__C_END
-
-TK__NOTRACE __attribute__((constructor, unused)) static void
-tk__module_ctor(void)
-{
-	tk__module_register(__start_tk_meta, __stop_tk_meta, __start_tk_keys,
-			    __stop_tk_keys);
-}
-
-TK__NOTRACE __attribute__((destructor, unused)) static void
-tk__module_dtor(void)
-{
-	tk__module_unregister(__start_tk_meta, __stop_tk_meta);
-}
-#endif
 
 #endif /* TRACEKIT_TRACEPOINT_H */

@@ -262,12 +262,26 @@ def _write(path, value):
         pass
 
 
+def _recorder_alive(name):
+    """Whether NAME (an instance "tracekit-PID" or a probe group
+    "tracekit_PID_...") belongs to a recorder still running: one that
+    someone else on the machine started meanwhile, not ours to remove."""
+    m = re.match(r"tracekit[-_](\d+)(?:$|_)", name)
+    if not m or int(m.group(1)) == os.getpid():
+        return False
+    try:
+        with open("/proc/%s/comm" % m.group(1)) as f:
+            return f.read().strip() == "tracekit"
+    except OSError:
+        return False
+
+
 def restore(path, before):
     """Best effort: put back what differs from BEFORE and remove instances
-    that were not there."""
+    that were not there (but those of recorders still running)."""
     had = set(before.get("instances", "").split())
     for name in _listdir(os.path.join(path, "instances")):
-        if name not in had:
+        if name not in had and not _recorder_alive(name):
             try:
                 os.rmdir(os.path.join(path, "instances", name))
             except OSError:
@@ -276,7 +290,8 @@ def restore(path, before):
     # gone now): "-:GROUP/EVENT" removes one
     had_probes = set(before.get("uprobe_events", "").splitlines())
     for line in _read(os.path.join(path, "uprobe_events")).splitlines():
-        if line.strip() and line not in had_probes and ":" in line.split()[0]:
+        if line.strip() and line not in had_probes and ":" in line.split()[0] and \
+                not _recorder_alive(line.split()[0].split(":", 1)[1].split("/")[0]):
             # O_APPEND, without O_TRUNC (that clears every probe) and
             # without the seek Python's "a" mode makes (tracefs refuses it)
             with contextlib.suppress(OSError):

@@ -718,9 +718,8 @@ def trace_freq(outdir):
 
 
 def secs(ticks, freq):
-    """Ticks as report prints seconds: whole microseconds, truncated."""
-    ns = ticks * 10**9 // freq
-    return "%d.%06d" % (ns // 10**9, ns % 10**9 // 1000)
+    """Ticks as report prints seconds."""
+    return tklib.secs_text(ticks * 10**9 // freq)
 
 
 def test_report_relative_times():

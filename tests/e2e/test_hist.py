@@ -69,16 +69,19 @@ def nearest_rank(values, p):
     return values[max(k, 1) - 1]
 
 
-def expected_pairs(events, start_ev, end_ev, key):
+def expected_pairs(events, start_ev, end_ev, key, keep=lambda e: True):
     """The latency pairs hist must find: (ticks, start event, end event,
     key) for each end whose key has a pending start; a later start
-    replaces a pending one."""
+    replaces a pending one; a start that keep() refuses is pending but
+    ends nothing."""
     pending, pairs = {}, []
     for e in events:
         if e["event"] == end_ev:
             k = key(e, "to")
             if k in pending:
-                pairs.append((e["ts"] - pending[k]["ts"], pending.pop(k), e, k))
+                start = pending.pop(k)
+                if keep(start):
+                    pairs.append((e["ts"] - start["ts"], start, e, k))
         if e["event"] == start_ev:
             pending[key(e, "from")] = e
     return pairs
@@ -122,6 +125,153 @@ def test_latency_exact():
              "--slowest", "1", "--ts", "raw", "--unit", "ns")
     start = re.search(r"from .*\] (\d+)  to", p.stdout).group(1)
     assert int(start) == want[0][1]["ts"], (start, want[0][1])
+
+
+def test_latency_selection():
+    """-f on the start event's fields and --tid/--comm on its thread pick
+    which intervals count, as a synthetic event's start trigger filter."""
+    d, _, _ = record_latency()
+    freq = clock_freq(d)
+    events = kernlib.report(d)
+    ident = lambda e, side: int(tklib.fields(e["text"])["id"])
+    small = lambda e: ident(e, "from") < 50
+    pairs = expected_pairs(events, "lat:start", "lat:done", ident, small)
+    assert 0 < len(pairs) < N
+    base = ("--from", "lat:start", "--to", "lat:done", "--match", "id", "--unit", "ns")
+    out = hist(d, *base, "-f", "id < 50", "--slowest", "1000").stdout
+    stats, unmatched, slow, _ = parse_latency(out)
+    ns = sorted(t * 10**9 // freq for t, _, _, _ in pairs)
+    assert (stats["count"], stats["min"], stats["max"]) == (len(ns), ns[0], ns[-1]), stats
+    assert sorted(int(s["key"][3:]) for s in slow) == sorted(k for _, _, _, k in pairs)
+    starts = [e for e in events if e["event"] == "lat:start"]
+    m = re.search(r"^not selected: (\d+) starts \(-f, --pid, --tid, --comm\)$", out, re.M)
+    assert m and int(m.group(1)) == len([e for e in starts if not small(e)]), out
+    assert unmatched[1] == 1, unmatched  # the done without a start, only
+    tid = starts[0]["tid"]
+    all_pairs = expected_pairs(events, "lat:start", "lat:done", ident)
+    for sel in (("--tid", str(tid)), ("--comm", "prog-lat*")):
+        stats, _, _, _ = parse_latency(hist(d, *base, *sel).stdout)
+        assert stats["count"] == len([x for x in all_pairs if x[1]["tid"] == tid]), (sel, stats)
+    p = hist(d, *base, "--tid", str(tid + 100000), check=False)
+    assert p.returncode == 1 and p.stderr.startswith(
+        "tracekit: no 'lat:done' matched a 'lat:start' on id"), p.stderr
+    p = hist(d, "-e", "lat:done", "--key", "id", "--tid", str(tid), check=False)
+    assert p.returncode == 2 and p.stderr == (
+        "tracekit: --pid, --tid and --comm select the starts of a latency (--from/--to)\n"), p.stderr
+
+
+def test_latency_per_key():
+    """--key: one histogram per value of the start event's key, each with
+    the exact count, min and max of its pairs."""
+    d, _, _ = record_latency()
+    freq = clock_freq(d)
+    ident = lambda e, side: int(tklib.fields(e["text"])["id"])
+    pairs = expected_pairs(kernlib.report(d), "lat:start", "lat:done", ident)
+    groups = {}
+    for t, a, _, _ in pairs:
+        groups.setdefault(ident(a, "from") // 100 * 100, []).append(t * 10**9 // freq)
+    assert len(groups) == 4, groups.keys()  # 0-99, 100-199, 200 (the replaced), warm-up
+    out = hist(d, "--from", "lat:start", "--to", "lat:done", "--match", "id",
+               "--key", "id.buckets=100", "--unit", "ns").stdout
+    assert out.startswith("# latency from lat:start to lat:done, matched on id, "
+                          "one histogram per id.buckets=100\n"), out[:200]
+    heads = re.findall(r"^\{ id: (\d+) ~ (\d+) \}$", out, re.M)
+    stats = re.findall(r"^count (\d+)  min (\d+) ns .* max (\d+) ns$", out, re.M)
+    got = {int(lo): tuple(map(int, st)) for (lo, _), st in zip(heads, stats)}
+    assert len(heads) == len(stats) == len(groups), out
+    assert got == {k: (len(v), min(v), max(v)) for k, v in groups.items()}, (got, groups)
+    assert [int(lo) for lo, _ in heads] == [1000000, 0, 100, 200]  # as they first started
+
+
+def test_user_function_names():
+    """Function addresses of -p function_graph are named from the trace's
+    saved symbols, as report names them: --key func.sym, and the match
+    field of the slowest calls; one histogram per thread."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    tklib.record(d, [tklib.prog("functree"), "tree"], "-p", "function_graph")
+    out = hist(d, "-e", "ftrace:funcgraph_entry", "--key", "func.sym").stdout
+    counts = {m.group(1): int(m.group(2)) for m in re.finditer(
+        r"^\{ func: (\S+) +\} hitcount: +(\d+)$", out, re.M)}
+    # functree.c: leaf 100 times from main, 50 in each of 2 threads
+    assert (counts.get("leaf"), counts.get("worker"), counts.get("thread_main"),
+            counts.get("recurse")) == (200, 2, 2, 5), out
+    out = hist(d, "--from", "ftrace:funcgraph_entry", "--to", "ftrace:funcgraph_exit",
+               "--match", "tid,func", "--key", "tid", "--slowest", "1").stdout
+    slow = re.findall(r"  tid=(\d+) func=(\S+)$", out, re.M)
+    assert [f for _, f in slow] == ["main"], out[-400:]
+    tids = re.findall(r"^\{ tid: (\d+) \}$", out, re.M)
+    assert len(tids) == 3 and tids[0] == slow[0][0], tids  # main, then 2 threads
+    # leaf(): 200 calls, each a pair
+    out = hist(d, "--from", "ftrace:funcgraph_entry", "--to", "ftrace:funcgraph_exit",
+               "--match", "tid,func", "-f", "func == 0x%x" % leaf_address(d)).stdout
+    assert re.search(r"^count 200  ", out, re.M), out
+
+
+def test_filter_by_function_name():
+    """-f names a user function as the kernel's FIELD.function does (or
+    a pointer compared with a quoted string): a latency's starts, and
+    the events of a histogram; a name no function has matches nothing;
+    an order on a name is one error line."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    tklib.record(d, [tklib.prog("functree"), "tree"], "-p", "function_graph")
+    lat = ("--from", "ftrace:funcgraph_entry", "--to", "ftrace:funcgraph_exit",
+           "--match", "tid,func", "--unit", "ns", "--slowest", "1000")
+    by_addr = hist(d, *lat, "-f", "func == 0x%x" % leaf_address(d)).stdout
+    stats, _, slow, _ = parse_latency(by_addr)
+    assert stats["count"] == 200 and len(slow) == 200, stats
+    assert {s["key"].split()[1] for s in slow} == {"func=leaf"}, slow[:3]
+    for f in ('func == "leaf"', "func.function == leaf", "func.function ~ 'lea*'",
+              "func.function == leaf && depth < 1000"):
+        assert hist(d, *lat, "-f", f).stdout == by_addr, f
+    # every entry but leaf's: the 200 leaf() starts are the ones left out
+    out = hist(d, *lat, "-f", 'func.function != "leaf"').stdout
+    m = re.search(r"^not selected: (\d+) starts ", out, re.M)
+    assert m and int(m.group(1)) == 200, out
+    out = hist(d, "-e", "ftrace:funcgraph_entry", "--key", "func.sym",
+               "-f", 'func.function ~ "deep*" || func == "recurse"').stdout
+    rows = re.findall(r"^\{ func: (\S+) +\} hitcount: +(\d+)$", out, re.M)
+    assert sorted(rows) == [("deep1", "1"), ("deep2", "1"), ("deep3", "1"),
+                            ("recurse", "5")], out
+    out = hist(d, "-e", "ftrace:funcgraph_entry", "--key", "func.sym",
+               "-f", "func.function == no_such_function").stdout
+    assert re.search(r"^    Hits: 0$", out, re.M), out
+    p = hist(d, *lat, "-f", "func.function < leaf", check=False)
+    assert p.returncode == 1 and p.stdout == "" and p.stderr == (
+        "tracekit: bad filter 'func.function < leaf' at column 15: operator '<' "
+        "does not compare a function's name: use '==', '!=' or '~'\n"), p.stderr
+    p = hist(d, *lat, "-f", "depth.function == leaf", check=False)
+    assert p.returncode == 1 and p.stderr.startswith(
+        "tracekit: bad filter 'depth.function == leaf' at column 6: "
+        "postfix '.function' needs an address, 'depth' is"), p.stderr
+
+
+def leaf_address(d):
+    """leaf's address in the recorded process, from the table of func.hex."""
+    hexes = hist(d, "-e", "ftrace:funcgraph_entry", "--key", "func.hex").stdout
+    m = re.search(r"^\{ func: (0x[0-9a-f]+) +\} hitcount: +200$", hexes, re.M)
+    assert m, hexes
+    return int(m.group(1), 16)
+
+
+def test_marker_sites_of_one_name():
+    """Two tk_mark call sites of one name, one without an argument (it
+    fires first) and one with two: every hit of both is counted, in the
+    table and as latency starts, with no warning."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    tklib.record(d, [tklib.prog("marks"), "40"])
+    tid = {e["tid"] for e in tklib.report_lines(d)}.pop()
+    p = hist(d, "-e", "app:tick", "--key", "tid")
+    assert p.stderr == "", p.stderr
+    assert re.findall(r"^\{ tid: +(\d+) \} hitcount: +(\d+)$", p.stdout, re.M) == \
+        [(str(tid), "80")], p.stdout
+    assert re.search(r"^    Hits: 80$", p.stdout, re.M), p.stdout
+    # the one without an argument has none of the other's fields
+    p = hist(d, "-e", "app:tick", "--key", "a0", check=False)
+    assert p.returncode == 1 and p.stderr.startswith(
+        "tracekit: event 'app:tick' has no field 'a0'"), p.stderr
+    # each tick starts an interval that the next ends: 79 of them
+    p = hist(d, "--from", "app:tick", "--to", "app:tick", "--match", "tid")
+    assert p.stderr == "" and re.search(r"^count 79  ", p.stdout, re.M), p.stdout
 
 
 def test_table_exact():

@@ -144,5 +144,6 @@ def test_kernel_and_user_events_one_name():
         {"app:before": 1, "app:after": 1, "raw_syscalls:sys_enter": sys_counts[w0],
          "total": 2 + sys_counts[w0]}
     dat = test_tracedat.write_dat(d)
-    got = [e for e in test_tracedat.tc_lines(tc, dat) if e["tid"] == w0]
-    assert {e["comm"] for e in got} == {"edited-w0"}, got
+    got = {e["comm"] for e in test_tracedat.tc_lines(tc, dat) if e["tid"] == w0}
+    assert got == \
+        {"edited-w0"}, got

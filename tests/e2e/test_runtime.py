@@ -643,6 +643,19 @@ def test_marker():
     c.done()
 
 
+def test_marker_header_alone():
+    """A program that includes only <tracekit/marker.h> registers its
+    markers as one that includes the whole API does: recorded, both call
+    sites of one name with their own formats, in order."""
+    out = os.path.join(tmpdir(), "t")
+    p = record(out, [prog("marks"), "3"])
+    command_ok(p)
+    assert "1 stream of 1 process recorded" in p.stderr, p.stderr
+    got = [(l["event"], l["text"]) for l in report_lines(out)]
+    assert got == [("app:tick", "start")] * 3 + \
+        [("app:tick", "tick %d of 3" % i) for i in range(3)] + [("app:done", "done")], got
+
+
 def test_extended_header_after_long_gap():
     """Two events 1.8 s apart on one thread: more than 2^32 TSC ticks at
     this machine's clock, so the second takes the extended header (u64

@@ -108,6 +108,12 @@ def report_lines(outdir, *opts):
     return out
 
 
+def secs_text(ns):
+    """Nanoseconds as report prints them: seconds and whole microseconds,
+    rounded half up as trace-cmd report does (1.0000005 is 1.000001)."""
+    return "%d.%06d" % divmod((ns + 500) // 1000, 10**6)
+
+
 def fields(text):
     """'a=1 b=x' -> {'a': '1', 'b': 'x'} (values without spaces)."""
     return dict(kv.split("=", 1) for kv in text.split() if "=" in kv)

@@ -12,6 +12,10 @@
  *     string comparisons and globs see values they can match);
  *   - "!(" input ")", when it compiles, gives the opposite answer on each.
  *
+ * It is compiled with a namer, so that FIELD.function is fuzzed too: the
+ * first value array's address is "main", the second's none, the third's
+ * the input itself.
+ *
  * Build and run:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
  *	common/filter.c tests/fuzz/fuzz-filter.c -o fuzz-filter
@@ -85,6 +89,11 @@ static void fill_values(struct tk_value v[NVALUES][NFIELDS], const char *in,
 	}
 }
 
+static const char *fuzz_namer(void *ctx, uint64_t addr)
+{
+	return addr == 0x7ffd1000 ? "main" : addr == UINT64_MAX ? NULL : ctx;
+}
+
 static void check_error(int ret, const struct tk_filter_error *err,
 			size_t len)
 {
@@ -123,7 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	len = strlen(expr);
 	fill_values(vals, expr, len);
 
-	ret = tk_filter_compile(expr, fields, NFIELDS, &f, &err);
+	ret = tk_filter_compile_named(expr, fields, NFIELDS, fuzz_namer, expr, &f, &err);
 	if (ret) {
 		check_error(ret, &err, len);
 		if (f)
@@ -138,7 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(neg, "!(", 2);
 	memcpy(neg + 2, expr, len);
 	memcpy(neg + 2 + len, ")", 2);
-	ret = tk_filter_compile(neg, fields, NFIELDS, &nf, &err);
+	ret = tk_filter_compile_named(neg, fields, NFIELDS, fuzz_namer, expr, &nf, &err);
 	if (ret) {
 		/* Only the limits can refuse what compiled bare. */
 		check_error(ret, &err, len + 3);

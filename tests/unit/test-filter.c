@@ -620,6 +620,81 @@ static void test_unknown_kind(void)
 	CHECK_STR(err.message, "unknown field 'a'");
 }
 
+/* A namer for .function: addresses 0x1000-0x1fff are in "main",
+ * 0x2000-0x20ff in "leaf", others unknown; counts its calls. */
+static unsigned named;
+
+static const char *test_namer(void *ctx, uint64_t addr)
+{
+	named++;
+	CHECK(ctx == &named);
+	return addr >= 0x1000 && addr < 0x2000 ? "main"
+	       : addr >= 0x2000 && addr < 0x2100 ? "leaf" : NULL;
+}
+
+/* 1 or 0 for a match of @expr compiled with the namer, -1 if it does
+ * not compile (message in last_err). */
+static int eval_named(const char *expr)
+{
+	struct tk_filter *f;
+	int ret;
+
+	if (tk_filter_compile_named(expr, fields, NF, test_namer, &named, &f,
+				    &last_err))
+		return -1;
+	ret = tk_filter_match(f, vals);
+	tk_filter_free(f);
+	return ret;
+}
+
+#define BAD_NAMED(expr, col, msg)                                            \
+	do {                                                                 \
+		CHECK_INT(eval_named(expr), -1);                             \
+		CHECK_INT(last_err.column, col);                             \
+		CHECK_STR(last_err.message, msg);                            \
+	} while (0)
+
+static void test_function_names(void)
+{
+	reset();
+	vals[F_ADDR].u = 0x1234; /* inside main */
+	vals[F_FLAGS].u = 0x2004; /* inside leaf: a 64-bit integer */
+	CHECK_INT(eval_named("addr.function == main"), 1);
+	CHECK_INT(eval_named("addr.function == \"main\""), 1);
+	CHECK_INT(eval_named("addr.function != main"), 0);
+	CHECK_INT(eval_named("addr.function == leaf"), 0);
+	CHECK_INT(eval_named("addr.function ~ \"ma*\""), 1);
+	CHECK_INT(eval_named("flags.function == leaf && addr.function == main"), 1);
+	/* a pointer compared with a quoted string names its function */
+	CHECK_INT(eval_named("addr == \"main\""), 1);
+	CHECK_INT(eval_named("addr != 'main'"), 0);
+	CHECK_INT(eval_named("addr ~ \"*ai*\""), 1);
+	/* numbers still compare the address */
+	CHECK_INT(eval_named("addr == 0x1234"), 1);
+	CHECK_INT(eval_named("addr > 0x1000 && addr.function == main"), 1);
+	/* an address of no known function */
+	vals[F_ADDR].u = 0x9000;
+	CHECK_INT(eval_named("addr.function == main"), 0);
+	CHECK_INT(eval_named("addr.function != main"), 1);
+	named = 0;
+	CHECK_INT(eval_named("len == 1 && addr.function == main"), 0);
+	CHECK_INT(named, 0); /* short circuit: not named */
+
+	BAD_NAMED("addr.function < main", 15,
+		  "operator '<' does not compare a function's name: use '==', '!=' or '~'");
+	BAD_NAMED("addr.func == main", 5,
+		  "unknown postfix '.func' of 'addr' (filters know '.function')");
+	BAD_NAMED("len.function == main", 4,
+		  "postfix '.function' needs an address, 'len' is a number narrower than 64 bits");
+	BAD_NAMED("path.function == main", 5,
+		  "postfix '.function' needs an address, 'path' is a string");
+	BAD_NAMED("addr.function ==", 17, "expected a value after '=='");
+	/* without a namer: refused, and a string is no address */
+	BAD("addr.function == main", 5,
+	    "postfix '.function' is not available in this filter");
+	BAD("addr == \"main\"", 9, "expected a number for 'addr', got a string");
+}
+
 int main(void)
 {
 	test_int();
@@ -632,5 +707,6 @@ int main(void)
 	test_limits();
 	test_errors();
 	test_unknown_kind();
+	test_function_names();
 	return TEST_DONE();
 }
