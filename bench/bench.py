@@ -4,7 +4,7 @@
 and trace-cmd, in one run.  Started by bench/run (which installs what is
 missing and builds tracekit first); see bench/README.md for every row.
 
-    bench/run [--quick] [--part LIST] [--kernel | --no-kernel] [REPEAT]
+    bench/run [--quick] [--part LIST] [--kernel | --no-kernel] [--base REV] [REPEAT]
 
 Parts (LIST: numbers and ranges, e.g. 3,5,10-12):
    1 disabled cost            7 kernel events vs trace-cmd  (bench/kernel.py)
@@ -19,7 +19,9 @@ Parts (LIST: numbers and ranges, e.g. 3,5,10-12):
 Every part gives medians over REPEAT runs (default 5; --quick: 2, and
 shorter runs), the targets beside the figures, and the table ends with
 every target of the drain work (issue 10) and whether it is met.
-Progress goes to stderr, the table to stdout.
+With --base REV, parts 3 and 10 also run tracekit as built from git
+revision REV, run for run beside this tree's: the cost of a change, in
+one run.  Progress goes to stderr, the table to stdout.
 """
 import argparse
 import os
@@ -273,9 +275,11 @@ def tk_summary(err):
 # ---- the machine's state ------------------------------------------------------
 
 class Bench:
-    def __init__(self, cfg, parts):
+    def __init__(self, cfg, parts, base=None):
         self.cfg = cfg
         self.parts = parts
+        self.base_rev = base      # --base REV: its build's paths in self.base
+        self.base = None
         self.tmp = tempfile.mkdtemp(prefix="tracekit-bench.", dir=os.environ.get("TMPDIR", "/tmp"))
         os.makedirs(os.path.join(self.tmp, "bin"))
         self.memo = {}            # the runs of each part, made once
@@ -336,6 +340,28 @@ class Bench:
                      ["-llttng-ust", "-ldl", "-lpthread"])
         self.UB = cc("bench-usdt", ["bench-usdt.c"], ["-lpthread"])
         self.FB = cc("bench-floor", ["bench-floor.c"], ["-lpthread"])
+
+    def build_base(self):
+        """--base REV: tracekit as of REV (git archive), built here with the
+        programs parts 3 and 10 run; self.base names them as TK, B, BURST,
+        and the CPU where the writer-alone runs stay (cpu)."""
+        rev = self.base_rev
+        src, bld = self.path("base-src"), self.path("base-build")
+        note("building tracekit as of %s (--base)" % rev)
+        os.makedirs(src)
+        arch = subprocess.Popen(["git", "-C", ROOT, "archive", rev], stdout=subprocess.PIPE)
+        subprocess.run(["tar", "-x", "-C", src], stdin=arch.stdout, check=True)
+        if arch.wait():
+            raise RuntimeError("git archive %s failed" % rev)
+        subprocess.run(["meson", "setup", bld, src], stdout=subprocess.DEVNULL, check=True)
+        subprocess.run(["ninja", "-C", bld, "cli/tracekit", "bench/bench-tracepoint",
+                        "tests/progs/prog-funcburst"], stdout=subprocess.DEVNULL, check=True)
+        sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", rev],
+                             stdout=subprocess.PIPE, text=True).stdout.strip()
+        self.base = dict(rev=sha or rev, cpu=max(os.sched_getaffinity(0)),
+                         TK=os.path.join(bld, "cli", "tracekit"),
+                         B=os.path.join(bld, "bench", "bench-tracepoint"),
+                         BURST=os.path.join(bld, "tests", "progs", "prog-funcburst"))
 
     # ---- LTTng's session daemon ----
 
@@ -438,14 +464,18 @@ class Bench:
 
     # ---- one recording ----
 
-    def tk_run(self, prog, opts=(), out="tk"):
-        """`tracekit record -o TMP/OUT OPTS -- PROG...`: a dict with the
+    def tk_run(self, prog, opts=(), out="tk", tk=TK, pin=None):
+        """`tracekit record -o TMP/OUT OPTS -- PROG...` (TK: that tracekit;
+        PIN: a CPU it and PROG stay on): a dict with the
         program's output (prog), rec, lost, streams, bytes (stream files),
         rec_cpu_s (the recorder: its rusage minus the program's own
         process_cpu_ns when the program prints it), wall_s; None on failure."""
         d = self.path(out)
         rmtree(d)
-        rc, o, e, wall, cpu = run_waited([TK, "record", "-o", d] + list(opts) + ["--"] + prog)
+        args = [tk, "record", "-o", d] + list(opts) + ["--"] + prog
+        if pin is not None:
+            args = ["taskset", "-c", str(pin)] + args
+        rc, o, e, wall, cpu = run_waited(args)
         s = tk_summary(e)
         if rc != 0 or s is None:
             note("tracekit record %s failed (exit %d): %s" % (" ".join(opts), rc,
@@ -563,7 +593,8 @@ class Bench:
     def enabled(self):
         c = self.cfg
         sub_kb = c.buf_kb // c.subbufs
-        out = {"tk1": [], "tk2": [], "lt1": [], "lt2": []}
+        out = {"tk1": [], "tk2": [], "lt1": [], "lt2": [], "base1": [], "base2": [],
+               "tkw": [], "basew": []}
         for r in range(1, c.repeat + 1):
             for t in (1, 2):
                 note("[%d/%d] 3. enabled, %d thread(s)" % (r, c.repeat, t))
@@ -571,6 +602,20 @@ class Bench:
                                 ["-b", str(c.buf_kb), "--subbufs", str(c.subbufs)])
                 if x:
                     out["tk%d" % t].append(self.summarize(x, t))
+                if self.base:
+                    x = self.tk_run([self.base["B"], "site", str(c.enabled_n), str(t)],
+                                    ["-b", str(c.buf_kb), "--subbufs", str(c.subbufs)],
+                                    tk=self.base["TK"])
+                    if x:
+                        out["base%d" % t].append(self.summarize(x, t))
+            if self.base:
+                # the writer alone, both builds: nothing drained while
+                # recording (--overwrite), everything on one CPU
+                for who, tk, prog in (("tkw", TK, B), ("basew", self.base["TK"], self.base["B"])):
+                    x = self.tk_run([prog, "site", str(c.enabled_n), "1"],
+                                    ["--overwrite", "-b", str(c.buf_kb), "--subbufs",
+                                     str(c.subbufs)], tk=tk, pin=self.base["cpu"])
+                    out[who].append(x and self.summarize(x, 1))
                 x = self.lt_run([self.LB, "site", str(c.enabled_n), str(t)],
                                 ("%dK" % sub_kb, c.subbufs))
                 if x:
@@ -722,16 +767,29 @@ class Bench:
             out["untraced"].append(num(kv(p.stdout), "rate"))
         for r in range(1, c.burst_runs + 1):
             note("[%d/%d] 10. function-tracer burst, default settings" % (r, c.burst_runs))
-            for t in ("function", "function_graph"):
-                x = self.tk_run([BURST], ["-p", t], out="burst")
+            for t, who in (("function", ""), ("function_graph", ""),
+                           ("function", "base"), ("function_graph", "base")):
+                if who and not self.base:
+                    continue
+                x = self.tk_run([self.base["BURST"] if who else BURST], ["-p", t], out="burst",
+                                tk=self.base["TK"] if who else TK)
+                if self.base:
+                    # the tracer alone: nothing drained meanwhile, one CPU
+                    y = self.tk_run([self.base["BURST"] if who else BURST],
+                                    ["-p", t, "--overwrite"], out="burst",
+                                    tk=self.base["TK"] if who else TK, pin=self.base["cpu"])
+                    rate = y and num(y["prog"], "rate")
+                    out.setdefault("w" + who + t, []).append(
+                        dict(ns=1e9 / rate) if rate else None)
                 if not x:
-                    out.setdefault(t, []).append(None)
+                    out.setdefault(who + t, []).append(None)
                     continue
                 pv = x["prog"]
                 calls = num(pv, "total_calls", int) + 1   # main is traced too
                 expected = calls * (2 if t == "function_graph" else 1)
-                out.setdefault(t, []).append(dict(
+                out.setdefault(who + t, []).append(dict(
                     rate=num(pv, "rate"), seconds=num(pv, "seconds"), calls=calls,
+                    ns=1e9 / num(pv, "rate") if num(pv, "rate") else None,
                     expected=expected, rec=x["rec"], lost=x["lost"],
                     lostpct=pct(x["lost"], expected),
                     exact=x["rec"] + x["lost"] == expected))
@@ -903,13 +961,24 @@ class Bench:
             print("  %-27s %9s" % (label, f(ratio(med(self.col(en[b], "ns")),
                                                   med(self.col(en[a], "ns"))), "%.2fx")))
         row("tracekit, 1 thread", "tk1", f1)
+        if self.base:
+            row("tracekit %s, 1 thread" % self.base["rev"], "base1", f1)
         row("LTTng-UST, 1 thread", "lt1", f1)
         vs("LTTng / tracekit, 1 thr", "tk1", "lt1")
         row("tracekit, 2 threads", "tk2", f2)
+        if self.base:
+            row("tracekit %s, 2 threads" % self.base["rev"], "base2", f2)
         row("LTTng-UST, 2 threads", "lt2", f2)
         vs("LTTng / tracekit, 2 thr", "tk2", "lt2")
         print("   (ns/event: wall time of the median thread's loop; cpu ns/event: its own CPU time, without")
         print("    the time the recorder or other threads took its CPU; 2-thread rows vs the 2-thread floor)")
+        if self.base:
+            self.base_vs("ns/event", (
+                ("1 thread", en["tk1"], en["base1"]),
+                ("2 threads", en["tk2"], en["base2"]),
+                ("writer alone, 1 thread", en["tkw"], en["basew"])))
+            print("   (writer alone: --overwrite, nothing drained while recording, the recorder and")
+            print("    the program on CPU %d: what the event's own code costs)" % self.base["cpu"])
         t1, t2 = med(self.col(en["tk1"], "ns")), med(self.col(en["tk2"], "ns"))
         c1, c2 = med(self.col(en["tk1"], "cpu")), med(self.col(en["tk2"], "cpu"))
         r21, r1f = ratio(t2, t1), ratio(t1, f1)
@@ -924,6 +993,22 @@ class Bench:
                                                  f(ratio(c1, f1), "%.2fx"), v))
         print("   (wall: ns/event ratios, the targets; cpu: the same with the threads' own CPU time;")
         print("    the floor of a thread is part 2's 1-thread floor)")
+        print()
+
+    def base_vs(self, unit, rows):
+        """--base: this tree's "ns" against REV's, for each row (label,
+        this tree's runs, REV's runs: made one after the other)."""
+        rev = self.base["rev"]
+        print("   this tree vs %s (--base), %s, run for run:" % (rev, unit))
+        print("                                  this    %7s    diff  ratio   diff of each pair of runs"
+              % rev)
+        for label, this, base in rows:
+            a, b = med(self.col(this, "ns")), med(self.col(base, "ns"))
+            pair = [x["ns"] - y["ns"] for x, y in zip(this, base)
+                    if x and y and x["ns"] is not None and y["ns"] is not None]
+            print("  %-29s %7s %10s %7s %6s   %s" % (
+                label, f(a), f(b), f(None if a is None or b is None else a - b, "%+.2f"),
+                f(ratio(a, b), "%.3fx"), " ".join("%+.2f" % d for d in pair) or "n/a"))
         print()
 
     def table_4(self):
@@ -1102,6 +1187,14 @@ class Bench:
               % ("OK" if all(x["exact"] for t in ("function", "function_graph")
                              for x in bu.get(t, []) if x) else "MISMATCH"))
         print()
+        if self.base:
+            rows = []
+            for t in ("function", "function_graph"):
+                rows.append(("-p " + t, bu.get(t, []), bu.get("base" + t, [])))
+                rows.append(("-p %s, alone" % t, bu.get("w" + t, []), bu.get("wbase" + t, [])))
+            self.base_vs("ns/call", rows)
+            print("   (alone: --overwrite, nothing drained while recording, the recorder and the")
+            print("    program on CPU %d: what the tracer's own code costs)" % self.base["cpu"])
 
     def table_11(self):
         en = self.memo["enabled"]
@@ -1197,6 +1290,8 @@ class Bench:
         if {2, 3} & parts:
             self.phase("part 2")
             self.floors()
+        if self.base_rev and {3, 10} & parts:
+            self.build_base()
         if {3, 11} & parts:
             self.phase("part 3")
             self.once("enabled", self.enabled)
@@ -1289,6 +1384,8 @@ def main():
     ap.add_argument("--part", type=parse_parts, help="only these parts, e.g. 5 or 3,10-12")
     ap.add_argument("--kernel", action="store_true", help="parts 7-8 and 13 only")
     ap.add_argument("--no-kernel", action="store_true", help="every part but 7-8 and 13")
+    ap.add_argument("--base", metavar="REV", help="parts 3 and 10: also tracekit as of git "
+                    "revision REV, run for run beside this tree's")
     a = ap.parse_args()
     if a.repeat is not None and a.repeat < 1:
         ap.error("REPEAT must be >= 1")
@@ -1311,7 +1408,10 @@ def main():
         raise SystemExit(128 + signum)
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGHUP, stop)
-    bench = Bench(Cfg(a.quick, a.repeat), parts)
+    if a.base and subprocess.run(["git", "-C", ROOT, "rev-parse", "--verify", "-q",
+                                  a.base + "^{commit}"], stdout=subprocess.DEVNULL).returncode:
+        ap.error("--base: '%s' is no git revision of %s" % (a.base, ROOT))
+    bench = Bench(Cfg(a.quick, a.repeat), parts, a.base)
     try:
         bench.run()
     finally:

@@ -158,20 +158,14 @@ static void print_event(const struct tk_event_info *ev, bool names_only)
 }
 
 /* The process at @name is @pid and may talk to us; says why not. */
-static bool peer_ok(int fd, pid_t pid, const char *name)
+static bool peer_ok(int fd, pid_t pid)
 {
-	struct ucred peer;
-	int ret = tk_peer_check(fd, pid, &peer);
+	char why[256];
 
-	if (ret == -EADDRINUSE)
-		tk_error("the control socket name @%s is taken by process %d (uid %u), not process %d",
-			 name, (int)peer.pid, (unsigned)peer.uid, (int)pid);
-	else if (ret == -EPERM)
-		tk_error("process %d belongs to another user (uid %u)", (int)pid,
-			 (unsigned)peer.uid);
-	else if (ret < 0)
-		tk_error("cannot check the peer of @%s: %s", name, strerror(-ret));
-	return ret == 0;
+	if (ctl_peer_check(fd, pid, why, sizeof(why)) == 0)
+		return true;
+	tk_error("%s", why);
+	return false;
 }
 
 static int list_process(pid_t pid, struct event_list *l, bool names_only)
@@ -196,7 +190,7 @@ static int list_process(pid_t pid, struct event_list *l, bool names_only)
 			close(fd);
 		return -1;
 	}
-	if (!peer_ok(fd, pid, name)) {
+	if (!peer_ok(fd, pid)) {
 		close(fd);
 		return -1;
 	}

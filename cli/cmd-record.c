@@ -30,7 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "clock-now.h"
 #include "find-program.h"
+#include "lib/config.h"
 #include "control-client.h"
 #include "format/elf-events.h"
 #include "options.h"
@@ -45,29 +47,35 @@
 #include "session.h"
 #include "common/unix-socket.h"
 
-/* The recorder looks for full sub-buffers every IDLE_POLL_US, and every
- * BUSY_POLL_US while the last look found some: writers never wake it (no
- * system call on their side), so it keeps up by looking more often. */
-#define IDLE_POLL_US 2000
+/* The recorder sleeps until a writer closes a packet (it wakes us), a
+ * process talks, a signal comes, or IDLE_WAIT_US passes. */
+#define IDLE_WAIT_US 1000000
 /* With no instrumented process connected there is nothing to look at:
  * a connection, a signal or the command's end (SIGCHLD) wakes the loop;
  * -P with kernel events only checks the process is alive this often. */
 #define NO_USER_POLL_US 1000000
 #define ATTACH_POLL_US 100000
+/* -P: how often we look whether the process answered */
+#define ANSWER_POLL_US 10000
 #define RECORDER_NICE -5
-#define BUSY_POLL_US 50
-#define DEFAULT_BUFFER_KB 2048
-/* Every thread's buffer is pre-faulted, and the recorder takes none over
- * 4 GiB (consumer.c): -b stops well below, at 1 GiB. */
-#define MAX_BUFFER_KB (1u << 20)
-/* Without --subbufs, a buffer is cut into SUBBUF_KB sub-buffers, at least
- * MIN_SUBBUFS of them: the recorder frees space a sub-buffer at a time, so
- * a big buffer in big sub-buffers is drained in steps too coarse to keep
- * up with the function tracer's ~1 GB/s (measured: 16 MiB in 8 sub-buffers
- * lost events that 64 did not). */
-#define SUBBUF_KB 256
-#define MIN_SUBBUFS 8
 #define STOP_GRACE_MS 1000
+
+/* Buffers (docs/design-notes.md): a thread writes sub-buffers taken from
+ * its process's pool and holds at most -b of them while the recorder
+ * catches up (overwrite mode: keeps that much).  The process makes
+ * POOL_INIT_KB of the pool when it starts (a forked child less: it grows
+ * as its parent's did), so that a burst at the start needs nothing from
+ * the recorder; the recorder makes up to -b (POOL_START_MAX_KB at most)
+ * right after, then more as bursts need it, up to --pool per process.  A
+ * thread at rest holds a page. */
+#define DEFAULT_BUFFER_KB 16384
+#define DEFAULT_SUBBUF_KB 64
+#define DEFAULT_POOL_KB (256u << 10)
+#define POOL_INIT_KB 16384
+#define POOL_START_MAX_KB (256u << 10)
+#define MAX_POOL_KB ((uint32_t)(TK_POOL_MAX >> 10)) /* -b and --pool */
+#define STREAMS_MAX 4096        /* threads recording at once, per process */
+#define DEFAULT_BLOCK_MS 1000
 
 struct record {
 	struct rec_options opt;
@@ -76,6 +84,9 @@ struct record {
 	bool replace;          /* an old trace is at final_dir */
 	bool force;
 	bool buffer_given;     /* -b: per-thread buffers were sized */
+	char clock_why[192];   /* why events are not stamped with the TSC */
+	uint32_t nsub, pool_kb; /* --subbufs, --pool; 0: not given */
+	bool verbose;          /* -v: how the recorder worked, too */
 	int owner;             /* enum func_owner: the last -p's tracer */
 	char *program;         /* resolved CMD */
 	struct record_kernel kernel;
@@ -86,6 +97,7 @@ struct record {
 	sigset_t oldmask;      /* the signal mask before run() */
 	int sigfd;             /* run()'s signals, once it has them */
 	int saved_nice;        /* the priority before run() */
+	bool interrupted;      /* a signal stopped the recording */
 	struct rec_rule *parsed; /* every -e, before sort_rules kept the user's */
 	unsigned nparsed;
 };
@@ -107,12 +119,17 @@ static void usage(FILE *f)
 		"                 (e.g. 'len > 100 && path ~ \"/etc/*\"'); for kernel\n"
 		"                 events the kernel's own filter; it selects what is\n"
 		"                 recorded (the program's own probes see every hit)\n"
-		"  -b, --user-buffer KB   user events' buffer per thread in KiB\n"
-		"                 (default %d, at most %u)\n"
+		"  -b, --user-buffer KB   user events' buffer per thread in KiB: the\n"
+		"                 most one thread holds while the recorder catches up\n"
+		"                 (with --overwrite: the newest it keeps)\n"
 		"  --kernel-buffer KB     kernel events' buffer per CPU in KiB\n"
 		"                 (default: the kernel's)\n"
-		"  --subbufs N    sub-buffers per thread buffer (default: one per\n"
-		"                 %d KiB, at least %d, at most 128)\n"
+		"  --subbufs N    sub-buffers per thread buffer (default: -b in\n"
+		"                 sub-buffers of %u KiB)\n"
+		"  --pool KB      user events' buffer memory per process in KiB\n"
+		"  --block[=MS]   a writer that finds no room waits up to MS ms (default\n"
+		"                 %u) for the recorder instead of losing the event;\n"
+		"                 without --block writers never wait\n"
 		"  --overwrite    flight recorder: keep the newest events\n"
 		"  -P PID         attach to a running instrumented process; kernel\n"
 		"                 events of PID only (any process, with kernel -e only)\n"
@@ -135,21 +152,76 @@ static void usage(FILE *f)
 		"  --ustack       user stack with each event, user or kernel\n"
 		"                 (frame pointers)\n"
 		"  -F             kernel events only of the command and its children\n"
-		"  -q             no summary\n\n"
+		"  -q             no summary\n"
+		"  -v             the summary says how the recorder worked too\n\n"
 		"Kernel events are recorded in a private tracefs instance\n"
 		"(tracekit-PID), on the user events' clock; it is removed at the end,\n"
 		"or by 'tracekit reset' if the recorder was killed.\n\n"
+		"User events' buffers: each thread writes sub-buffers it takes from\n"
+		"its process's pool, and holds at most -b of them (default %u KiB);\n"
+		"a thread at rest holds a 4 KiB page.  The pool is made as it is used:\n"
+		"%u KiB by the process when it starts, up to -b (at most %u KiB) by\n"
+		"the recorder right after, then as bursts need it, up to --pool\n"
+		"(default %u KiB, or -b if larger).\n"
+		"Limits: -b and --pool 8 to %u KiB; sub-buffers of 4 to %u KiB,\n"
+		"2 to %u per thread; --block 1 to %u ms; %u threads recording at\n"
+		"once per process (more lose their events, counted).\n\n"
 		"Exit status: the command's, 128 + N if signal N killed it; 1 if the\n"
 		"recording failed; 0 for -P.\n",
-		DEFAULT_BUFFER_KB, MAX_BUFFER_KB, SUBBUF_KB, MIN_SUBBUFS);
+		DEFAULT_SUBBUF_KB, DEFAULT_BLOCK_MS, DEFAULT_BUFFER_KB, POOL_INIT_KB,
+		POOL_START_MAX_KB, DEFAULT_POOL_KB, MAX_POOL_KB, TK_CHUNK_MAX / 1024,
+		TK_RB_MAX_SLOTS, TK_CONFIG_MAX_BLOCK_MS, STREAMS_MAX);
 }
 
-static uint32_t default_subbufs(uint32_t buffer_kb)
+/* Sub-buffer size, sub-buffers per thread and the pool from -b,
+ * --subbufs (@nsub, 0: not given) and --pool (@pool_kb, 0: not given). */
+static int buffer_geometry(struct rec_options *o, uint32_t nsub,
+			   uint32_t pool_kb)
 {
-	uint32_t n = buffer_kb / SUBBUF_KB;
+	uint64_t sub = DEFAULT_SUBBUF_KB, b = o->buffer_kb;
 
-	return n < MIN_SUBBUFS ? MIN_SUBBUFS
-	       : n > TK_RB_MAX_SUBBUF ? TK_RB_MAX_SUBBUF : n;
+	if (nsub) {
+		sub = b / nsub / 4 * 4;
+		if (sub < 4) {
+			tk_error("-b %u --subbufs %u: sub-buffers of at least 4 KiB need -b %u",
+				 o->buffer_kb, nsub, nsub * 4);
+			return -1;
+		}
+	} else {
+		if (b < 2 * sub)
+			sub = b / 2 / 4 * 4;
+		if (b / sub > TK_RB_MAX_SLOTS)
+			sub = (b + TK_RB_MAX_SLOTS - 1) / TK_RB_MAX_SLOTS;
+		sub = (sub + 3) / 4 * 4;
+	}
+	if (sub * 1024 > TK_CHUNK_MAX) {
+		tk_error("-b %u: sub-buffers would be over %u KiB (give --subbufs, at most %u)",
+			 o->buffer_kb, TK_CHUNK_MAX / 1024, TK_RB_MAX_SLOTS);
+		return -1;
+	}
+	o->subbuf_kb = (uint32_t)sub;
+	o->slots = nsub ? nsub : (uint32_t)(b / sub);
+	if (!pool_kb)
+		pool_kb = b > DEFAULT_POOL_KB ? (uint32_t)b : DEFAULT_POOL_KB;
+	if (pool_kb < b) {
+		tk_error("--pool %u: less than one thread's buffer (-b %u)", pool_kb,
+			 o->buffer_kb);
+		return -1;
+	}
+	o->pool_max = (uint32_t)(pool_kb / sub);
+	o->pool_init = (uint32_t)(POOL_INIT_KB / sub);
+	if (o->pool_init < 2)
+		o->pool_init = 2;
+	if (o->pool_init > o->pool_max)
+		o->pool_init = o->pool_max;
+	/* what the recorder makes at once: -b, up to POOL_START_MAX_KB (a
+	 * bigger -b is made as bursts take it) */
+	o->pool_start = (uint32_t)((b < POOL_INIT_KB ? POOL_INIT_KB
+				    : b > POOL_START_MAX_KB ? POOL_START_MAX_KB : b) / sub);
+	if (o->pool_start > o->pool_max)
+		o->pool_start = o->pool_max;
+	o->streams_max = STREAMS_MAX;
+	return 0;
 }
 
 static int add_rule(struct rec_options *o, const char *pattern, const char *filter)
@@ -275,6 +347,7 @@ static void options_init(struct record *r)
 static int options_done(struct record *r)
 {
 	struct rec_options *o = &r->opt;
+	bool tsc;
 
 	if (!o->argv && !o->attach_pid) {
 		tk_error("nothing to record: give a command after '--' or -P PID");
@@ -284,17 +357,19 @@ static int options_done(struct record *r)
 		tk_error("give either a command or -P PID, not both");
 		return -1;
 	}
-	if (!o->nsub)
-		o->nsub = default_subbufs(o->buffer_kb);
-	while ((uint64_t)o->buffer_kb * 1024 / o->nsub < 4096)
-		o->nsub /= 2;
-	if (o->nsub < 2) {
-		tk_error("-b %u: buffer too small for 2 sub-buffers of 4 KiB",
-			 o->buffer_kb);
+	if (buffer_geometry(o, r->nsub, r->pool_kb) < 0)
+		return -1;
+	if (o->block_ms && o->overwrite) {
+		tk_error("--block is for discard mode: with --overwrite a writer never lacks room");
 		return -1;
 	}
 	if (o->nrules == 0)
 		add_rule(o, "all", NULL);
+	if (clock_choose(&tsc, r->clock_why, sizeof(r->clock_why)) < 0) {
+		tk_error("%s", r->clock_why);
+		return -1;
+	}
+	o->clock_mono = !tsc;
 	if (o->only_command && o->attach_pid) {
 		tk_error("-F is for a command; -P PID already limits the kernel's events to PID");
 		return -1;
@@ -324,7 +399,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 				goto fail;
 			break;
 		case 'b':
-			if (!opt_kb("-b", optarg, 8, MAX_BUFFER_KB, true, &o->buffer_kb))
+			if (!opt_kb("-b", optarg, 8, MAX_POOL_KB, true, &o->buffer_kb))
 				goto fail;
 			buffer_given = true;
 			break;
@@ -334,12 +409,31 @@ static int parse_options(struct record *r, int argc, char **argv)
 				goto fail;
 			break;
 		case OPT_SUBBUFS:
-			if (!opt_uint(optarg, TK_RB_MAX_SUBBUF, &v) || v < 2) {
+			if (!opt_uint(optarg, TK_RB_MAX_SLOTS, &v) || v < 2) {
 				tk_error("--subbufs '%s': must be from 2 to %d", optarg,
-					 TK_RB_MAX_SUBBUF);
+					 TK_RB_MAX_SLOTS);
 				goto fail;
 			}
-			o->nsub = (uint32_t)v;
+			r->nsub = (uint32_t)v;
+			break;
+		case OPT_POOL:
+			if (!opt_uint(optarg, MAX_POOL_KB, &v) || v < 8) {
+				tk_error("--pool '%s': must be a number of KiB, from 8 to %u",
+					 optarg, MAX_POOL_KB);
+				goto fail;
+			}
+			r->pool_kb = (uint32_t)v;
+			break;
+		case OPT_BLOCK:
+			if (!optarg) {
+				o->block_ms = DEFAULT_BLOCK_MS;
+			} else if (!opt_uint(optarg, TK_CONFIG_MAX_BLOCK_MS, &v) || !v) {
+				tk_error("--block='%s': must be a number of ms, from 1 to %u",
+					 optarg, TK_CONFIG_MAX_BLOCK_MS);
+				goto fail;
+			} else {
+				o->block_ms = (uint32_t)v;
+			}
 			break;
 		case 'P':
 			if (!opt_pid(optarg, &o->attach_pid))
@@ -387,6 +481,9 @@ static int parse_options(struct record *r, int argc, char **argv)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'v':
+			r->verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -848,11 +945,17 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 
 	for (;;) {
 		struct signalfd_siginfo si;
-		int timeout = s->drained ? BUSY_POLL_US : IDLE_POLL_US;
+		int timeout = IDLE_WAIT_US;
 		int ret;
 
 		if (!s->nprocs && !stop_at)
 			timeout = child > 0 ? NO_USER_POLL_US : ATTACH_POLL_US;
+		if (stop_at)
+			timeout = STOP_GRACE_MS * 1000 / 10;
+		if (timeout > watch_wait_us(w))
+			timeout = watch_wait_us(w);
+		if ((answer_by || patch_by) && timeout > ANSWER_POLL_US)
+			timeout = ANSWER_POLL_US;
 		ret = session_poll(s, timeout, sigfd);
 
 		if (ret < 0)
@@ -861,6 +964,7 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 		if (ret == 1 && read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
 			    si.ssi_signo == SIGHUP) {
+				r->interrupted = true;
 				if (child <= 0 || stop_at)
 					return 0;
 				kill(child, (int)si.ssi_signo);
@@ -889,7 +993,9 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 				return 0;
 		} else if (session_connected(s) == 0) {
 			return 0;
-		} else if (answer_by && session_heard_from(s)) {
+		} else if (answer_by && session_configured(s)) {
+			/* it said HELLO and its events, and they took our
+			 * rules: it records now */
 			answer_by = 0;
 			if (r->opt.user_tracer)
 				patch_by = now_ms() + TK_CTL_ANSWER_MS;
@@ -1006,6 +1112,12 @@ static void print_summary(struct record *r, const struct rec_session *s)
 	}
 	functrace_print_summary(&r->opt, stderr);
 	record_kernel_summary(&r->kernel, stderr);
+	if (r->clock_why[0])
+		fprintf(stderr, "tracekit: events stamped with CLOCK_MONOTONIC%s: %s\n",
+			r->kernel.wanted ? " (kernel events: trace_clock mono)" : "",
+			r->clock_why);
+	if (r->verbose)
+		session_print_work(s, stderr);
 	fprintf(stderr, "tracekit: %s%s%s recorded in '%s'\n", user,
 		user[0] && kernel[0] ? " and " : "", kernel, r->final_dir);
 }
@@ -1053,21 +1165,16 @@ static int unwind(struct record *r, int ret)
  * saying why it is not. */
 static int run(struct record *r)
 {
-	struct rec_session s = { .listen_fd = -1 };
+	struct rec_session s = { .listen_fd = -1, .wake_fd = -1, .reserve_fd = -1 };
 	sigset_t mask;
 	pid_t child = 0;
 	int ret;
 	bool user = true;
 
-	if (prepare(r) < 0 || prepare_output(r) < 0) {
-		record_kernel_free(&r->kernel);
-		return TK_EXIT_FAILURE;
-	}
-	/* -P with kernel events only: the process need not be instrumented */
-	if (r->opt.attach_pid && !r->opt.nrules)
-		user = false;
 	/* Ours to handle even when started in the background (where the
-	 * shell ignores SIGINT); an ignored SIGHUP (nohup) stays ignored. */
+	 * shell ignores SIGINT); an ignored SIGHUP (nohup) stays ignored.
+	 * Taken first: a Ctrl-C while we prepare or attach stops the
+	 * recording as soon as it can, and nothing is left half made. */
 	sigaction(SIGINT, &(struct sigaction){ .sa_handler = SIG_DFL }, &r->saved_int);
 	sigaction(SIGTERM, &(struct sigaction){ .sa_handler = SIG_DFL }, &r->saved_term);
 	sigemptyset(&mask);
@@ -1081,6 +1188,13 @@ static int run(struct record *r)
 	r->saved_nice = getpriority(PRIO_PROCESS, 0);
 	if (errno)
 		r->saved_nice = 0;
+	if (prepare(r) < 0 || prepare_output(r) < 0) {
+		record_kernel_free(&r->kernel);
+		return unwind(r, TK_EXIT_FAILURE);
+	}
+	/* -P with kernel events only: the process need not be instrumented */
+	if (r->opt.attach_pid && !r->opt.nrules)
+		user = false;
 	if (session_init(&s, &r->opt) < 0) {
 		tk_error("%s", s.error);
 		goto fail;
@@ -1105,8 +1219,15 @@ static int run(struct record *r)
 		goto fail;
 	}
 	if (ret == 0 && r->opt.attach_pid && user && !session_heard_from(&s)) {
-		ctl_no_answer(r->opt.attach_pid, true, s.error, sizeof(s.error));
-		ret = -EPERM;
+		if (r->interrupted) {
+			/* stopped before it answered: nothing of it, said */
+			if (!r->opt.quiet)
+				tk_warn("stopped before process %d answered: none of its events recorded",
+					(int)r->opt.attach_pid);
+		} else {
+			ctl_no_answer(r->opt.attach_pid, true, s.error, sizeof(s.error));
+			ret = -EPERM;
+		}
 	}
 	session_stop(&s);
 	if (ret < 0 && s.nstreams == 0 && !record_kernel_capturing(&r->kernel)) {

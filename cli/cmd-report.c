@@ -384,10 +384,15 @@ static void print_header(const struct report *r)
 	printf("# host %s, started %s, clock %s at %" PRIu64 " Hz, %s mode\n",
 	       t->host, start, t->clock.tsc ? "tsc" : "mono", t->clock.freq,
 	       t->mode[0] ? t->mode : "discard");
-	for (unsigned i = 0; i < t->nprocesses; i++)
-		printf("# process %u (%s) %s, %u events defined\n",
+	for (unsigned i = 0; i < t->nprocesses; i++) {
+		printf("# process %u (%s) %s, %u events defined",
 		       t->processes[i].pid, t->processes[i].comm,
 		       t->processes[i].exe, t->processes[i].nevents);
+		if (t->processes[i].lost_nobuf)
+			printf(", %" PRIu64 " lost with no buffer",
+			       t->processes[i].lost_nobuf);
+		putchar('\n');
+	}
 	for (unsigned i = 0; i < t->nstreams; i++) {
 		const struct tk_trace_stream *s = &t->streams[i];
 
@@ -396,9 +401,13 @@ static void print_header(const struct report *r)
 		if (tk_stream_lost(s))
 			printf(" (%" PRIu64 " no space, %" PRIu64
 			       " in signal handlers, %" PRIu64 " too large, %" PRIu64
-			       " overwritten)",
+			       " overwritten",
 			       s->lost_full, s->lost_nested, s->lost_big,
 			       s->lost_overwritten);
+		if (s->lost_later)
+			printf(", %" PRIu64 " after the last update", s->lost_later);
+		if (tk_stream_lost(s))
+			putchar(')');
 		printf("\n");
 	}
 	if (r->kernel)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "clock-now.h"
 #include "instance-args.h"
 #include "options.h"
 #include "common/clock.h"
@@ -42,8 +43,9 @@ static void usage(FILE *f)
 		"  -l/-n FUNC     function tracers: only / not these functions\n"
 		"  -g FUNC        function_graph: only FUNC and what it calls\n"
 		"  -b KB          ring buffer per CPU in KiB\n"
-		"  -C CLOCK       trace_clock (default " TK_KINSTANCE_CLOCK ", the clock of\n"
-		"                 tracekit's user events, so that traces merge)\n"
+		"  -C CLOCK       trace_clock (default: the clock of tracekit's user\n"
+		"                 events, so that traces merge: " TK_KINSTANCE_CLOCK " where the TSC\n"
+		"                 is usable, else mono; " TK_CLOCK_ENV "=mono forces it)\n"
 		"  -P PID         only events of process PID (and its children)\n"
 		"  --stack        kernel stack trace with each event\n");
 }
@@ -66,7 +68,7 @@ static int parse(struct start *st, int argc, char **argv)
 	int ch;
 
 	st->name = DEFAULT_INSTANCE;
-	c->clock = TK_KINSTANCE_CLOCK;
+	c->clock = NULL;
 	opt_init(&p, "start");
 	while ((ch = opt_next(&p, argc, argv)) != -1) {
 		switch (ch) {
@@ -122,6 +124,16 @@ static int parse(struct start *st, int argc, char **argv)
 	if (!st->rules.count && !c->tracer) {
 		tk_error("nothing to trace: give -e EVENT or -p TRACER");
 		return -1;
+	}
+	if (!c->clock) {
+		char why[192];
+		bool tsc;
+
+		if (clock_choose(&tsc, why, sizeof(why)) < 0) {
+			tk_error("%s", why);
+			return -1;
+		}
+		c->clock = tsc ? TK_KINSTANCE_CLOCK : TK_KCLOCK_MONO;
 	}
 	return 0;
 }

@@ -9,7 +9,9 @@
  * refused (lib/unix-socket.c).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "control-client.h"
@@ -37,4 +39,22 @@ void ctl_no_answer(pid_t pid, bool closed, char *out, size_t len)
 	else
 		snprintf(out, len, "process %d closed the connection without answering",
 			 (int)pid);
+}
+
+int ctl_peer_check(int fd, pid_t pid, char *out, size_t len)
+{
+	struct ucred peer;
+	int ret = tk_peer_check(fd, pid, &peer);
+
+	if (ret == -EADDRINUSE)
+		snprintf(out, len,
+			 "the control socket name @" TK_SOCKET_PREFIX "%d is taken by process %d (uid %u), not process %d",
+			 (int)pid, (int)peer.pid, (unsigned)peer.uid, (int)pid);
+	else if (ret == -EPERM)
+		snprintf(out, len, "process %d belongs to another user (uid %u)",
+			 (int)pid, (unsigned)peer.uid);
+	else if (ret < 0)
+		snprintf(out, len, "cannot check the peer of @" TK_SOCKET_PREFIX "%d: %s",
+			 (int)pid, strerror(-ret));
+	return ret;
 }

@@ -19,4 +19,10 @@
  * only when the process belongs to another user and we are not root. */
 void ctl_no_answer(pid_t pid, bool closed, char *out, size_t len);
 
+/* Whether the peer of @fd, connected to the control socket name of
+ * process @pid, is that process and may talk to us (tk_peer_check): 0,
+ * or -errno with the reason in out[len] (-EADDRINUSE: another process
+ * holds the name, whoever it is; -EPERM: another user's process). */
+int ctl_peer_check(int fd, pid_t pid, char *out, size_t len);
+
 #endif /* TK_CONTROL_CLIENT_H */

@@ -62,6 +62,8 @@ static const struct opt_row {
 	{ 'b', "user-buffer", ARG, V_RECORD },
 	{ OPT_KERNEL_BUFFER, "kernel-buffer", ARG, V_RECORD },
 	{ OPT_SUBBUFS, "subbufs", ARG, V_RECORD },
+	{ OPT_POOL, "pool", ARG, V_RECORD },
+	{ OPT_BLOCK, "block", optional_argument, V_RECORD },
 	{ OPT_OVERWRITE, "overwrite", NO, V_RECORD },
 	{ OPT_NO_FOLLOW, "no-follow", NO, V_RECORD },
 	{ OPT_FORCE, "force", NO, V_RECORD },
@@ -71,6 +73,7 @@ static const struct opt_row {
 	{ OPT_NO_LIBCALL, "no-libcall", NO, V_RECORD },
 	{ 'F', NULL, NO, V_RECORD },
 	{ 'q', NULL, NO, V_RECORD },
+	{ 'v', NULL, NO, V_RECORD },
 	/* start; -B also the verbs of an instance it made */
 	{ 'B', NULL, ARG, V_START | V_STOP | V_SHOW | V_EXTRACT | V_RESET },
 	{ 'b', NULL, ARG, V_START },

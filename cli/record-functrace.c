@@ -39,8 +39,17 @@ struct ft_mod {
 	bool warned;
 };
 
+/* What a program may announce (MODULE messages): a real one maps a few
+ * hundred objects; more is a program that would grow our memory. */
+#define MODULES_PER_PROCESS 4096
+#define MODULES_MAX 65536
+#define MODULE_PATH_MAX 4096
+#define REFUSED_SAID 64 /* processes told about, at most */
+
 static struct ft_mod *mods;
-static unsigned nmods;
+static unsigned nmods, mods_cap;
+static uint32_t refused[REFUSED_SAID]; /* pids told they announced too many */
+static unsigned nrefused;
 static char *preload; /* libtracekit to preload, NULL if not needed */
 static pid_t attach_pid; /* record -P */
 
@@ -321,19 +330,41 @@ int functrace_on_module(uint32_t pid, const void *msg, size_t len)
 	const char *path = (const char *)(m + 1);
 	size_t plen = len - sizeof(*m);
 	struct ft_mod *grown, *f = NULL;
+	unsigned mine = 0;
 
 	if (len <= sizeof(*m) || !memchr(path, '\0', plen) || !*path ||
+	    strlen(path) >= MODULE_PATH_MAX ||
 	    m->build_id_len > sizeof(m->build_id) || m->hi <= m->lo)
 		return -EPROTO;
-	for (unsigned i = 0; i < nmods && !f; i++)
-		if (mods[i].m.pid == pid && mods[i].m.lo == m->lo &&
-		    !strcmp(mods[i].m.path, path))
+	for (unsigned i = 0; i < nmods && !f; i++) {
+		if (mods[i].m.pid != pid)
+			continue;
+		mine++;
+		if (mods[i].m.lo == m->lo && !strcmp(mods[i].m.path, path))
 			f = &mods[i];
+	}
+	if (!f && (mine >= MODULES_PER_PROCESS || nmods >= MODULES_MAX)) {
+		bool said = false;
+
+		for (unsigned i = 0; i < nrefused && !said; i++)
+			said = refused[i] == pid;
+		if (!said && nrefused < REFUSED_SAID) {
+			refused[nrefused++] = pid;
+			tk_warn("process %u: announced more objects than are kept (%u per process, %u in all); the others' functions are not named",
+				pid, MODULES_PER_PROCESS, MODULES_MAX);
+		}
+		return 0;
+	}
 	if (!f) {
-		grown = realloc(mods, (nmods + 1) * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		mods = grown;
+		if (nmods == mods_cap) {
+			unsigned cap = mods_cap ? 2 * mods_cap : 16;
+
+			grown = realloc(mods, cap * sizeof(*grown));
+			if (!grown)
+				return -ENOMEM;
+			mods = grown;
+			mods_cap = cap;
+		}
 		f = &mods[nmods];
 		memset(f, 0, sizeof(*f));
 		f->m.path = strdup(path);

@@ -399,7 +399,7 @@ int record_kernel_start(struct record_kernel *rk, const struct rec_options *o,
 		tk_error("out of memory");
 	if (ret)
 		goto fail_quiet;
-	c.clock = TK_KINSTANCE_CLOCK;
+	c.clock = o->clock_mono ? TK_KCLOCK_MONO : TK_KINSTANCE_CLOCK;
 	c.buffer_kb = o->kernel_buffer_kb;
 	c.overwrite = o->overwrite;
 	c.rules = rk->rules;

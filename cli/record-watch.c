@@ -15,6 +15,7 @@
 
 #define LIVE_MS 1000   /* the live line, rewritten */
 #define INDEX_MS 1000  /* the index, rewritten even when nothing came */
+#define INDEX_MIN_MS 100 /* and no sooner than this after the last time */
 #define RENAME_MS 200  /* thread names, read again */
 
 static uint64_t now_ms(void)
@@ -37,36 +38,6 @@ static void human_bytes(char *out, size_t len, double b)
 	snprintf(out, len, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
 }
 
-/* Add what stream @st has so far: events in its closed packets (the
- * writer counts them there), bytes committed (written to disk, and in
- * the ring in discard mode, the open packet included) and lost. */
-static void stream_progress(const struct rec_stream *st, uint64_t *events,
-			    uint64_t *bytes, uint64_t *lost)
-{
-	const struct tk_rb_header *h = st->hdr;
-	uint64_t produced = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
-	struct tk_trace_stream ts;
-
-	consumer_stream_stats(st, &ts);
-	*lost += tk_stream_lost(&ts);
-	*bytes += ts.bytes;
-	if (st->done) {
-		*events += ts.events;
-		return;
-	}
-	*events += __atomic_load_n(&h->events, __ATOMIC_RELAXED);
-	if (st->mode != TK_RB_DISCARD || produced - st->consumed > st->nsub)
-		return;
-	for (uint64_t seq = st->consumed; seq <= produced; seq++) {
-		const struct tk_rb_slot *sl = &h->slot[seq % st->nsub];
-		uint64_t commit = __atomic_load_n(&sl->commit, __ATOMIC_RELAXED);
-
-		if (__atomic_load_n(&sl->seq, __ATOMIC_RELAXED) == seq &&
-		    commit <= st->subbuf_size)
-			*bytes += commit;
-	}
-}
-
 static void live_update(struct record_watch *w, uint64_t now)
 {
 	uint64_t events = 0, bytes = 0, lost = 0;
@@ -75,7 +46,8 @@ static void live_update(struct record_watch *w, uint64_t now)
 	if (!w->live || now < w->live_at)
 		return;
 	for (unsigned i = 0; i < w->s->nstreams; i++)
-		stream_progress(w->s->streams[i], &events, &bytes, &lost);
+		consumer_stream_progress(w->s->streams[i], &events, &bytes,
+					 &lost);
 	bytes += record_kernel_bytes(w->kernel, w->dir);
 	human_bytes(rate, sizeof(rate), (double)(bytes - w->bytes));
 	human_bytes(total, sizeof(total), (double)bytes);
@@ -91,18 +63,25 @@ static void live_update(struct record_watch *w, uint64_t now)
 }
 
 /* The index: at the start, when a process announced its events or a
- * stream got its file, and every INDEX_MS (counts, clock). */
+ * stream got its file (INDEX_MIN_MS after the last time at the soonest:
+ * it is the whole trace's, rewritten and synced, and thousands of
+ * processes come and go in a second), and every INDEX_MS (counts,
+ * clock). */
 static void index_update(struct record_watch *w, uint64_t now)
 {
 	struct rec_session *s = w->s;
 	unsigned procs = 0, files = 0;
 
+	if (w->index_failed)
+		return;
 	for (unsigned i = 0; i < s->nprocs; i++)
 		procs += s->procs[i]->announced;
 	for (unsigned i = 0; i < s->nstreams; i++)
 		files += s->streams[i]->file != NULL;
-	if (w->index_failed ||
-	    (procs == w->procs && files == w->files && now < w->index_at))
+	if ((procs != w->procs || files != w->files) &&
+	    w->index_at > w->written_at + INDEX_MIN_MS)
+		w->index_at = w->written_at + INDEX_MIN_MS;
+	if (now < w->index_at)
 		return;
 	if (record_kernel_capturing(w->kernel))
 		s->kernel = &w->kernel->manifest;
@@ -113,6 +92,7 @@ static void index_update(struct record_watch *w, uint64_t now)
 	}
 	w->procs = procs;
 	w->files = files;
+	w->written_at = now;
 	w->index_at = now + INDEX_MS;
 }
 
@@ -164,6 +144,17 @@ void watch_tick(struct record_watch *w)
 	}
 	live_update(w, now);
 	index_update(w, now);
+}
+
+int watch_wait_us(const struct record_watch *w)
+{
+	uint64_t now = now_ms(), at = w->rename_at;
+
+	if (w->live && w->live_at < at)
+		at = w->live_at;
+	if (!w->index_failed && w->index_at < at)
+		at = w->index_at;
+	return at <= now ? 0 : at - now > 1000 ? 1000000 : (int)(at - now) * 1000;
 }
 
 void watch_end(struct record_watch *w)

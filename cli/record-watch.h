@@ -26,7 +26,8 @@ struct record_watch {
 	bool live, live_shown;     /* the live line: wanted, printed */
 	uint64_t live_at, events, bytes, lost; /* and what it said last */
 	unsigned procs, files;     /* what the index last had */
-	uint64_t index_at;
+	uint64_t index_at;         /* when it is written next */
+	uint64_t written_at;       /* when it was written last */
 	bool index_failed;         /* said once, not tried again */
 	uint64_t rename_at;
 };
@@ -36,6 +37,8 @@ void watch_init(struct record_watch *w, struct rec_session *s,
 		struct record_kernel *kernel, const char *dir, bool live);
 /* After each poll of the session: what is due of the three. */
 void watch_tick(struct record_watch *w);
+/* Microseconds until watch_tick has something to do (at most 1 s). */
+int watch_wait_us(const struct record_watch *w);
 /* Erase the live line, before the summary. */
 void watch_end(struct record_watch *w);
 /* Name each live stream after its thread's current name, or for a thread

@@ -18,13 +18,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 #include "session.h"
+#include "control-client.h"
 #include "common/filter.h"
 #include "common/pattern.h"
 #include "common/protocol.h"
@@ -32,8 +35,14 @@
 #include "common/unix-socket.h"
 #include "tracekit/runtime.h"
 
-#define MAX_PROCS 4096
 #define MIN_CLOCK_SPAN_NS 200000000ull
+/* Forked children connect and hand their buffers over from their fork
+ * handler without waiting: room for many in the backlog (the kernel caps
+ * it at net.core.somaxconn). */
+#define LISTEN_BACKLOG 4096
+/* At the end, a process that could not make its buffers says how many
+ * events it lost meanwhile: wait this long for that. */
+#define NOBUF_FINAL_MS 200
 
 static uint64_t ns_of(clockid_t id)
 {
@@ -43,12 +52,18 @@ static uint64_t ns_of(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Read the TSC and the two clocks as close together as we can: keep the
- * sample whose TSC readings around the clock reads are closest. */
-void clock_sample(uint64_t *tsc, uint64_t *mono, uint64_t *real)
+/* Read the event clock (the TSC if @use_tsc, else CLOCK_MONOTONIC) and
+ * the two clocks as close together as we can: keep the sample whose
+ * event clock readings around the clock reads are closest. */
+void clock_sample(bool use_tsc, uint64_t *tsc, uint64_t *mono, uint64_t *real)
 {
 	uint64_t best = UINT64_MAX;
 
+	if (!use_tsc) {
+		*tsc = *mono = ns_of(CLOCK_MONOTONIC);
+		*real = ns_of(CLOCK_REALTIME);
+		return;
+	}
 	for (int i = 0; i < 7; i++) {
 		uint64_t t0 = tk__clock();
 		uint64_t m = ns_of(CLOCK_MONOTONIC);
@@ -67,28 +82,51 @@ void clock_sample(uint64_t *tsc, uint64_t *mono, uint64_t *real)
 int session_init(struct rec_session *s, const struct rec_options *opt)
 {
 	struct sockaddr_un sa;
+	struct rlimit rl;
 
 	memset(s, 0, sizeof(*s));
 	s->opt = opt;
 	s->listen_fd = -1;
+	drain_init(&s->drain);
+	if (consumer_init(s) < 0) {
+		snprintf(s->error, sizeof(s->error), "cannot start a thread: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->wake_fd < 0) {
+		snprintf(s->error, sizeof(s->error), "cannot create an eventfd: %s",
+			 strerror(errno));
+		return -errno;
+	}
 	s->next_class = 1;
 	s->next_instance = 1;
 	gethostname(s->host, sizeof(s->host) - 1);
 	s->dir = strdup(opt->outdir);
 	if (!s->dir)
 		return -ENOMEM;
-	s->clock.tsc = TK_CLOCK_TSC; /* what tk__clock() reads (runtime.h) */
-	clock_sample(&s->clock.tsc_start, &s->clock.mono_start,
+	/* what the processes stamp with (CONFIG): tk__clock(), or
+	 * CLOCK_MONOTONIC where the TSC is not usable */
+	s->clock.tsc = TK_CLOCK_TSC && !opt->clock_mono;
+	clock_sample(s->clock.tsc, &s->clock.tsc_start, &s->clock.mono_start,
 		     &s->clock.real_start);
 	if (opt->attach_pid)
 		return 0;
 	snprintf(s->sock_name, sizeof(s->sock_name), TK_SOCKET_PREFIX "rec-%d-%lx",
 		 (int)getpid(), (unsigned long)(s->clock.tsc_start & 0xffffff));
-	s->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	/* processes that cannot be given a descriptor are not taken: raise
+	 * our limit as far as we may (a process takes one, a live stream
+	 * one) */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	s->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			      0);
 	if (s->listen_fd < 0 ||
 	    bind(s->listen_fd, (struct sockaddr *)&sa,
 		 tk_abstract_addr(&sa, s->sock_name)) < 0 ||
-	    listen(s->listen_fd, 64) < 0) {
+	    listen(s->listen_fd, LISTEN_BACKLOG) < 0) {
 		snprintf(s->error, sizeof(s->error),
 			 "cannot create the control socket: %s", strerror(errno));
 		return -errno;
@@ -100,8 +138,6 @@ static struct rec_process *process_new(struct rec_session *s, int fd)
 {
 	struct rec_process *p, **procs;
 
-	if (s->nprocs >= MAX_PROCS)
-		return NULL;
 	p = calloc(1, sizeof(*p));
 	procs = realloc(s->procs, (s->nprocs + 1) * sizeof(*procs));
 	if (!p || !procs) {
@@ -121,7 +157,7 @@ int session_attach(struct rec_session *s, pid_t pid)
 {
 	struct sockaddr_un sa;
 	char name[64];
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), ret;
 
 	if (fd < 0)
 		return -errno;
@@ -140,11 +176,10 @@ int session_attach(struct rec_session *s, pid_t pid)
 				 (int)pid, name, strerror(err));
 		return -err;
 	}
-	if (!tk_peer_allowed(fd)) {
+	ret = ctl_peer_check(fd, pid, s->error, sizeof(s->error));
+	if (ret < 0) {
 		close(fd);
-		snprintf(s->error, sizeof(s->error),
-			 "process %d belongs to another user", (int)pid);
-		return -EPERM;
+		return ret;
 	}
 	if (!process_new(s, fd)) {
 		close(fd);
@@ -166,15 +201,20 @@ static int send_config(struct rec_session *s, struct rec_process *p)
 	char buf[TK_MSG_MAX];
 	struct tk_msg_config *m = (struct tk_msg_config *)buf;
 	size_t len = sizeof(*m);
+	int ret;
 
 	memset(m, 0, sizeof(*m));
 	m->m.type = TK_MSG_CONFIG;
 	m->mode = o->overwrite ? TK_RB_OVERWRITE : TK_RB_DISCARD;
-	m->nsub = o->nsub;
-	m->subbuf_size = (uint32_t)((uint64_t)o->buffer_kb * 1024 / o->nsub) &
-			 ~4095u;
+	m->chunk_size = o->subbuf_kb * 1024;
+	m->slots = o->slots;
+	m->streams_max = o->streams_max;
+	m->pool_init = o->pool_init;
+	m->pool_max = o->pool_max;
+	m->block_ms = o->block_ms;
 	m->flags = (o->follow_fork ? TK_CONFIG_FOLLOW_FORK : 0) |
-		   (o->user_stack ? TK_CONFIG_USER_STACK : 0);
+		   (o->user_stack ? TK_CONFIG_USER_STACK : 0) |
+		   (s->clock.tsc ? 0 : TK_CONFIG_CLOCK_MONO);
 	m->nrules = o->nrules;
 	for (unsigned i = 0; i < o->nrules; i++) {
 		const char *pat = o->rules[i].pattern;
@@ -194,8 +234,10 @@ static int send_config(struct rec_session *s, struct rec_process *p)
 		return -E2BIG;
 	len = (size_t)flen;
 	m->m.len = (uint32_t)len;
-	if (send(p->fd, buf, len, MSG_NOSIGNAL) < 0)
-		return -errno;
+	/* with the eventfd that wakes us (lib/control.c tk_wake_fd) */
+	ret = tk_send_fds(p->fd, buf, len, &s->wake_fd, 1, 0);
+	if (ret < 0)
+		return ret;
 	p->configured = true;
 	return 0;
 }
@@ -233,40 +275,81 @@ static void on_hello(struct rec_process *p, const struct tk_msg_hello *h)
 	free(p->exe);
 	p->exe = strndup(h->exe, sizeof(h->exe));
 	p->keys = h->keys != 0;
+	p->cpu_rseq = h->cpu_rseq != 0;
+	/* a forked child records with its parent's CONFIG already */
+	p->forked = h->forked != 0;
+	if (p->forked)
+		p->configured = true;
 	p->nsites = h->nsites;
 	memcpy(p->keys_why, h->keys_why, sizeof(h->keys_why));
 	p->keys_why[sizeof(p->keys_why) - 1] = '\0';
 }
 
-static int on_event(struct rec_process *p, const struct tk_msg_event *m,
-		    size_t len)
+/* Event @id of @p, its descriptor at @desc (@size bytes at most). */
+static int add_event(struct rec_process *p, uint32_t id, const void *desc,
+		     size_t size)
 {
-	size_t size = len - sizeof(*m), used, padded;
+	size_t used, padded;
 	struct tk_event_info *evs;
 	char why[160], *blob;
 	int ret;
 
+	for (unsigned i = 0; i < p->nevents; i++)
+		if (p->events[i].id == id)
+			return 0; /* a forked child's, known from its parent */
 	evs = realloc(p->events, (p->nevents + 1) * sizeof(*evs));
 	if (!evs)
 		return -ENOMEM;
 	p->events = evs;
-	ret = tk_event_info_parse(m + 1, size, &evs[p->nevents], &used, why,
+	ret = tk_event_info_parse(desc, size, &evs[p->nevents], &used, why,
 				  sizeof(why));
 	if (ret)
 		return ret;
-	evs[p->nevents].id = m->id;
+	evs[p->nevents].id = id;
 	p->nevents++;
 	padded = (used + 7) & ~(size_t)7;
 	blob = realloc(p->desc_blob, p->desc_size + 8 + padded);
 	if (!blob)
 		return -ENOMEM;
 	p->desc_blob = blob;
-	memcpy(blob + p->desc_size, &m->id, 4);
+	memcpy(blob + p->desc_size, &id, 4);
 	memcpy(blob + p->desc_size + 4, &(uint32_t){ (uint32_t)used }, 4);
-	memcpy(blob + p->desc_size + 8, m + 1, used);
+	memcpy(blob + p->desc_size + 8, desc, used);
 	memset(blob + p->desc_size + 8 + used, 0, padded - used);
 	p->desc_size += 8 + padded;
 	return 0;
+}
+
+static int on_event(struct rec_process *p, const struct tk_msg_event *m,
+		    size_t len)
+{
+	return add_event(p, m->id, m + 1, len - sizeof(*m));
+}
+
+/* A forked child has its parent's events, with the same ids, until it
+ * says more: take them from the parent (the latest process of that pid),
+ * so that what the child writes before it has announced anything (or if
+ * it never does) can be read. */
+static void inherit_events(struct rec_session *s, struct rec_process *p)
+{
+	const struct rec_process *parent = NULL;
+
+	for (unsigned i = 0; i < s->nprocs; i++)
+		if (s->procs[i] != p && s->procs[i]->hello &&
+		    s->procs[i]->pid == p->ppid)
+			parent = s->procs[i];
+	if (!parent)
+		return;
+	for (size_t off = 0; off + 8 <= parent->desc_size;) {
+		uint32_t id, size;
+
+		memcpy(&id, parent->desc_blob + off, 4);
+		memcpy(&size, parent->desc_blob + off + 4, 4);
+		if (size > parent->desc_size - off - 8 ||
+		    add_event(p, id, parent->desc_blob + off + 8, size) < 0)
+			break;
+		off += 8 + ((size + 7) & ~(size_t)7);
+	}
 }
 
 /* Check the rules against the process's events: each pattern must name
@@ -317,40 +400,36 @@ static int check_rules(struct rec_session *s, struct rec_process *p,
 	return 0;
 }
 
-static int recv_message(int fd, char *buf, size_t size, int *passed_fd)
+/* One message, and up to two descriptors passed with it (-1 for none). */
+static int recv_message(int fd, char *buf, size_t size, int fds[2])
 {
-	struct iovec iov = { buf, size };
-	union {
-		char b[CMSG_SPACE(sizeof(int) * 4)];
-		struct cmsghdr align;
-	} ctl;
-	struct msghdr mh = { 0 };
-	ssize_t n;
+	unsigned nfds;
+	ssize_t n = tk_recv_fds(fd, buf, size, fds, 2, &nfds, MSG_DONTWAIT);
 
-	*passed_fd = -1;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = ctl.b;
-	mh.msg_controllen = sizeof(ctl.b);
-	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	if (n < 0)
-		return errno == EAGAIN ? 0 : -errno;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-			int f;
-
-			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (*passed_fd < 0)
-				*passed_fd = f;
-			else
-				close(f);
+	for (unsigned i = nfds; i < 2; i++)
+		fds[i] = -1;
+	if (n <= 0)
+		for (unsigned i = 0; i < nfds; i++) {
+			close(fds[i]);
+			fds[i] = -1;
 		}
-	}
+	if (n < 0)
+		return n == -EAGAIN ? 0 : (int)n;
 	if (n == 0)
 		return -EPIPE;
 	return (int)n;
+}
+
+/* The text of an ERROR message, @len bytes at @src (up to its first NUL),
+ * into out[size]: nothing of the buffer beyond the message, and no byte
+ * that is not printable (the program could move the terminal about). */
+static void message_text(char *out, size_t size, const char *src, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len && i + 1 < size && src[i]; i++)
+		out[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
+	out[i] = '\0';
 }
 
 /* Handle one message: returns its size, 0 when none is waiting, < 0 when
@@ -359,7 +438,7 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 {
 	static char buf[TK_MSG_MAX];
 	const struct tk_msg *m = (const struct tk_msg *)buf;
-	int fd, n = recv_message(p->fd, buf, sizeof(buf), &fd);
+	int fds[2], n = recv_message(p->fd, buf, sizeof(buf), fds);
 	int ret = 0;
 
 	if (n <= 0)
@@ -374,6 +453,8 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 			ret = -EPROTO;
 		else
 			on_hello(p, (const struct tk_msg_hello *)buf);
+		if (!ret && p->forked && !p->nevents)
+			inherit_events(s, p);
 		break;
 	case TK_MSG_EVENT:
 		if ((size_t)n < sizeof(struct tk_msg_event) || !p->hello)
@@ -397,79 +478,127 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 			ret = send_config(s, p);
 		}
 		break;
-	case TK_MSG_STREAM: {
-		const struct tk_msg_stream *st = (const void *)buf;
-		char comm[17];
+	case TK_MSG_ARENA: {
+		const struct tk_msg_arena *ar = (const void *)buf;
 
-		if ((size_t)n < sizeof(*st) || fd < 0 || !p->configured) {
+		if ((size_t)n < sizeof(*ar) || fds[0] < 0 || fds[1] < 0 ||
+		    !p->configured) {
 			ret = -EPROTO;
 			break;
 		}
-		memcpy(comm, st->comm, 16);
-		comm[16] = '\0';
-		ret = consumer_add_stream(s, p, fd, st->tid, comm);
-		fd = -1;
-		if (ret == -ENOMEM)
+		if (ar->lost_nobuf > p->nobuf_msg_lost)
+			p->nobuf_msg_lost = ar->lost_nobuf;
+		/* buffers we cannot read: the process is dropped, its
+		 * session ends (it stops recording), and it is said */
+		ret = consumer_add_arena(s, p, fds, ar->made);
+		fds[0] = fds[1] = -1;
+		break;
+	}
+	case TK_MSG_NOBUF: {
+		const struct tk_msg_nobuf *nb = (const void *)buf;
+
+		if ((size_t)n < sizeof(*nb) || !p->hello) {
+			ret = -EPROTO;
 			break;
-		ret = 0; /* a bad buffer is dropped, not the process */
+		}
+		if (nb->lost > p->nobuf_msg_lost)
+			p->nobuf_msg_lost = nb->lost;
+		p->nobuf_err = nb->err;
+		memcpy(p->nobuf_what, nb->what, sizeof(nb->what));
+		p->nobuf_what[sizeof(nb->what)] = '\0';
 		break;
 	}
 	case TK_MSG_MODULE:
 		ret = p->hello ? functrace_on_module(p->pid, buf, (size_t)n) : -EPROTO;
 		break;
-	case TK_MSG_ERROR:
-		buf[n - 1] = '\0';
+	case TK_MSG_ERROR: {
+		char text[sizeof(((struct tk_msg_error *)0)->text)];
+
+		message_text(text, sizeof(text), buf + sizeof(*m),
+			     (size_t)n - sizeof(*m));
+		if (!text[0])
+			snprintf(text, sizeof(text), "(no reason given)");
 		if (s->opt->attach_pid && !p->configured) {
 			snprintf(s->error, sizeof(s->error),
 				 "cannot attach to process %d: %.200s",
-				 (int)s->opt->attach_pid, buf + sizeof(*m));
+				 (int)s->opt->attach_pid, text);
 			s->failed = true;
 			ret = -ECONNREFUSED;
 		} else {
-			fprintf(stderr, "tracekit: process %u: %s\n", p->pid,
-				buf + sizeof(*m));
+			fprintf(stderr, "tracekit: process %u: %s\n", p->pid, text);
 		}
 		break;
+	}
 	default:
 		ret = -EPROTO;
 	}
 out:
-	if (fd >= 0)
-		close(fd);
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 	return ret < 0 ? ret : n;
 }
 
-static void accept_process(struct rec_session *s)
+/* Take a connection; false when none is waiting (or none can be taken:
+ * then it is said once, at the end). */
+static bool accept_process(struct rec_session *s)
 {
 	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && s->reserve_fd >= 0) {
+		/* out of descriptors: refuse it (its session ends, said at
+		 * the end) rather than see it waiting at every look */
+		s->accept_errno = errno;
+		close(s->reserve_fd);
+		fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0) {
+			close(fd);
+			s->refused++;
+		}
+		s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		return fd >= 0;
+	}
 	if (fd < 0)
-		return;
+		return false;
 	if (!tk_peer_allowed(fd) || !process_new(s, fd))
 		close(fd);
+	return true;
 }
 
 int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 {
 	struct timespec ts = { timeout_us / 1000000, timeout_us % 1000000 * 1000 };
 	struct pollfd *pfd;
-	unsigned n = 0;
+	unsigned n = 0, drained;
 	int extra_ready = 0;
+	bool asleep = false;
 
-	/* polled every 50 us while busy: grown, never allocated per call */
-	if (s->npollfd < s->nprocs + 2) {
-		pfd = realloc(s->pollfd, (s->nprocs + 2) * sizeof(*pfd));
+	/* grown, never allocated per call */
+	if (s->npollfd < s->nprocs + 4) {
+		pfd = realloc(s->pollfd, (s->nprocs + 4) * sizeof(*pfd));
 		if (!pfd)
 			return -ENOMEM;
 		s->pollfd = pfd;
-		s->npollfd = s->nprocs + 2;
+		s->npollfd = s->nprocs + 4;
 	}
 	pfd = s->pollfd;
 	pfd[n++] = (struct pollfd){ s->listen_fd, POLLIN, 0 };
 	pfd[n++] = (struct pollfd){ extra_fd, POLLIN, 0 };
+	pfd[n++] = (struct pollfd){ s->wake_fd, POLLIN, 0 };
+	pfd[n++] = (struct pollfd){ drain_poll_fd(&s->drain), POLLIN, 0 };
 	for (unsigned i = 0; i < s->nprocs; i++)
 		pfd[n++] = (struct pollfd){ s->procs[i]->fd, POLLIN, 0 };
 
+	drained = consumer_drain(s);
+	if (!drained && timeout_us) {
+		int us = consumer_sleep_begin(s, timeout_us);
+
+		asleep = us > 0;
+		s->sleeps += asleep;
+		ts = (struct timespec){ us / 1000000, us % 1000000 * 1000 };
+	} else {
+		ts = (struct timespec){ 0, 0 };
+	}
 	if (ppoll(pfd, n, &ts, NULL) > 0) {
 		if (pfd[1].revents)
 			extra_ready = 1;
@@ -477,21 +606,27 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 			struct rec_process *p = s->procs[i];
 			int ret;
 
-			if (p->fd < 0 || !pfd[2 + i].revents)
+			if (p->fd < 0 || !pfd[4 + i].revents)
 				continue;
 			/* Drain everything queued: STREAM messages come in
 			 * bursts when threads start together. */
 			while ((ret = process_message(s, p)) > 0 && p->fd >= 0)
 				;
-			if (ret < 0)
+			if (ret < 0) {
+				/* gone (or dropped): write out what it left */
 				process_close(p);
+				consumer_process_gone(s, p);
+			}
 			if (s->failed)
 				break;
 		}
 		if (pfd[0].revents & POLLIN)
-			accept_process(s);
+			for (unsigned k = 0; k < 64 && accept_process(s); k++)
+				;
 	}
-	s->drained = consumer_drain(s);
+	if (asleep)
+		consumer_sleep_end(s);
+	s->drained = drained + consumer_drain(s);
 	if (s->failed)
 		return -EINVAL;
 	return extra_ready;
@@ -501,6 +636,14 @@ bool session_heard_from(const struct rec_session *s)
 {
 	for (unsigned i = 0; i < s->nprocs; i++)
 		if (s->procs[i]->hello)
+			return true;
+	return false;
+}
+
+bool session_configured(const struct rec_session *s)
+{
+	for (unsigned i = 0; i < s->nprocs; i++)
+		if (s->procs[i]->configured)
 			return true;
 	return false;
 }
@@ -518,16 +661,30 @@ void session_stop(struct rec_session *s)
 {
 	struct tk_msg stop = { TK_MSG_STOP, sizeof(stop) };
 
+	/* children that handed their buffers over just now wait in the
+	 * backlog, with what they sent */
+	for (unsigned n = 0; s->listen_fd >= 0 && n < LISTEN_BACKLOG &&
+			     accept_process(s); n++)
+		;
 	for (unsigned i = 0; i < s->nprocs; i++) {
 		struct rec_process *p = s->procs[i];
 
 		if (p->fd < 0)
 			continue;
 		send(p->fd, &stop, sizeof(stop), MSG_NOSIGNAL | MSG_DONTWAIT);
-		/* Take the buffers still in flight (threads that started
-		 * just now) before closing. */
-		while (process_message(s, p) > 0)
-			;
+		/* Take what is in flight before closing: buffers, and from a
+		 * process without buffers its last count of what it lost
+		 * (it answers STOP with it). */
+		for (;;) {
+			struct pollfd pfd = { p->fd, POLLIN, 0 };
+			int ret;
+
+			while ((ret = process_message(s, p)) > 0 && p->fd >= 0)
+				;
+			if (ret < 0 || !p->nobuf_err ||
+			    poll(&pfd, 1, NOBUF_FINAL_MS) <= 0)
+				break;
+		}
 		process_close(p);
 	}
 	if (s->listen_fd >= 0)
@@ -543,8 +700,10 @@ void session_stop(struct rec_session *s)
 
 void session_clock_now(struct rec_session *s)
 {
-	clock_sample(&s->clock.tsc_stop, &s->clock.mono_stop, &s->clock.real_stop);
-	s->clock.freq = s->clock.mono_stop > s->clock.mono_start
+	clock_sample(s->clock.tsc, &s->clock.tsc_stop, &s->clock.mono_stop,
+		     &s->clock.real_stop);
+	s->clock.freq = !s->clock.tsc ? 1000000000u
+		: s->clock.mono_stop > s->clock.mono_start
 		? (uint64_t)((unsigned __int128)(s->clock.tsc_stop - s->clock.tsc_start) *
 			     1000000000u / (s->clock.mono_stop - s->clock.mono_start))
 		: 0;
@@ -587,11 +746,19 @@ int session_write_index(struct rec_session *s, bool incomplete)
 		tp->ppid = p->ppid;
 		tp->class_id = p->class_id;
 		memcpy(tp->comm, p->comm, sizeof(tp->comm));
+		/* the name its main thread had when it first recorded: a
+		 * forked child said HELLO before it could rename itself */
+		for (unsigned j = 0; j < s->nstreams; j++)
+			if (s->streams[j]->proc == p && s->streams[j]->tid == p->pid) {
+				memcpy(tp->comm, s->streams[j]->comm, sizeof(tp->comm));
+				break;
+			}
 		tp->exe = p->exe;
 		tp->events = p->events;
 		tp->nevents = p->nevents;
 		tp->desc_blob = p->desc_blob;
 		tp->desc_blob_size = p->desc_size;
+		tp->lost_nobuf = consumer_lost_nobuf(p);
 		t.nprocesses++;
 	}
 	for (unsigned i = 0; i < s->nstreams; i++) {
@@ -603,6 +770,17 @@ int session_write_index(struct rec_session *s, bool incomplete)
 	free(t.processes);
 	free(t.streams);
 	return ret;
+}
+
+void session_print_work(const struct rec_session *s, FILE *f)
+{
+	uint64_t packets = 0;
+
+	for (unsigned i = 0; i < s->nstreams; i++)
+		packets += s->streams[i]->packets;
+	fprintf(f, "tracekit: the recorder wrote %llu packets, slept %llu times, was woken %llu times by writers\n",
+		(unsigned long long)packets, (unsigned long long)s->sleeps,
+		(unsigned long long)consumer_wakeups(s));
 }
 
 void session_print_streams(const struct rec_session *s, FILE *f)
@@ -626,9 +804,55 @@ void session_print_streams(const struct rec_session *s, FILE *f)
 		lost += tk_stream_lost(&ts);
 		bytes += ts.bytes;
 	}
+	/* events of threads that had no stream to count them in */
+	for (unsigned i = 0; i < s->nprocs; i++) {
+		const struct rec_process *p = s->procs[i];
+		uint64_t n = consumer_lost_nobuf(p);
+		char name[40];
+
+		if (!n)
+			continue;
+		snprintf(name, sizeof(name), "%s-%u", p->comm, p->pid);
+		fprintf(f, "%-24s %8s %12d %12llu %12d\n", name, "-", 0,
+			(unsigned long long)n, 0);
+		lost += n;
+	}
 	fprintf(f, "%-24s %8s %12llu %12llu %12llu\n", "total", "",
 		(unsigned long long)events, (unsigned long long)lost,
 		(unsigned long long)bytes);
+	if (s->nstreams) {
+		char how[256];
+
+		drain_describe(&s->drain, how, sizeof(how));
+		fprintf(f, "tracekit: buffers written with %s\n", how);
+		fprintf(f, "tracekit: buffer pool: %llu KiB made for the largest process (limit %llu KiB)\n",
+			(unsigned long long)(s->pool_most >> 10),
+			(unsigned long long)s->opt->pool_max * s->opt->subbuf_kb);
+	}
+	for (unsigned i = 0; i < s->nstreams; i++) {
+		const struct rec_stream *st = s->streams[i];
+
+		if (st->corrupt)
+			fprintf(f, "tracekit: %s-%u: stream %u is corrupt, not read to its end: %s (the program wrote over its buffer)\n",
+				st->proc->comm, st->proc->pid, st->tid, st->corrupt);
+	}
+	if (s->refused)
+		fprintf(f, "tracekit: %u process%s not recorded: %s\n",
+			s->refused, s->refused == 1 ? "" : "es", strerror(s->accept_errno));
+	for (unsigned i = 0; i < s->nprocs; i++) {
+		const struct rec_process *p = s->procs[i];
+		uint64_t n = consumer_lost_nobuf(p);
+
+		if (!n)
+			continue;
+		if (p->nobuf_err)
+			fprintf(f, "tracekit: %s-%u: %llu events lost: its buffers could not be made (%s: %s)\n",
+				p->comm, p->pid, (unsigned long long)n, p->nobuf_what,
+				strerror(p->nobuf_err));
+		else
+			fprintf(f, "tracekit: %s-%u: %llu events lost by threads that found no free stream (more than %u at once) or no free sub-buffer for their first packet\n",
+				p->comm, p->pid, (unsigned long long)n, s->opt->streams_max);
+	}
 	for (unsigned i = 0; i < s->nprocs; i++) {
 		const struct rec_process *p = s->procs[i];
 
@@ -640,6 +864,9 @@ void session_print_streams(const struct rec_session *s, FILE *f)
 		else
 			fprintf(f, "tracekit: %s-%u: call sites test a byte (no static keys: %s)\n",
 				p->comm, p->pid, p->keys_why[0] ? p->keys_why : "?");
+		if (!p->cpu_rseq)
+			fprintf(f, "tracekit: %s-%u: no rseq area: each event asks sched_getcpu() for its CPU (slower)\n",
+				p->comm, p->pid);
 	}
 }
 
@@ -651,11 +878,10 @@ void session_describe(const struct rec_session *s, char *out, size_t len)
 
 void session_free(struct rec_session *s)
 {
+	consumer_free(s); /* the maker thread first: it uses the arenas */
 	for (unsigned i = 0; i < s->nstreams; i++) {
 		struct rec_stream *st = s->streams[i];
 
-		if (st->hdr)
-			munmap(st->hdr, st->map_size);
 		if (st->out_fd >= 0)
 			close(st->out_fd);
 		free(st->file);
@@ -665,6 +891,7 @@ void session_free(struct rec_session *s)
 		struct rec_process *p = s->procs[i];
 
 		process_close(p);
+		consumer_process_free(s, p);
 		for (unsigned j = 0; j < p->nevents; j++)
 			tk_event_info_free(&p->events[j]);
 		free(p->events);
@@ -674,6 +901,17 @@ void session_free(struct rec_session *s)
 	}
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
+	if (s->wake_fd >= 0)
+		close(s->wake_fd);
+	if (s->reserve_fd >= 0)
+		close(s->reserve_fd);
+	drain_free(&s->drain);
+	while (s->free_writes) {
+		struct rec_write *w = s->free_writes;
+
+		s->free_writes = w->next;
+		free(w);
+	}
 	free(s->pollfd);
 	free(s->streams);
 	free(s->procs);

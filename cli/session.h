@@ -13,6 +13,8 @@
 #include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "drain.h"
+#include "common/protocol.h"
 #include "format/event-info.h"
 #include "format/trace.h"
 #include "common/ringbuf-layout.h"
@@ -32,10 +34,20 @@ struct rec_options {
 	const char *outdir;
 	struct rec_rule *rules;
 	unsigned nrules;
-	uint32_t buffer_kb; /* per thread */
-	uint32_t nsub;
+	/* Buffers (common/ringbuf-layout.h): sub-buffers of subbuf_kb, at most
+	 * slots of them per thread, pool_init made by the process at the
+	 * start, pool_start by the recorder right after, pool_max per process
+	 * in all, streams_max threads at once. */
+	uint32_t buffer_kb; /* per thread: slots * subbuf_kb */
+	uint32_t subbuf_kb;
+	uint32_t slots;
+	uint32_t pool_init, pool_start, pool_max;
+	uint32_t streams_max;
+	uint32_t block_ms;  /* --block: writers wait this long, 0: never */
 	bool overwrite;
 	bool follow_fork;
+	bool clock_mono;    /* stamp with CLOCK_MONOTONIC: the TSC is not
+			     * usable (clock_choose) */
 	bool quiet;
 	pid_t attach_pid; /* -P */
 	char **argv;      /* -- CMD ARGS */
@@ -68,22 +80,77 @@ struct rec_options {
 };
 
 struct rec_process;
+struct rec_arena;
+
+/* Packets of one stream being written, in one write: in place from the
+ * arena's chunks (recording) or a copy (at the end). */
+struct rec_write {
+	struct drain_req req;
+	struct rec_stream *st;
+	uint32_t chunk[DRAIN_IOV_MAX]; /* given back when written */
+	unsigned count;
+	uint64_t events;
+	char *copy; /* freed when written, or NULL */
+	struct rec_write *next; /* the session's free list */
+};
 
 struct rec_stream {
+	struct rec_session *session;
 	struct rec_process *proc;
+	struct rec_arena *arena;  /* NULL once finished */
+	uint32_t index;           /* its descriptor in the arena */
+	struct tk_rb_stream *desc;
 	uint32_t tid;
 	char comm[17];      /* its name as last read (record-watch.c) */
-	char made_comm[17]; /* its name when the buffer was made */
-	struct tk_rb_header *hdr;
-	size_t map_size;
-	char *base;
-	uint32_t nsub, subbuf_size, mode; /* checked once, at hand-over */
-	uint64_t consumed;
+	char made_comm[17]; /* its name when its descriptor was taken */
+	uint64_t submitted; /* packets read from their slots (consumed) */
+	unsigned inflight;  /* writes not completed */
 	int out_fd;
+	bool direct;        /* out_fd is O_DIRECT: packets padded to blocks */
+	uint64_t off;       /* where the next packet goes in the file */
+	uint64_t alloc;     /* bytes of the file allocated ahead (O_DIRECT) */
 	char *file;
 	uint64_t instance;
 	uint64_t events, bytes, packets;
-	bool done; /* final packet written */
+	/* the writer's counts, copied (bounded) when the stream is done */
+	uint64_t lost_full, lost_nested, lost_big, lost_overwritten;
+	uint64_t lost_write; /* events in packets that could not be written */
+	const char *corrupt; /* why we stopped reading it, or NULL */
+	bool done;           /* nothing more will be read from it */
+};
+
+/* A process's buffers as the recorder holds them (ringbuf-layout.h):
+ * the geometry checked once when they came, every number read again from
+ * the shared memory bounded. */
+struct rec_arena {
+	struct tk_arena *hdr;
+	size_t control_size;
+	uint32_t mode, chunk_size, slots, streams_max, ring_size, stream_size;
+	uint32_t chunks_max;
+	uint32_t wake_batch;       /* tk_rb_wake_batch() */
+	uint32_t *chunk_ring, *stream_ring, *recycle_ring;
+	uint64_t *produced;
+	char *streams;
+	char *pool;                /* chunks_max chunks */
+	size_t pool_size;
+	uint32_t chunks;           /* chunks made and offered: 0 .. chunks */
+	/* the maker thread (consumer.c) makes chunks up to `target`; `made`
+	 * is how far it got (atomic), `making` while it works on this arena */
+	uint32_t target, made;
+	uint32_t premapped, premap_to; /* the process's chunks [0, premap_to)
+					* mapped here: [0, premapped) done */
+	uint32_t told;             /* chunks the process was told were made */
+	bool making;
+	struct rec_arena *make_next; /* the maker's list of work */
+	bool in_make_list;
+	uint64_t chunk_tail, stream_tail, recycle_tail; /* our ends of the
+							  * free rings */
+	uint32_t touched;          /* descriptors made: 0 .. touched, the
+				    * only ones that may be in use */
+	struct rec_stream **cur;   /* [streams_max]: who uses descriptor i */
+	unsigned inflight;         /* writes from its memory not completed */
+	bool gave_back;            /* space given back this pass (--block) */
+	const char *corrupt;       /* why we stopped reading it */
 };
 
 struct rec_process {
@@ -91,10 +158,20 @@ struct rec_process {
 	char comm[17];
 	char *exe;
 	bool keys;       /* call sites patched */
+	bool cpu_rseq;   /* events read their CPU from rseq */
 	uint32_t nsites;
 	char keys_why[65];
 	int fd; /* control socket, -1 once closed */
 	bool hello, announced, configured;
+	bool forked; /* a forked child recording with its parent's CONFIG */
+	struct rec_arena *arena; /* its buffers, NULL before ARENA or once
+				  * written out and unmapped */
+	/* events it lost for want of buffers (in its arena's count, and in
+	 * the one its messages carry), and why (NOBUF) */
+	uint64_t lost_nobuf;
+	uint64_t nobuf_msg_lost;
+	int nobuf_err;
+	char nobuf_what[33];
 	char *desc_blob;
 	size_t desc_size;
 	struct tk_event_info *events;
@@ -105,6 +182,7 @@ struct rec_session {
 	const struct rec_options *opt;
 	char *dir;
 	int listen_fd;
+	int wake_fd; /* eventfd writers signal while we sleep */
 	char sock_name[64];
 	struct rec_process **procs;
 	unsigned nprocs;
@@ -115,9 +193,20 @@ struct rec_session {
 	uint64_t next_instance;
 	char host[65];
 	unsigned drained; /* packets written by the last session_poll */
+	struct drain drain;
+	struct rec_write *free_writes;
+	struct rec_maker *maker;   /* makes pool chunks ahead (consumer.c) */
+	uint64_t pool_most;        /* bytes of pool made for one process, at most */
+	uint64_t sleeps;           /* times we slept waiting for work */
+	uint64_t wakeups_gone;     /* writers' wake-ups, of arenas unmapped */
+	uint64_t lazy_next;        /* when partial batches are written (us) */
+	bool lazy_due;
 	struct pollfd *pollfd; /* session_poll's, grown with the processes */
 	unsigned npollfd;
 	struct tk_trace_kernel *kernel; /* the kernel part, or NULL */
+	int accept_errno; /* a process could not be taken (EMFILE...) */
+	unsigned refused; /* ... how many */
+	int reserve_fd;   /* closed to refuse one when out of descriptors */
 	char error[512]; /* first fatal error, for the tool to print */
 	bool failed;
 };
@@ -126,11 +215,18 @@ struct rec_session {
 int session_init(struct rec_session *s, const struct rec_options *opt);
 /* Connect to process @pid's control socket (record -P). */
 int session_attach(struct rec_session *s, pid_t pid);
-/* Wait up to @timeout_us for control traffic and handle it; also drains
- * the buffers (s->drained: packets written).  @extra_fd (or -1) is polled too; returns 1 if it is
- * readable, 0 otherwise, < 0 on a fatal error (s->error set). */
+/* Drain the buffers (s->drained: packets written) and handle control
+ * traffic; when there was nothing to drain, sleep until a writer wakes us
+ * (a packet closed), control traffic, @extra_fd (or -1) is readable, or
+ * @timeout_us passed.  Returns 1 if @extra_fd is readable, 0 otherwise,
+ * < 0 on a fatal error (s->error set). */
 int session_poll(struct rec_session *s, int timeout_us, int extra_fd);
+/* How the recorder worked (record -v): packets written, its sleeps, the
+ * times writers woke it. */
+void session_print_work(const struct rec_session *s, FILE *f);
 /* Whether any process said HELLO. */
+/* Whether any process was sent its CONFIG (it records). */
+bool session_configured(const struct rec_session *s);
 bool session_heard_from(const struct rec_session *s);
 /* Number of processes still connected. */
 unsigned session_connected(const struct rec_session *s);
@@ -153,20 +249,49 @@ void session_free(struct rec_session *s);
 
 
 /* consumer.c */
-int consumer_add_stream(struct rec_session *s, struct rec_process *p, int fd,
-			uint32_t tid, const char *comm);
+/* Take @p's buffers (ARENA: @fds control and pool, checked: sealed memfds
+ * of the sizes the control part says; @made chunks made by the process).
+ * Closes the fds.  Returns 0, or < 0 when they are refused (said). */
+int consumer_add_arena(struct rec_session *s, struct rec_process *p,
+		       const int fds[2], uint32_t made);
+/* The thread that makes pool chunks ahead of the writers. */
+int consumer_init(struct rec_session *s);
+void consumer_free(struct rec_session *s);
+/* @p is gone: write out what its buffers hold, then let them go. */
+void consumer_process_gone(struct rec_session *s, struct rec_process *p);
+/* Let @p's buffers go without writing them (the recording failed). */
+void consumer_process_free(struct rec_session *s, struct rec_process *p);
+/* Events @p lost with no buffer (its arena's count and NOBUF's). */
+uint64_t consumer_lost_nobuf(const struct rec_process *p);
+/* The times writers woke us, in every arena so far (bounded). */
+uint64_t consumer_wakeups(const struct rec_session *s);
 /* Write every packet the writers have closed (discard mode); returns how
  * many. */
 unsigned consumer_drain(struct rec_session *s);
+/* Before sleeping up to @timeout_us: tell the writers (sleeping = 1 in
+ * every arena), then look once more.  Returns how long to sleep: 0 (and
+ * they are told no more) if there is something to do after all, less than
+ * @timeout_us when packets wait in a partial batch. */
+int consumer_sleep_begin(struct rec_session *s, int timeout_us);
+/* After sleeping: no more wake-ups wanted. */
+void consumer_sleep_end(struct rec_session *s);
 /* Write what is left, open packets included (at stop or process death). */
 void consumer_flush_all(struct rec_session *s);
-/* A thread gone: name @st after what it wrote into its buffer's header when
- * it ended (lib/stream.c, stream_name_final), if it wrote anything. */
+/* A thread gone: name @st after what it wrote into its stream descriptor
+ * when it ended (lib/stream.c, stream_name_final), if it wrote anything. */
 void consumer_header_name(struct rec_stream *st);
 void consumer_stream_stats(const struct rec_stream *st,
 			   struct tk_trace_stream *out);
+/* Events, bytes and lost of @st so far, added to the three counts. */
+void consumer_stream_progress(const struct rec_stream *st, uint64_t *events,
+			      uint64_t *bytes, uint64_t *lost);
 
 /* clock pairs */
-void clock_sample(uint64_t *tsc, uint64_t *mono, uint64_t *real);
+void clock_sample(bool use_tsc, uint64_t *tsc, uint64_t *mono, uint64_t *real);
+/* The event clock now: the TSC if @use_tsc, else CLOCK_MONOTONIC. */
+static inline uint64_t clock_read(bool use_tsc)
+{
+	return use_tsc ? tk__clock() : tk__clock_mono();
+}
 
 #endif /* TK_SESSION_H */

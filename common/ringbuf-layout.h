@@ -1,38 +1,85 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ringbuf-layout.h - the shared memory of one thread's buffer.
+ * ringbuf-layout.h - the shared memory of a process's buffers (its arena).
  *
- * A thread's buffer is one memfd, mapped by the thread (the only writer)
- * and by the recorder (the only reader):
+ * A process that records has one arena per session, made by the process
+ * (lib/arena.c), sealed against shrinking and growing, and mapped by the
+ * recorder (cli/consumer.c).  It is two memfds, a control part and the
+ * pool:
  *
- *   +-----------------------------+  0
- *   | struct tk_rb_header         |  identity, geometry, counters
- *   |   produced  (writer line)   |  packets closed by the writer
- *   |   consumed  (reader line)   |  packets drained by the recorder
- *   |   slot[nsub]                |  per packet: seq, commit, events
- *   +-----------------------------+  header_size (page multiple)
- *   | packet 0 (subbuf_size)      |  struct tk_packet_header, then events
- *   | packet 1                    |
- *   | ...                         |
- *   +-----------------------------+
+ *   control memfd
+ *   +--------------------------------------+  0
+ *   | struct tk_arena                      |  geometry, the recorder's
+ *   |                                      |  sleeping word, queue ends,
+ *   |                                      |  process-level counters
+ *   +--------------------------------------+  chunk_ring
+ *   | u32 ring[ring_size]: free chunks     |  recorder -> writers
+ *   +--------------------------------------+  stream_ring
+ *   | u32 ring[ring_size]: fresh streams   |  recorder -> writers
+ *   +--------------------------------------+  recycle_ring
+ *   | u32 ring[ring_size]: streams reused  |  recorder -> writers
+ *   +--------------------------------------+  produced
+ *   | u64 produced[streams_max]            |  packets closed, per stream
+ *   +--------------------------------------+  streams
+ *   | struct tk_rb_stream, stream_size B   |  one per thread using it:
+ *   |   ring of `slots` slots, then its    |  ring of `slots` slots, and
+ *   |   inline packet page                 |  a page for a small packet
+ *   +--------------------------------------+  control_size
  *
- * Packet number n (counted from 0 for the stream's life) lives in slot
- * n % nsub.  The writer fills packet `produced`; when it does not fit it
- * closes it (fills the packet header, stores slot.commit, then `produced`
- * with release) and opens the next.  In discard mode it may open packet n
- * only if n - consumed < nsub; otherwise the event is lost and counted.  In
- * overwrite mode it always opens and counts the events of the packet it
- * overwrites as lost; the reader then checks slot.seq before and after
- * copying (a seqlock) and drops a copy that was overwritten meanwhile.
+ *   pool memfd: chunks_max chunks, sparse (pages exist only once made)
+ *   +-------------+-------------+----
+ *   | chunk 0     | chunk 1     | ...    chunk_size bytes each: one packet
+ *   +-------------+-------------+----    (CTF packet header, then events)
  *
- * Each event is committed by storing the packet's byte count in
- * slot[n % nsub].commit (release), so whatever the program did next (crash,
+ * The process makes the first pages of the pool (faulted in at once) and
+ * puts those chunks in the free chunk ring; the recorder makes more, in
+ * its own mapping, ahead of the writers (a thread of its own faults the
+ * pages in) and puts them in the ring as they are made: the pool grows
+ * with the bursts, not with the thread count, and no writer waits for it.
+ *
+ * A chunk is named by its number, or
+ * TK_CHUNK_INLINE for the stream's own inline page: a thread's first
+ * packet goes there (so that a thousand threads that start together need
+ * no chunk each, and a thread that fires now and then holds a page, not a
+ * chunk), and any packet when the pool is empty and the page is free
+ * (inline_busy = 0: the recorder has written what it held).
+ *
+ * A thread's stream is a ring of `slots` slots: packet n (counted from 0
+ * for the stream's life) is described by slot n % slots and lives in the
+ * chunk that slot names.  The writer fills packet `seq`; when an event
+ * does not fit it closes it (slot commit and events, then produced[s],
+ * release) and opens the next with a chunk from the free chunk ring.
+ *
+ * Discard mode: the writer may open packet n only if n - consumed < slots
+ * and it gets a free chunk; otherwise the event is lost and counted.  The
+ * recorder reads a closed slot, advances consumed (the slot is free
+ * again), writes the chunk to disk and gives the chunk back to the free
+ * ring when the write has completed.  Overwrite mode: nothing is drained
+ * while recording; a writer whose ring is full, or that gets no chunk,
+ * reuses the chunk of its own oldest packet and counts its events as
+ * lost; the recorder then checks slot.seq before and after copying a
+ * packet (a seqlock) and drops a copy that was overwritten meanwhile.
+ *
+ * Each event is committed by storing the packet's byte count in its
+ * slot's commit (release), so whatever the program did next (crash,
  * SIGKILL), the bytes up to commit are whole events.
  *
- * The packet header is the CTF packet header and context described by the
- * trace's TSDL metadata (format/ctf-metadata.c); the recorder rewrites its
- * stream_id, packet_size and, for a packet still open, content_size and
- * timestamp_end as it writes the packet to disk.
+ * The free rings have one producer, the recorder (it alone knows when a
+ * chunk is written out), and many consumers, the writers: a writer reads
+ * ring[head % ring_size] and takes it by a compare-and-swap of head from
+ * head to head + 1; the recorder stores ring[tail % ring_size], then tail
+ * + 1 (release), after checking tail - head < ring_size.  Positions only
+ * grow (64 bits), so a stale head cannot be taken twice.
+ *
+ * Everything here is written by a program the recorder must not trust:
+ * the recorder copies the geometry once and bounds every number it reads
+ * again.  Every descriptor is in the fresh stream ring from the start (a
+ * descriptor of zeros is ready for use); the recorder faults their pages
+ * in a few descriptors ahead of the ring's head, so that a thread's first
+ * event rarely meets a fresh page.  A descriptor whose thread has left is
+ * offered again in the recycle ring, which writers try first: threads
+ * that come and go one after the other use the same few descriptors.  docs/design-notes.md lists each
+ * barrier and the one it pairs with.
  */
 #ifndef TK_RINGBUF_LAYOUT_H
 #define TK_RINGBUF_LAYOUT_H
@@ -40,46 +87,111 @@
 #include <stdint.h>
 #include "tracekit/runtime.h" /* the event header, written inline */
 
-#define TK_RB_MAGIC 0x42524b54u /* "TKRB" */
-#define TK_RB_VERSION 1
-#define TK_RB_MAX_SUBBUF 128
+#define TK_ARENA_MAGIC 0x4e524b54u /* "TKRN" */
+#define TK_ARENA_VERSION 1
 #define TK_CTF_MAGIC 0xc1fc1fc1u
+
+#define TK_RB_MIN_SLOTS 2
+#define TK_RB_MAX_SLOTS 4096
+#define TK_ARENA_MAX_STREAMS 65536
+#define TK_CHUNK_MIN 4096u
+#define TK_CHUNK_MAX (16u << 20)
+/* The most a process's pool may hold, and so one thread's buffer (record
+ * -b, --pool): record refuses more up front, the runtime a CONFIG that
+ * asks for more (lib/config.c), the recorder an arena that says more
+ * (cli/consumer.c).  Sparse: only what is made takes memory. */
+#define TK_POOL_MAX (64ull << 30)
+/* The chunk id of a stream's own first-packet page (see tk_rb_stream). */
+#define TK_CHUNK_INLINE 0xffffffffu
+#define TK_INLINE_SIZE 4096u
 
 enum tk_rb_mode {
 	TK_RB_DISCARD = 0,
 	TK_RB_OVERWRITE = 1,
 };
 
-struct tk_rb_slot {
-	uint64_t seq;    /* packet number held, UINT64_MAX when none yet */
-	uint64_t commit; /* bytes of the packet that are whole events */
-	uint64_t events; /* events in the packet, set when it is closed */
-	uint64_t pad[5];
+/* The ends of a free ring (see above). */
+struct tk_ring_ends {
+	uint64_t head __attribute__((aligned(64))); /* writers: next to take */
+	uint64_t tail __attribute__((aligned(64))); /* recorder: next to fill */
 };
 
-struct tk_rb_header {
+struct tk_arena {
 	uint32_t magic;
 	uint32_t version;
 	uint32_t pid;
+	uint32_t mode;         /* enum tk_rb_mode */
+	uint32_t chunk_size;   /* bytes per chunk: a packet's largest size */
+	uint32_t slots;        /* slots per stream: the chunks a thread may hold */
+	uint32_t streams_max;  /* stream descriptors */
+	uint32_t ring_size;    /* entries of each free ring (power of 2) */
+	uint32_t stream_size;  /* bytes per stream descriptor */
+	uint32_t chunks_max;   /* chunks of the pool memfd */
+	uint64_t chunk_ring;   /* offsets in the control memfd */
+	uint64_t stream_ring;
+	uint64_t recycle_ring;
+	uint64_t produced;
+	uint64_t streams;
+	uint64_t control_size; /* bytes of the control memfd */
+
+	/* written by the recorder; cleared by the writer that wakes it */
+	uint32_t sleeping __attribute__((aligned(64)));
+	/* --block: bumped by the recorder when it gives space back; writers
+	 * wait on it (futex) while `waiters` > 0 */
+	uint32_t space;
+	uint32_t waiters;
+	uint32_t pad1;
+
+	struct tk_ring_ends free_chunks;
+	struct tk_ring_ends free_streams;   /* fresh */
+	struct tk_ring_ends reused_streams; /* recycled */
+
+	/* written by writers (atomic adds): events lost with no stream to
+	 * count them in (no descriptor, or no chunk for a thread's first
+	 * packet) */
+	uint64_t lost_nobuf __attribute__((aligned(64)));
+	/* written by writers (atomic add): the times one woke the recorder
+	 * (record -v says them) */
+	uint64_t wakeups;
+};
+
+enum tk_rb_state {
+	TK_RB_FREE = 0,   /* in the free ring, or not offered yet */
+	TK_RB_OPEN = 1,   /* a thread writes it */
+	TK_RB_CLOSED = 2, /* its thread left it: nothing more comes */
+};
+
+/* A descriptor of zeros is a fresh one: no slot holds a packet. */
+struct tk_rb_slot {
+	uint64_t seq;    /* packet number held + 1, 0 when none */
+	uint64_t commit; /* bytes of the packet that are whole events */
+	uint32_t chunk;  /* where the packet is */
+	uint32_t events; /* events in the packet, set when it is closed */
+};
+
+/* One thread's stream (its descriptor), stream_size bytes: this, the
+ * slots, then from stream_size - TK_INLINE_SIZE its inline page. */
+struct tk_rb_stream {
+	/* set by the writer when it takes the descriptor */
+	uint32_t state; /* enum tk_rb_state, release stores */
 	uint32_t tid;
-	uint32_t nsub;
-	uint32_t subbuf_size;
-	uint32_t header_size;
-	uint32_t mode; /* enum tk_rb_mode */
-	char comm[16]; /* the thread's name at birth; again when it ends (stream.c) */
-	uint64_t pad0[2];
+	char comm[16]; /* the thread's name at birth */
+	uint32_t pid;
+	/* 1 while the inline page holds a packet not yet written: set by
+	 * the writer when it opens one there, cleared by the recorder */
+	uint32_t inline_busy;
+	/* the thread's name when it ends (lib/stream.c stream_name_final),
+	 * 0 before: two relaxed atomic words, read by the recorder while
+	 * the thread may still write them */
+	uint64_t comm_last[2];
 
 	/* written by the writer, at packet boundaries */
-	uint64_t produced __attribute__((aligned(64)));
-	uint64_t lost_full;   /* no free packet (discard mode) */
+	uint64_t lost_full __attribute__((aligned(64))); /* no free slot or chunk */
 	uint64_t lost_nested; /* fired inside another event on this thread */
 	uint64_t lost_big;    /* larger than a packet */
 	uint64_t lost_overwritten; /* in packets overwritten (overwrite mode) */
-	uint64_t events;      /* events in closed packets */
-	uint32_t closed;      /* the thread has exited */
-	uint32_t pad1;
 
-	/* written by the reader */
+	/* written by the recorder */
 	uint64_t consumed __attribute__((aligned(64)));
 
 	struct tk_rb_slot slot[] __attribute__((aligned(64)));
@@ -101,6 +213,59 @@ struct tk_packet_header {
 	uint32_t tid;
 	uint32_t pad;
 };
+
+/*
+ * A chunk holds one CTF packet, or more when its thread moved to another
+ * CPU while it filled it: the writer then ends the packet where it is
+ * (content_size and packet_size set, packet_size up to the next multiple
+ * of 8 bytes, zeros between) and begins one for the new CPU right after
+ * (lib/stream.c packet_split).  The last packet's sizes are the
+ * recorder's to set, to what it writes.  The recorder walks them with
+ * tk_packet_next: the offset of the packet after the one at @off, in the
+ * first @commit bytes of @chunk, or 0 if that one is the last.  @off is a
+ * multiple of 8 and @chunk a page.
+ */
+static inline uint64_t tk_packet_next(const char *chunk, uint64_t off,
+				      uint64_t commit)
+{
+	const struct tk_packet_header *ph =
+		(const struct tk_packet_header *)(chunk + off);
+	uint64_t size = __atomic_load_n(&ph->packet_size, __ATOMIC_RELAXED) / 8;
+
+	if (size % 8 || size < sizeof(*ph) || commit - off < sizeof(*ph) ||
+	    size > commit - off - sizeof(*ph))
+		return 0;
+	return off + size;
+}
+
+/*
+ * Discard mode drains packets in batches: a writer wakes a sleeping
+ * recorder when its stream has this many closed packets the recorder has
+ * not taken (or the pool runs low, or the stream closes), and the
+ * recorder writes them in one go: ~512 KiB per write, so that a virtual
+ * disk that counts its operations is not asked for one per packet.
+ */
+#define TK_WAKE_BATCH_BYTES (512u << 10)
+#define TK_POOL_LOW 16 /* free chunks: a writer that sees fewer wakes it */
+
+static inline uint32_t tk_rb_wake_batch(uint32_t chunk_size, uint32_t slots)
+{
+	uint32_t b = TK_WAKE_BATCH_BYTES / chunk_size;
+
+	if (b > slots / 2)
+		b = slots / 2;
+	return b ? b : 1;
+}
+
+/* Bytes of a stream descriptor with @slots slots, its inline page
+ * included (pages: the page is aligned for O_DIRECT writes). */
+static inline uint32_t tk_rb_stream_size(uint32_t slots)
+{
+	uint64_t n = sizeof(struct tk_rb_stream) +
+		     (uint64_t)slots * sizeof(struct tk_rb_slot);
+
+	return (uint32_t)(((n + 4095) & ~(uint64_t)4095) + TK_INLINE_SIZE);
+}
 
 /*
  * Each event: a header, then its fields packed.  The header is

@@ -58,3 +58,66 @@ int tk_peer_check(int fd, pid_t pid, struct ucred *peer)
 		return -EADDRINUSE;
 	return cred_allowed(peer) ? 0 : -EPERM;
 }
+
+ssize_t tk_recv_fds(int sock, void *buf, size_t size, int *fds,
+		    unsigned maxfds, unsigned *nfds, int flags)
+{
+	struct iovec iov = { buf, size };
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 8)];
+		struct cmsghdr align;
+	} ctl;
+	struct msghdr mh = { 0 };
+	ssize_t n;
+
+	*nfds = 0;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = ctl.b;
+	mh.msg_controllen = sizeof(ctl.b);
+	n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (*nfds < maxfds)
+				fds[(*nfds)++] = f;
+			else
+				close(f);
+		}
+	}
+	return n;
+}
+
+int tk_send_fds(int sock, const void *buf, size_t len, const int *fds,
+		unsigned nfds, int flags)
+{
+	struct iovec iov = { (void *)buf, len };
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 8)];
+		struct cmsghdr align;
+	} ctl;
+	struct msghdr mh = { 0 };
+
+	if (nfds > 8)
+		return -EINVAL;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (nfds) {
+		struct cmsghdr *c;
+
+		mh.msg_control = ctl.b;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	return sendmsg(sock, &mh, flags | MSG_NOSIGNAL) < 0 ? -errno : 0;
+}

@@ -19,7 +19,10 @@
  *                             "unfinished"); -p function entries, user
  *                             events and other kernel events as instants
  *                             ("i", their fields as args); system calls
- *                             (sys_enter_X .. sys_exit_X) as slices
+ *                             (sys_enter_X .. sys_exit_X) as slices;
+ *                             each with the CPU it ran on as the arg
+ *                             "common_cpu" (where a call began, for a
+ *                             system call), as report prints it
  *   track (PID, TID|1<<30)    "TID sched": the thread's scheduling states
  *                             from sched_switch/sched_wakeup as slices:
  *                             running (args: cpu), runnable, sleeping,
@@ -73,6 +76,7 @@ struct thread {
 	/* the open system call */
 	const struct kev *sys;
 	uint64_t sys_ts;
+	uint32_t sys_cpu;
 	uint64_t sys_args[6];
 };
 
@@ -422,16 +426,23 @@ static void put_hex_bytes(struct tk_out *o, const char *p, uint32_t len)
 	tk_out_char(o, '"');
 }
 
-/* ,"args":{"field":value,...} of a user event */
-static void put_user_args(struct tk_out *o, const struct tk_event_info *ev,
-			  const struct tk_value *v)
+/* ,"args":{"common_cpu":N (the CPU the event ran on): the start of every
+ * event's args; its own fields follow, each after a comma */
+static void put_args_cpu(struct tk_out *o, uint32_t cpu)
 {
-	tk_out_mem(o, ",\"args\":{", 9);
+	tk_out_str(o, ",\"args\":{\"common_cpu\":");
+	tk_out_u64(o, cpu);
+}
+
+/* ,"args":{"common_cpu":N,"field":value,...} of a user event */
+static void put_user_args(struct tk_out *o, const struct tk_event_info *ev,
+			  const struct tk_value *v, uint32_t cpu)
+{
+	put_args_cpu(o, cpu);
 	for (unsigned i = 0; i < ev->nfields; i++) {
 		const struct tk_field_desc *f = &ev->fields[i];
 
-		if (i)
-			tk_out_char(o, ',');
+		tk_out_char(o, ',');
 		tk_out_json_str(o, f->name, strnlen(f->name, sizeof(f->name)));
 		tk_out_char(o, ':');
 		switch (f->kind) {
@@ -500,7 +511,9 @@ static int chrome_user_event(struct tk_export *x, struct tk_stream_reader *rd)
 		head(ch, 'i', s->pid, s->tid);
 		put_ts(ch, rd->ts);
 		put_name(ch, tk_calls_name(ch->calls, s->pid, rd->values[0].u), "function");
-		tk_out_str(o, ",\"s\":\"t\",\"args\":{\"caller\":");
+		tk_out_str(o, ",\"s\":\"t\"");
+		put_args_cpu(o, rd->cpu);
+		tk_out_str(o, ",\"caller\":");
 		{
 			const char *caller = tk_calls_caller(ch->calls, s->pid, rd->values[1].u);
 
@@ -516,7 +529,7 @@ static int chrome_user_event(struct tk_export *x, struct tk_stream_reader *rd)
 	put_ts(ch, rd->ts);
 	tk_out_mem(o, u->head, u->head_len);
 	tk_out_str(o, ",\"s\":\"t\"");
-	put_user_args(o, rd->event, rd->values);
+	put_user_args(o, rd->event, rd->values, rd->cpu);
 	tk_out_char(o, '}');
 	return 0;
 }
@@ -649,13 +662,13 @@ static void put_knum(struct tk_out *o, const struct tep_format_field *f, uint64_
 		tk_out_u64(o, v);
 }
 
-/* ,"args":{...} of a kernel event: its own fields (not the common ones) */
+/* ,"args":{...} of a kernel event: its CPU, its own fields (not the
+ * common ones) */
 static void put_kernel_args(struct tk_out *o, const struct kev *k,
-			    const unsigned char *data, unsigned size)
+			    const unsigned char *data, unsigned size,
+			    uint32_t cpu)
 {
-	bool first = true;
-
-	tk_out_mem(o, ",\"args\":{", 9);
+	put_args_cpu(o, cpu);
 	for (unsigned i = 0; k->args && k->args[i]; i++) {
 		const struct tep_format_field *f = k->args[i];
 		unsigned off = (unsigned)f->offset, len = (unsigned)f->size;
@@ -671,9 +684,7 @@ static void put_kernel_args(struct tk_out *o, const struct kev *k,
 		}
 		if (off + len > size)
 			continue;
-		if (!first)
-			tk_out_char(o, ',');
-		first = false;
+		tk_out_char(o, ',');
 		tk_out_json_str(o, f->name, strlen(f->name));
 		tk_out_char(o, ':');
 		if (f->flags & TEP_FIELD_IS_STRING)
@@ -874,10 +885,12 @@ static int on_sys_enter(struct chrome *ch, const struct kev *k,
 		head(ch, 'X', t->pid, t->tid);
 		put_span(ch, t->sys_ts, c->ts);
 		put_name(ch, open->sys, "syscall,unfinished");
-		tk_out_char(&ch->x->out, '}');
+		put_args_cpu(&ch->x->out, t->sys_cpu);
+		tk_out_mem(&ch->x->out, "}}", 2);
 	}
 	t->sys = k;
 	t->sys_ts = c->ts;
+	t->sys_cpu = c->cpu;
 	for (unsigned i = 0; i < k->nf; i++)
 		t->sys_args[i] = kfield(c->data, c->data_size, k->f[i]);
 	return 0;
@@ -895,14 +908,14 @@ static int on_sys_exit(struct chrome *ch, const struct kev *k,
 	head(ch, 'X', t->pid, t->tid);
 	put_span(ch, t->sys_ts, c->ts);
 	put_name(ch, e->sys, "syscall");
-	tk_out_mem(o, ",\"args\":{", 9);
+	put_args_cpu(o, t->sys_cpu);
 	for (unsigned i = 0; i < e->nf; i++) {
+		tk_out_char(o, ',');
 		tk_out_json_str(o, e->f[i]->name, strlen(e->f[i]->name));
 		tk_out_char(o, ':');
 		put_knum(o, e->f[i], t->sys_args[i]);
-		tk_out_char(o, ',');
 	}
-	tk_out_str(o, "\"ret\":");
+	tk_out_str(o, ",\"ret\":");
 	tk_out_s64(o, (int64_t)kfield(c->data, c->data_size, k->f[0]));
 	tk_out_mem(o, "}}", 2);
 	return 0;
@@ -955,7 +968,7 @@ static int chrome_kernel_event(struct tk_export *x, struct tk_kernel_cpu *c)
 		tk_out_mem(&x->out, ",\"cat\":", 7);
 		tk_out_json_str(&x->out, k->ev->system, strlen(k->ev->system));
 		tk_out_str(&x->out, ",\"s\":\"t\"");
-		put_kernel_args(&x->out, k, c->data, c->data_size);
+		put_kernel_args(&x->out, k, c->data, c->data_size, c->cpu);
 		tk_out_char(&x->out, '}');
 	}
 	return ret < 0 ? tk_export_error(x, "out of memory") : 0;
@@ -1050,7 +1063,8 @@ static int chrome_end(struct tk_export *x)
 			head(ch, 'X', th->pid, th->tid);
 			put_span(ch, th->sys_ts, x->last_ts);
 			put_name(ch, th->sys->sys, "syscall,unfinished");
-			tk_out_char(o, '}');
+			put_args_cpu(o, th->sys_cpu);
+			tk_out_mem(o, "}}", 2);
 		}
 	}
 	gmtime_r(&secs, &tm);

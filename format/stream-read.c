@@ -76,6 +76,12 @@ static int enter_packet(struct tk_stream_reader *r, char *err, size_t errlen)
 	if (r->size - r->packet < sizeof(ph))
 		return bad(r, r->packet, "truncated packet header", err, errlen);
 	memcpy(&ph, r->map + r->packet, sizeof(ph));
+	if (!ph.magic && r->incomplete) {
+		/* space the recorder allocated ahead of its writes, never
+		 * written: it was killed; what it wrote ends here */
+		r->pos = r->content_end = r->packet = r->size;
+		return 0;
+	}
 	if (ph.magic != TK_CTF_MAGIC)
 		return bad(r, r->packet, "bad packet magic", err, errlen);
 	content = ph.content_size / 8;

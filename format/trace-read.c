@@ -8,12 +8,15 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "common/regular-file.h"
+#include "common/ringbuf-layout.h"
 #include "trace.h"
 
 #define MAX_DESC_FILE (64u << 20)
@@ -226,6 +229,8 @@ static int add_process(struct tk_trace *t, const struct kv *kv, int n,
 		return -EINVAL;
 	if (!opt_u32(kv, n, "ppid", &p->ppid))
 		return -EINVAL;
+	if (!opt_u64(kv, n, "lost_nobuf", &p->lost_nobuf))
+		return -EINVAL;
 	copy_str(p->comm, sizeof(p->comm), get(kv, n, "comm"));
 	p->exe = strdup(get(kv, n, "exe") ? get(kv, n, "exe") : "");
 	t->nprocesses++;
@@ -305,6 +310,48 @@ static void name_threads(struct tk_trace *t)
 	}
 }
 
+/* The events_discarded of the last whole packet header of @s's file: what
+ * its writer had lost by then.  0 if there is none. */
+static uint64_t discarded_at_end(const struct tk_trace *t,
+				 const struct tk_trace_stream *s)
+{
+	struct tk_packet_header ph;
+	uint64_t discarded = 0, off = 0;
+	char *path;
+	int fd;
+
+	if (asprintf(&path, "%s/%s", t->dir, s->file) < 0)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return 0;
+	/* space allocated ahead and never written reads as zeros */
+	while (pread(fd, &ph, sizeof(ph), (off_t)off) == (ssize_t)sizeof(ph) &&
+	       ph.magic == TK_CTF_MAGIC && ph.packet_size % 8 == 0 &&
+	       ph.packet_size / 8 >= sizeof(ph) &&
+	       ph.packet_size / 8 <= (uint64_t)INT64_MAX - off) {
+		discarded = ph.events_discarded;
+		off += ph.packet_size / 8;
+	}
+	close(fd);
+	return discarded;
+}
+
+/* A recorder killed after its last update left counts that are too low
+ * where its writers lost events since: the packets it wrote after that
+ * say how many, in the header of each (lost so far). */
+static void lost_since_update(struct tk_trace *t)
+{
+	for (unsigned i = 0; i < t->nstreams; i++) {
+		struct tk_trace_stream *s = &t->streams[i];
+		uint64_t discarded = discarded_at_end(t, s);
+
+		if (discarded > tk_stream_lost(s))
+			s->lost_later = discarded - tk_stream_lost(s);
+	}
+}
+
 int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 			size_t errlen)
 {
@@ -376,6 +423,8 @@ int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 		}
 	}
 	name_threads(t);
+	if (t->incomplete)
+		lost_since_update(t);
 	if (lineno == 0 || !have_clock) {
 		snprintf(err, errlen, "'%s' is not a tracekit manifest%s", path,
 			 lineno ? " (no clock line)" : " (empty)");

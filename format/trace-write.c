@@ -87,7 +87,10 @@ static void put_manifest(FILE *f, const struct tk_trace *t)
 		put_value(f, p->comm);
 		fprintf(f, " exe=");
 		put_value(f, p->exe ? p->exe : "");
-		fprintf(f, " events=events/%u.desc\n", p->class_id);
+		fprintf(f, " events=events/%u.desc", p->class_id);
+		if (p->lost_nobuf)
+			fprintf(f, " lost_nobuf=%" PRIu64, p->lost_nobuf);
+		fputc('\n', f);
 	}
 	for (unsigned i = 0; i < t->nstreams; i++) {
 		const struct tk_trace_stream *s = &t->streams[i];
@@ -109,9 +112,12 @@ static void put_manifest(FILE *f, const struct tk_trace *t)
 
 typedef void (*write_fn)(FILE *f, const void *arg);
 
-/* Write path (relative to dir) through fn, atomically. */
+/* Write path (relative to dir) through fn, atomically (a rename); synced
+ * to the disk first if @sync.  The index written while recording is not:
+ * it must survive the recorder being killed, which the page cache does,
+ * and a recorder that waits on the disk lets the writers' buffers fill. */
 static int write_file(const char *dir, const char *path, write_fn fn,
-		      const void *arg, char *err, size_t errlen)
+		      const void *arg, bool sync, char *err, size_t errlen)
 {
 	char *tmp = NULL, *final = NULL;
 	FILE *f = NULL;
@@ -131,7 +137,7 @@ static int write_file(const char *dir, const char *path, write_fn fn,
 		goto out;
 	}
 	fn(f, arg);
-	if (fflush(f) || ferror(f) || fsync(fileno(f))) {
+	if (fflush(f) || ferror(f) || (sync && fsync(fileno(f)))) {
 		ret = -errno ? -errno : -EIO;
 		snprintf(err, errlen, "cannot write '%s': %s", tmp, strerror(-ret));
 		fclose(f);
@@ -204,14 +210,15 @@ int tk_trace_write_index(const struct tk_trace *t, char *err, size_t errlen)
 			 t->processes[i].class_id);
 		if (same_size(t->dir, path, t->processes[i].desc_blob_size))
 			continue; /* written before, and nothing was added */
-		ret = write_file(t->dir, path, write_desc, &t->processes[i], err,
-				 errlen);
+		ret = write_file(t->dir, path, write_desc, &t->processes[i],
+				 !t->incomplete, err, errlen);
 		if (ret)
 			return ret;
 	}
-	ret = write_file(t->dir, "user/metadata", write_metadata, t, err, errlen);
+	ret = write_file(t->dir, "user/metadata", write_metadata, t,
+			 !t->incomplete, err, errlen);
 	if (ret)
 		return ret;
-	return write_file(t->dir, TK_MANIFEST_NAME, write_manifest, t, err,
-			  errlen);
+	return write_file(t->dir, TK_MANIFEST_NAME, write_manifest, t,
+			  !t->incomplete, err, errlen);
 }

@@ -60,6 +60,9 @@ struct tk_trace_process {
 	 * the reader parses them into events. */
 	char *desc_blob;
 	size_t desc_blob_size;
+	/* events lost by threads that had no stream to count them in (no
+	 * buffers could be made, or no free stream): lost_nobuf */
+	uint64_t lost_nobuf;
 };
 
 struct tk_trace_stream {
@@ -69,6 +72,10 @@ struct tk_trace_stream {
 	uint64_t instance;
 	uint64_t events, bytes, packets;
 	uint64_t lost_full, lost_nested, lost_big, lost_overwritten;
+	/* of a trace whose recorder never finished: lost after its last
+	 * update of the manifest, as the packets it wrote since say (their
+	 * events_discarded); not in the manifest */
+	uint64_t lost_later;
 };
 
 /* One CPU's kernel pages (manifest kind "kcpu"). */
@@ -107,7 +114,8 @@ struct tk_trace {
 
 static inline uint64_t tk_stream_lost(const struct tk_trace_stream *s)
 {
-	return s->lost_full + s->lost_nested + s->lost_big + s->lost_overwritten;
+	return s->lost_full + s->lost_nested + s->lost_big + s->lost_overwritten +
+	       s->lost_later;
 }
 
 /* Write the manifest, descriptor files and CTF metadata of @t into t->dir,

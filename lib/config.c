@@ -14,7 +14,6 @@
 #include "common/ringbuf-layout.h"
 
 #define MAX_RULES 4096
-#define MAX_BUFFER (4ull << 30)
 
 void tk_rules_free(struct tk_rule *rules, unsigned n)
 {
@@ -66,10 +65,13 @@ void tk_config_msg_free(struct tk_config_msg *c)
 
 static int geometry_ok(const struct tk_msg_config *m)
 {
-	return m->mode <= TK_RB_OVERWRITE && m->nsub >= 2 &&
-	       m->nsub <= TK_RB_MAX_SUBBUF && m->subbuf_size >= 4096 &&
-	       m->subbuf_size % 4096 == 0 &&
-	       (uint64_t)m->subbuf_size * m->nsub <= MAX_BUFFER;
+	return m->mode <= TK_RB_OVERWRITE && m->slots >= TK_RB_MIN_SLOTS &&
+	       m->slots <= TK_RB_MAX_SLOTS && m->chunk_size >= TK_CHUNK_MIN &&
+	       m->chunk_size <= TK_CHUNK_MAX && m->chunk_size % 4096 == 0 &&
+	       m->streams_max >= 1 && m->streams_max <= TK_ARENA_MAX_STREAMS &&
+	       m->pool_init >= 1 && m->pool_init <= m->pool_max &&
+	       (uint64_t)m->pool_max * m->chunk_size <= TK_POOL_MAX &&
+	       m->block_ms <= TK_CONFIG_MAX_BLOCK_MS;
 }
 
 int tk_config_msg_parse(const void *msg, size_t len, struct tk_config_msg *out)
@@ -117,8 +119,12 @@ int tk_config_msg_parse(const void *msg, size_t len, struct tk_config_msg *out)
 	if (p != end)
 		goto bad; /* trailing bytes: not a message we wrote */
 	out->mode = m->mode;
-	out->subbuf_size = m->subbuf_size;
-	out->nsub = m->nsub;
+	out->chunk_size = m->chunk_size;
+	out->slots = m->slots;
+	out->streams_max = m->streams_max;
+	out->pool_init = m->pool_init;
+	out->pool_max = m->pool_max;
+	out->block_ms = m->block_ms;
 	out->flags = m->flags;
 	out->nrules = m->nrules;
 	out->rules = rules;

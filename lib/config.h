@@ -18,14 +18,22 @@ struct tk_rule {
 
 struct tk_config_msg {
 	uint32_t mode;
-	uint32_t subbuf_size;
-	uint32_t nsub;
+	uint32_t chunk_size;
+	uint32_t slots;
+	uint32_t streams_max;
+	uint32_t pool_init;
+	uint32_t pool_max;
+	uint32_t block_ms;
 	uint32_t flags;
 	unsigned nrules;
 	struct tk_rule *rules;
 	char **func_opts; /* TK_CONFIG_FUNCTRACE: "key=value" strings */
 	unsigned nfunc_opts;
 };
+
+/* Limits of the buffer geometry a CONFIG may ask for (the pool's: at
+ * most TK_POOL_MAX bytes, common/ringbuf-layout.h). */
+#define TK_CONFIG_MAX_BLOCK_MS 60000
 
 /* Parse and check a CONFIG message of @len bytes.  Returns 0 and fills
  * *out (free with tk_config_msg_free), -EINVAL when it is malformed or its

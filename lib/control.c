@@ -8,9 +8,18 @@
  *   - if TRACEKIT_SESSION names a recorder (`record -- CMD`), connects to
  *     it, says HELLO, announces its events and waits (3 s at most) for the
  *     CONFIG, so that events are on before main() runs.
+ * With the CONFIG the process makes its buffers (arena.c) and hands them
+ * over (ARENA) before any event is switched on; the recorder makes more of
+ * the pool as bursts need it.  What cannot be made is said (NOBUF)
+ * and tried again a few times a second at most, the events lost
+ * meanwhile counted.  A forked child that follows the session makes its
+ * own buffers in the fork handler and joins from its own control thread:
+ * its first event never waits for the recorder.
  * A session ends on STOP or when the recorder's socket closes (the
  * recorder died): recording stops and the program goes on unaffected.
- * Peers are accepted only with the same uid, or root (SO_PEERCRED).
+ * A peer is accepted only if it is root, or runs with our effective uid
+ * while we are dumpable (SO_PEERCRED; a setuid program answers root
+ * only, as ptrace would: common/unix-socket.c tk_peer_allowed).
  * Protocol: protocol.h.
  */
 #define _GNU_SOURCE
@@ -19,6 +28,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +42,14 @@
 #include "lib/functrace/functrace.h"
 
 #define CONFIG_WAIT_MS 3000
+/* Buffers that could not be made are tried again this often. */
+#define NOBUF_RETRY_MS 500
+/* Bytes of pool a forked child makes at once. */
+#define CHILD_POOL_INIT (2u << 20)
+/* Stream descriptors made with the arena: a process's first threads'; a
+ * forked child's (most have one thread, or exec at once). */
+#define STREAMS_TOUCHED 32
+#define CHILD_STREAMS_TOUCHED 2
 /* What the listener needs besides the static TLS (start_listener). */
 #define LISTENER_STACK (256 * 1024)
 
@@ -40,7 +58,19 @@ static int listen_fd = -1;
 static int session_fd = -1; /* under the registry lock */
 static int retired_fd = -1; /* shut down, closed when the next one opens */
 static char session_name[108];
-static bool child_pending;
+static bool child_join;  /* a forked child: join from the listener thread */
+/* The pid our last HELLO gave; in a forked child, until it says HELLO
+ * itself, its parent's: the ppid of a forked child's HELLO (the child
+ * may be gone before the recorder could read it from /proc). */
+static uint32_t hello_pid, parent_pid;
+/* The last failure to make buffers (listener thread): errno, 0 if none. */
+static int nobuf_err;
+static const char *nobuf_what;
+/* The recorder's wake-up eventfd, on one descriptor number for the
+ * process's life: a writer may have loaded the number just before a
+ * session changes, so a new session's eventfd is put on the same number
+ * (dup3) and none is ever closed (stream.c, packet_close). */
+int tk_wake_fd = -1;
 
 /* Control messages may wait this long for room in the socket (a recorder
  * that is alive drains it at once); events never wait. */
@@ -48,35 +78,23 @@ static bool child_pending;
 
 int tk_send_to(int sock, const void *msg, size_t len, int fd)
 {
-	struct iovec iov = { (void *)msg, len };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct msghdr mh = { 0 };
+	return tk_send_fds_to(sock, msg, len, &fd, fd >= 0);
+}
+
+int tk_send_fds_to(int sock, const void *msg, size_t len, const int *fds,
+		   unsigned nfds)
+{
+	int err;
 
 	if (sock < 0)
 		return -ENOTCONN;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = sizeof(ctl.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	while (sendmsg(sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+	while ((err = tk_send_fds(sock, msg, len, fds, nfds, MSG_DONTWAIT))) {
 		struct pollfd pfd = { sock, POLLOUT, 0 };
 
-		if (errno == EINTR)
+		if (err == -EINTR)
 			continue;
-		if (errno != EAGAIN || poll(&pfd, 1, SEND_WAIT_MS) <= 0)
-			return -errno;
+		if (err != -EAGAIN || poll(&pfd, 1, SEND_WAIT_MS) <= 0)
+			return err == -EAGAIN ? -ETIMEDOUT : err;
 	}
 	return 0;
 }
@@ -108,7 +126,7 @@ static void read_comm(char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-static int send_hello(int fd)
+static void fill_hello(struct tk_msg_hello *hp)
 {
 	struct tk_msg_hello h;
 	const char *why;
@@ -119,17 +137,30 @@ static int send_hello(int fd)
 	h.m.len = sizeof(h);
 	h.version = TK_PROTOCOL_VERSION;
 	h.pid = (uint32_t)getpid();
-	/* h.ppid stays 0: the recorder reads it from /proc, so that no
-	 * system call of the runtime's set-up (a getppid() the program
-	 * did not make) is among the program's kernel events */
+	/* h.ppid stays 0 but for a forked child: the recorder reads it from
+	 * /proc, so that no system call of the runtime's set-up (a getppid()
+	 * the program did not make) is among the program's kernel events */
+	if (child_join)
+		h.ppid = parent_pid;
+	hello_pid = h.pid;
 	h.clock = TK_CLOCK_TSC;
+	h.forked = child_join;
 	read_comm(h.comm, sizeof(h.comm));
 	n = readlink("/proc/self/exe", h.exe, sizeof(h.exe) - 1);
 	if (n < 0)
 		h.exe[0] = '\0';
 	h.keys = tk_keys_active(&why);
 	h.nsites = tk_keys_sites();
+	h.cpu_rseq = tk_cpu_rseq();
 	snprintf(h.keys_why, sizeof(h.keys_why), "%s", why ? why : "");
+	*hp = h;
+}
+
+static int send_hello(int fd)
+{
+	static struct tk_msg_hello h; /* 4 KiB: not on the listener's stack */
+
+	fill_hello(&h);
 	return tk_send_to(fd, &h, sizeof(h), -1);
 }
 
@@ -170,29 +201,143 @@ static void session_close(void)
 	tk_config.active = false;
 	tk_config_publish_locked();
 	tk_streams_session_changed();
+	tk_streams_set_arena(NULL);
 	tk_registry_apply_all_locked();
 	tk_registry_unlock();
+	nobuf_err = 0;
 	tk_functrace_session(NULL, 0);
 }
 
-static int apply_config(const void *msg, size_t len)
+/* Say that the buffers could not be made, and what was lost so far;
+ * @wait: for room in the socket (a second at most). */
+static void send_nobuf(int fd, int err, const char *what, bool wait)
+{
+	struct tk_msg_nobuf m;
+
+	memset(&m, 0, sizeof(m));
+	m.m.type = TK_MSG_NOBUF;
+	m.m.len = sizeof(m);
+	m.err = err;
+	m.lost = tk_streams_lost_nobuf();
+	snprintf(m.what, sizeof(m.what), "%s", what);
+	if (wait)
+		tk_send_to(fd, &m, sizeof(m), -1);
+	else
+		tk_send_fds(fd, &m, sizeof(m), NULL, 0, MSG_DONTWAIT);
+}
+
+/* The process ends without buffers: its last count of what it lost (not
+ * waiting: the socket has room, or the recorder is gone). */
+__attribute__((destructor)) static void nobuf_at_exit(void)
+{
+	int fd = __atomic_load_n(&session_fd, __ATOMIC_ACQUIRE);
+
+	if (nobuf_err && fd >= 0)
+		send_nobuf(fd, nobuf_err, nobuf_what ? nobuf_what : "?", false);
+}
+
+/* Hand @a over (ARENA, its two memfds), then close our fds of it. */
+static int send_arena(int fd, struct tk_arena_map *a)
+{
+	struct tk_msg_arena m;
+	int err;
+
+	memset(&m, 0, sizeof(m));
+	m.m.type = TK_MSG_ARENA;
+	m.m.len = sizeof(m);
+	m.made = a->geom.pool_init;
+	m.lost_nobuf = tk_streams_lost_nobuf();
+	err = tk_send_fds_to(fd, &m, sizeof(m), a->fds, 2);
+	for (int i = 0; i < 2; i++) {
+		close(a->fds[i]);
+		a->fds[i] = -1;
+	}
+	return err;
+}
+
+/* Make the session's buffers, hand them to the recorder on @fd, and let
+ * new streams open in them; on failure say why (NOBUF): the listener tries
+ * again every NOBUF_RETRY_MS. */
+static void make_arena(int fd)
+{
+	struct tk_arena_geom g;
+	struct tk_arena_map *a;
+	const char *what = "?";
+	bool active;
+
+	tk_registry_lock();
+	g = tk_config.geom;
+	active = tk_config.active;
+	tk_registry_unlock();
+	if (!active)
+		return;
+	a = tk_arena_create(&g, STREAMS_TOUCHED, 0, &what);
+	if (!a) {
+		nobuf_err = errno;
+		nobuf_what = what;
+		send_nobuf(fd, nobuf_err, what, true);
+		return;
+	}
+	if (send_arena(fd, a) < 0) {
+		tk_arena_forget(a);
+		return;
+	}
+	nobuf_err = 0;
+	tk_registry_lock();
+	a->gen = __atomic_load_n(&tk_session_gen, __ATOMIC_SEQ_CST);
+	tk_streams_set_arena(a);
+	tk_registry_unlock();
+}
+
+/* Adopt the recorder's eventfd @fd (see tk_wake_fd). */
+static void set_wake_fd(int fd)
+{
+	if (fd < 0)
+		return;
+	if (__atomic_load_n(&tk_wake_fd, __ATOMIC_RELAXED) < 0) {
+		/* pairs with the ACQUIRE load of tk_wake_fd in
+		 * lib/stream.c:wake_recorder() */
+		__atomic_store_n(&tk_wake_fd, fd, __ATOMIC_RELEASE);
+		return;
+	}
+	dup3(fd, tk_wake_fd, O_CLOEXEC);
+	close(fd);
+}
+
+static int apply_config(int fd, const void *msg, size_t len, int wake_fd)
 {
 	struct tk_config_msg c;
 	int err = tk_config_msg_parse(msg, len, &c);
 
-	if (err)
+	if (err) {
+		if (wake_fd >= 0)
+			close(wake_fd);
 		return err;
+	}
+	set_wake_fd(wake_fd);
 	tk_registry_lock();
 	free_rules();
 	tk_config.rules = c.rules;
 	tk_config.nrules = c.nrules;
-	tk_config.mode = c.mode;
-	tk_config.subbuf_size = c.subbuf_size;
-	tk_config.nsub = c.nsub;
+	tk_config.geom = (struct tk_arena_geom){
+		.mode = c.mode,
+		.chunk_size = c.chunk_size,
+		.slots = c.slots,
+		.streams_max = c.streams_max,
+		.pool_init = c.pool_init,
+		.pool_max = c.pool_max,
+		.block_ms = c.block_ms,
+	};
 	tk_config.flags = c.flags;
 	tk_config.active = true;
+	__atomic_store_n(&tk_clock_mono, (c.flags & TK_CONFIG_CLOCK_MONO) != 0,
+			 __ATOMIC_RELAXED);
 	tk_config_publish_locked();
 	tk_streams_session_changed();
+	tk_registry_unlock();
+	/* buffers first, then the events: nothing is lost for want of them */
+	make_arena(fd);
+	tk_registry_lock();
 	tk_registry_apply_all_locked();
 	tk_registry_unlock();
 	/* the stacks' event: registered, so announced to the recorder, once
@@ -207,22 +352,53 @@ static int apply_config(const void *msg, size_t len)
 	return 0;
 }
 
+/* The recorder made the pool's first @chunks chunks: map them here, off
+ * the writers' path (a page fault costs microseconds on some VMs). */
+static void map_made(uint32_t chunks)
+{
+	struct tk_arena_map *a = tk_streams_arena();
+
+	if (!a)
+		return;
+	if (chunks > a->geom.pool_max)
+		chunks = a->geom.pool_max;
+	if (chunks > a->mapped &&
+	    madvise(a->pool + (size_t)a->mapped * a->geom.chunk_size,
+		    (size_t)(chunks - a->mapped) * a->geom.chunk_size,
+		    MADV_POPULATE_WRITE) == 0)
+		a->mapped = chunks;
+}
+
 /* Handle one message from the recorder; returns < 0 when the session is
  * over. */
 static int session_receive(int fd)
 {
 	static char buf[TK_MSG_MAX];
-	ssize_t n = recv(fd, buf, sizeof(buf), 0);
 	const struct tk_msg *m = (const struct tk_msg *)buf;
+	unsigned nfds;
+	int passed = -1;
+	ssize_t n = tk_recv_fds(fd, buf, sizeof(buf), &passed, 1, &nfds, 0);
 
+	if (!nfds)
+		passed = -1;
+	if (n > 0 && (size_t)n >= sizeof(*m) && m->len == (uint32_t)n &&
+	    m->type == TK_MSG_CONFIG)
+		return apply_config(fd, buf, (size_t)n, passed);
+	if (passed >= 0)
+		close(passed);
 	if (n <= 0)
 		return -EPIPE;
 	if ((size_t)n < sizeof(*m) || m->len != (uint32_t)n)
 		return -EPROTO;
 	switch (m->type) {
-	case TK_MSG_CONFIG:
-		return apply_config(buf, (size_t)n);
+	case TK_MSG_MADE:
+		if ((size_t)n < sizeof(struct tk_msg_made))
+			return -EPROTO;
+		map_made(((const struct tk_msg_made *)buf)->chunks);
+		return 0;
 	case TK_MSG_STOP:
+		if (nobuf_err) /* the last count of what was lost */
+			send_nobuf(fd, nobuf_err, nobuf_what, true);
 		return -ECANCELED;
 	default:
 		return -EPROTO;
@@ -290,18 +466,33 @@ static void accept_peer(void)
 		session_close();
 }
 
+static void join_as_child(void);
+
 static void *listener_main(void *arg)
 {
 	(void)arg;
+	if (child_join)
+		join_as_child();
 	for (;;) {
 		struct pollfd pfd[2] = { { listen_fd, POLLIN, 0 },
 					 { -1, POLLIN, 0 } };
+		int n;
 
 		pfd[1].fd = __atomic_load_n(&session_fd, __ATOMIC_ACQUIRE);
-		if (poll(pfd, 2, -1) < 0) {
+		n = poll(pfd, 2, nobuf_err && pfd[1].fd >= 0 ? NOBUF_RETRY_MS : -1);
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return NULL;
+		}
+		if (n == 0 && nobuf_err && pfd[1].fd >= 0) {
+			make_arena(pfd[1].fd);
+			if (!nobuf_err) {
+				tk_registry_lock();
+				tk_registry_apply_all_locked();
+				tk_registry_unlock();
+			}
+			continue;
 		}
 		if (pfd[1].fd >= 0 && pfd[1].revents &&
 		    session_receive(pfd[1].fd) < 0)
@@ -368,27 +559,113 @@ static void start_listener(void)
 	}
 }
 
-/* Connect to the recorder named by TRACEKIT_SESSION and wait for its
- * CONFIG, so that recording starts before the program does anything. */
-static void session_join(void)
+/* Connect to the recorder named by TRACEKIT_SESSION and introduce
+ * ourselves (HELLO, events); returns the socket, or -1. */
+static int session_connect(void)
 {
 	struct sockaddr_un sa;
-	struct pollfd pfd;
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
-		return;
+		return -1;
 	set_send_buffer(fd);
 	if (connect(fd, (struct sockaddr *)&sa,
 		    tk_abstract_addr(&sa, session_name)) < 0 ||
 	    !tk_peer_allowed(fd)) {
 		close(fd);
-		return;
+		return -1;
 	}
 	if (session_open(fd) < 0) {
 		session_close();
-		return;
+		return -1;
 	}
+	return fd;
+}
+
+/* A forked child that follows: it records already, in the buffers its
+ * fork handler made and (if the recorder's socket took the connection)
+ * handed over.  Now the rest: its events (the recorder has its parent's
+ * meanwhile), its modules, or the whole join if the handler could not. */
+static void join_as_child(void)
+{
+	struct tk_arena_map *a = tk_streams_arena();
+	int fd = __atomic_load_n(&session_fd, __ATOMIC_ACQUIRE);
+
+	child_join = false;
+	if (fd >= 0) {
+		tk_registry_lock();
+		if (tk_registry_announce_locked(fd) < 0) {
+			tk_registry_unlock();
+			session_close();
+			return;
+		}
+		tk_registry_unlock();
+	} else {
+		child_join = true; /* HELLO says forked */
+		fd = session_connect();
+		child_join = false;
+		if (fd < 0)
+			return;
+		if (a && send_arena(fd, a) < 0) {
+			session_close();
+			return;
+		}
+		if (!a)
+			send_nobuf(fd, nobuf_err, nobuf_what ? nobuf_what : "?", true);
+	}
+	tk_functrace_child_joined();
+}
+
+/* In a forked child's fork handler: connect without waiting and hand our
+ * buffers over at once, so that they reach the recorder even if we exit
+ * right away (a connection waits in the recorder's backlog with what it
+ * carries).  Returns the socket, or -1 (the listener thread joins later). */
+static int child_handover(struct tk_arena_map *a)
+{
+	struct sockaddr_un sa;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct tk_msg_arena m;
+
+	if (fd < 0)
+		return -1;
+	set_send_buffer(fd);
+	if (connect(fd, (struct sockaddr *)&sa,
+		    tk_abstract_addr(&sa, session_name)) < 0 ||
+	    !tk_peer_allowed(fd))
+		goto fail;
+	memset(&m, 0, sizeof(m));
+	m.m.type = TK_MSG_ARENA;
+	m.m.len = sizeof(m);
+	m.made = a->geom.pool_init;
+	{
+		static struct tk_msg_hello h;
+
+		fill_hello(&h);
+		if (tk_send_fds(fd, &h, sizeof(h), NULL, 0, MSG_DONTWAIT) < 0 ||
+		    tk_send_fds(fd, &m, sizeof(m), a->fds, 2, MSG_DONTWAIT) < 0)
+			goto fail;
+	}
+	for (int i = 0; i < 2; i++) {
+		close(a->fds[i]);
+		a->fds[i] = -1;
+	}
+	/* the socket blocks again: later messages may wait a little */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+/* Join the session of TRACEKIT_SESSION and wait for its CONFIG, so that
+ * recording starts before the program does anything. */
+static void session_join(void)
+{
+	struct pollfd pfd;
+	int fd = session_connect();
+
+	if (fd < 0)
+		return;
 	pfd.fd = fd;
 	pfd.events = POLLIN;
 	if (poll(&pfd, 1, CONFIG_WAIT_MS) <= 0 || session_receive(fd) < 0)
@@ -413,24 +690,11 @@ void tk_runtime_init(void)
 	pthread_once(&init_once, runtime_init);
 }
 
-bool tk_session_child_pending(void)
-{
-	return __atomic_load_n(&child_pending, __ATOMIC_ACQUIRE);
-}
-
-int tk_session_reconnect_child(void)
-{
-	if (!__atomic_exchange_n(&child_pending, false, __ATOMIC_ACQ_REL))
-		return 0;
-	session_join();
-	start_listener();
-	return 0;
-}
-
 void tk_session_after_fork_child(void)
 {
 	bool follow;
 
+	parent_pid = hello_pid;
 	/* Locks are free again; the listener thread did not survive. */
 	if (listen_fd >= 0)
 		close(listen_fd);
@@ -443,16 +707,38 @@ void tk_session_after_fork_child(void)
 	if (retired_fd >= 0)
 		close(retired_fd);
 	session_fd = retired_fd = -1;
-	if (!follow) {
+	nobuf_err = 0;
+	if (follow) {
+		/* our own buffers, now: the first event must find them; a
+		 * small pool to start with (most children exec at once), the
+		 * recorder makes more as it is used */
+		struct tk_arena_geom g = tk_config.geom;
+		uint32_t small = CHILD_POOL_INIT / g.chunk_size;
+		const char *what = "?";
+		struct tk_arena_map *a;
+
+		if (small < 2)
+			small = 2;
+		if (g.pool_init > small)
+			g.pool_init = small;
+		a = tk_arena_create(&g, CHILD_STREAMS_TOUCHED, tk_session_gen,
+				     &what);
+
+		if (!a) {
+			nobuf_err = errno;
+			nobuf_what = what;
+		}
+		tk_streams_set_arena(a);
+		child_join = true; /* HELLO says forked */
+		if (a)
+			session_fd = child_handover(a);
+	} else {
 		free_rules();
 		tk_config.active = false;
 		tk_config_publish_locked();
 		tk_registry_apply_all_locked();
 	}
 	tk_registry_unlock();
-	/* The child joins the session at its first event, if ever (most
-	 * children exec at once; the new program joins by itself). */
-	__atomic_store_n(&child_pending, follow, __ATOMIC_RELEASE);
-	if (!follow)
-		start_listener();
+	child_join = follow;
+	start_listener();
 }

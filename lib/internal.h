@@ -7,6 +7,7 @@
  *   stream.c    per-thread buffers: creation, packet switch, loss, exit, fork
  *   control.c   the listener thread and the session with the recorder
  *   mark.c      printf-style markers
+ *   cpu.c       where a thread reads its CPU (rseq)
  *   ustack.c    the user stack after each event (record --ustack)
  */
 #ifndef TK_INTERNAL_H
@@ -24,13 +25,12 @@
 #define TK_EXPORT __attribute__((visibility("default")))
 
 #include "config.h"
+#include "arena.h"
 
 /* What the recorder asked for (CONFIG), under the registry lock. */
 struct tk_session_config {
 	bool active;
-	uint32_t mode;
-	uint32_t subbuf_size;
-	uint32_t nsub;
+	struct tk_arena_geom geom;
 	uint32_t flags;
 	unsigned nrules;
 	struct tk_rule *rules;
@@ -59,14 +59,11 @@ void tk_registry_add_module(const char *start, const char *stop,
 int tk_registry_announce_locked(int fd);
 extern struct tk_session_config tk_config; /* under the registry lock */
 
-/* The buffer geometry of the session, readable without the lock (a thread
- * creating its buffer may be a signal handler that interrupted a holder of
- * the registry lock).  Publish after every change of tk_config. */
+/* Whether a session records, readable without the lock (a thread opening
+ * its stream may be a signal handler that interrupted a holder of the
+ * registry lock).  Publish after every change of tk_config. */
 struct tk_geometry {
 	bool active;
-	uint32_t mode;
-	uint32_t nsub;
-	uint32_t subbuf_size;
 };
 void tk_config_publish_locked(void);
 struct tk_geometry tk_config_geometry(void);
@@ -84,6 +81,16 @@ void tk_stream_prepare(void);
  * session's buffers (called when a session starts or ends). */
 void tk_streams_session_changed(void);
 extern uint64_t tk_session_gen;
+/* The session stamps events with CLOCK_MONOTONIC (CONFIG's
+ * TK_CONFIG_CLOCK_MONO): the recorder found the TSC unusable.  Threads
+ * copy it into their tk__thread.mono when they open a packet. */
+extern uint32_t tk_clock_mono;
+/* The arena new streams are opened in (NULL: none); the one it replaces
+ * is freed once no thread uses it. */
+void tk_streams_set_arena(struct tk_arena_map *a);
+struct tk_arena_map *tk_streams_arena(void);
+/* Events lost because the session had no arena (it could not be made). */
+uint64_t tk_streams_lost_nobuf(void);
 
 /* control.c */
 void tk_runtime_init(void);
@@ -91,14 +98,25 @@ void tk_runtime_init(void);
  * an fd if fd >= 0.  Waits at most a second for room in the socket.
  * Returns 0 or -errno. */
 int tk_send_to(int sock, const void *msg, size_t len, int fd);
+int tk_send_fds_to(int sock, const void *msg, size_t len, const int *fds,
+		   unsigned nfds);
 int tk_session_send(const void *msg, size_t len, int fd);
 /* The session's socket, -1 if none; with the registry lock held. */
 int tk_session_fd_locked(void);
-/* In a forked child: connect to the parent's session if it follows forks. */
-int tk_session_reconnect_child(void);
-bool tk_session_child_pending(void);
 /* In a forked child (locks held by the fork handlers released). */
 void tk_session_after_fork_child(void);
+/* The recorder's wake-up eventfd, -1 before the first session. */
+extern int tk_wake_fd;
+
+/* cpu.c */
+/* Where the calling thread reads its CPU: glibc's rseq cpu_id, or a
+ * constant -1 where no rseq area is registered (see cpu.c). */
+const int32_t *tk_cpu_source(void);
+/* Whether the calling thread's CPU comes from rseq (one load per event)
+ * rather than sched_getcpu() (a call per event). */
+bool tk_cpu_rseq(void);
+/* The CPU now, read from @src (tk_cpu_source), sched_getcpu() if none. */
+int32_t tk_cpu_now(const int32_t *src);
 
 /* static-key.c */
 void tk_keys_init(void); /* find out once whether code can be patched */

@@ -44,7 +44,7 @@ static struct reg_event *reg_events;
 static struct reg_module *reg_modules;
 static uint32_t reg_next_id;
 struct tk_session_config tk_config;
-static uint64_t geometry; /* packed struct tk_geometry, atomic */
+static uint64_t geometry; /* struct tk_geometry packed, atomic */
 
 void tk_registry_lock(void)
 {
@@ -58,10 +58,7 @@ void tk_registry_unlock(void)
 
 void tk_config_publish_locked(void)
 {
-	uint64_t g = (uint64_t)tk_config.subbuf_size |
-		     (uint64_t)(tk_config.nsub & 0xff) << 32 |
-		     (uint64_t)(tk_config.mode & 0xff) << 40 |
-		     (uint64_t)tk_config.active << 48;
+	uint64_t g = (uint64_t)tk_config.active;
 
 	__atomic_store_n(&geometry, g, __ATOMIC_RELEASE);
 }
@@ -70,10 +67,7 @@ struct tk_geometry tk_config_geometry(void)
 {
 	uint64_t g = __atomic_load_n(&geometry, __ATOMIC_ACQUIRE);
 	struct tk_geometry out = {
-		.active = (g >> 48) & 1,
-		.mode = (uint32_t)(g >> 40) & 0xff,
-		.nsub = (uint32_t)(g >> 32) & 0xff,
-		.subbuf_size = (uint32_t)g,
+		.active = g & 1,
 	};
 
 	return out;

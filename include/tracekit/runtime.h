@@ -10,8 +10,10 @@
  *
  *   busy = 1                       (a signal handler that traces now sees
  *                                   busy and counts its event as lost)
- *   p = pos; if p + size > end     -> tk__reserve_slow (library: first
- *                                   buffer, packet switch, lost counting)
+ *   p = pos; if p + size > end, or the thread's CPU is not its packet's
+ *                                  -> tk__reserve_slow (library: first
+ *                                   buffer, packet switch, a packet for
+ *                                   the new CPU, lost counting)
  *   write the header (id, time) and the fields at p
  *   pos = p + size; *commit = offset of pos   (one release store: the
  *                                   recorder may copy up to here)
@@ -102,10 +104,16 @@ struct tk__thread {
 	uint64_t events;  /* events in the current packet */
 	uint64_t last_tsc; /* time of the previous event (or packet start) */
 	uint32_t busy;    /* inside the fast path (signal nesting guard) */
+	uint32_t mono;    /* stamp with CLOCK_MONOTONIC, not the TSC (set by
+			   * the library with each packet: tk__clock_of) */
+	/* where the thread's CPU is read: the kernel keeps it current
+	 * (glibc's rseq area); set before the first packet opens */
+	const int32_t *cpu_src;
+	int32_t cpu;      /* the CPU the current packet records */
 	uint32_t lost_pending; /* nested losses before the buffer exists */
-	void *stream;     /* library's */
 	uint64_t stack_tsc; /* the event just committed wants its user
 			     * stack (record --ustack): its time */
+	void *stream;     /* library's */
 };
 
 extern __thread struct tk__thread tk__thread
@@ -210,13 +218,17 @@ int tk_probe_disconnect_raw(struct tk_event *ev, tk__probe_fn fn, void *data);
 #define TK__SITE(evp) __atomic_load_n(&(evp)->enabled, __ATOMIC_RELAXED)
 #endif
 
-/* The event clock: the TSC on x86, else CLOCK_MONOTONIC in ns. */
+/* The event clock: the TSC on x86 (where the recorder found it usable:
+ * else, and elsewhere, CLOCK_MONOTONIC in ns). */
 #if defined(__x86_64__) || defined(__i386__)
 #define TK_CLOCK_TSC 1
 #else
 #define TK_CLOCK_TSC 0
 #endif
 
+uint64_t tk__clock_mono(void);
+
+/* The TSC where the build has it, else CLOCK_MONOTONIC. */
 TK__NOTRACE
 static inline uint64_t tk__clock(void)
 {
@@ -225,9 +237,20 @@ static inline uint64_t tk__clock(void)
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
 #else
-	extern uint64_t tk__clock_mono(void);
 	return tk__clock_mono();
 #endif
+}
+
+/* The time for thread @t's next event: the session's clock, which the
+ * library copies into t->mono when it opens a packet (a thread's first
+ * event always does), so that the choice costs a test of a word the
+ * event path reads anyway. */
+TK__NOTRACE
+static inline uint64_t tk__clock_of(const struct tk__thread *t)
+{
+	if (TK__UNLIKELY(t->mono))
+		return tk__clock_mono();
+	return tk__clock();
 }
 
 /* Event header (common/ringbuf-layout.h): u16 id + low 32 bits of the TSC
@@ -262,6 +285,15 @@ static inline char *tk__put_header(struct tk__thread *t, char *p, uint16_t id,
 	}
 }
 
+/* Whether the thread now runs on another CPU than the one its current
+ * packet records: one load where the kernel keeps the CPU (lib/cpu.c).
+ * Only with a packet open (end not NULL): cpu_src is set then. */
+TK__NOTRACE
+static inline int tk__cpu_moved(const struct tk__thread *t)
+{
+	return __atomic_load_n(t->cpu_src, __ATOMIC_RELAXED) != t->cpu;
+}
+
 /* Reserve room for an event of @payload bytes, write its header with @id
  * and the time, and return where its fields go; NULL when the event is
  * lost (counted).  The clock is read once the thread is marked busy, so
@@ -281,20 +313,24 @@ static inline char *tk__reserve(uint32_t payload, uint16_t id)
 	}
 	t->busy = 1;
 	TK__BARRIER();
-	tsc = tk__clock();
+	tsc = tk__clock_of(t);
 	hsize = TK__UNLIKELY((tsc - t->last_tsc) >> 32) ? TK__HEADER_EXTENDED
 							 : TK__HEADER_COMPACT;
 	p = t->pos;
 	if (TK__UNLIKELY((uintptr_t)p + payload + hsize >
-			 (uintptr_t)__atomic_load_n(&t->end, __ATOMIC_RELAXED))) {
-		/* a new packet starts at this event's time (last_tsc = tsc):
-		 * the header is compact */
+			 (uintptr_t)__atomic_load_n(&t->end, __ATOMIC_RELAXED)) ||
+	    TK__UNLIKELY(tk__cpu_moved(t))) {
+		/* a new packet starts at this event's time (last_tsc: the
+		 * library may have read the clock again, if the session's
+		 * changed): the header is compact (the library checks the
+		 * room again where it keeps the packet) */
 		p = tk__reserve_slow(payload + TK__HEADER_COMPACT, tsc);
 		if (!p) {
 			TK__BARRIER();
 			t->busy = 0;
 			return NULL;
 		}
+		tsc = t->last_tsc;
 	}
 	return tk__put_header(t, p, id, tsc);
 }
@@ -307,6 +343,8 @@ static inline void tk__commit(char *end)
 
 	t->pos = end;
 	t->events++;
+	/* pairs with the ACQUIRE load of commit in cli/consumer.c:write_copy():
+	 * a copy of the open packet has the event whole */
 	__atomic_store_n(t->commit, (uint64_t)(end - t->packet),
 			 __ATOMIC_RELEASE);
 	TK__BARRIER();

@@ -8,8 +8,8 @@
  * either does the whole job or changes nothing and says so; the trampoline
  * then saves everything and calls the full handler (handler.c), which also
  * covers what is rare: a first call of the thread, frames left by longjmp,
- * the exit of a -g root, --func-stack, a full packet, a signal handler interrupting an
- * event.
+ * the exit of a -g root, --func-stack, a full packet, a move to another
+ * CPU, a signal handler interrupting an event.
  *
  * The events are the same as handler.c writes: tk__reserve's fast path
  * without its library calls (a full packet or a nested event go to the
@@ -35,10 +35,11 @@ static inline char *reserve(struct tk__thread *t, uint32_t payload,
 		return NULL;
 	t->busy = 1;
 	TK__BARRIER();
-	tsc = tk__clock();
+	tsc = tk__clock_of(t);
 	p = t->pos;
 	if (TK__UNLIKELY((uintptr_t)p + payload + TK__HEADER_EXTENDED >
-			 (uintptr_t)__atomic_load_n(&t->end, __ATOMIC_RELAXED))) {
+			 (uintptr_t)__atomic_load_n(&t->end, __ATOMIC_RELAXED)) ||
+	    TK__UNLIKELY(tk__cpu_moved(t))) {
 		TK__BARRIER();
 		t->busy = 0;
 		return NULL;

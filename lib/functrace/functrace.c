@@ -197,6 +197,16 @@ void tk_functrace_session(char *const *opts, unsigned n)
 	tk_ft_unlock();
 }
 
+void tk_functrace_child_joined(void)
+{
+	if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE))
+		return;
+	tk_ft_lock();
+	if (current)
+		tk_ft_modules_announce(true);
+	tk_ft_unlock();
+}
+
 /* After dlopen: the new objects' entries, patched as the session asks. */
 void tk_ft_loaded(void)
 {

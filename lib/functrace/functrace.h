@@ -55,6 +55,9 @@ struct ft_options {
 /* functrace.c: the session's options changed (NULL: no function tracer,
  * or the session ended).  Called by control.c, no lock held. */
 void tk_functrace_session(char *const *opts, unsigned n);
+/* A forked child joined its parent's session (with its parent's options):
+ * tell the recorder its modules. */
+void tk_functrace_child_joined(void);
 /* After dlopen: patch the new objects as the session asks. */
 void tk_ft_loaded(void);
 /* Code can be patched here (text-patch.h ready). */

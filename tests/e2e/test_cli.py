@@ -221,7 +221,7 @@ def test_error_bad_options():
     one_error(tk("record", "--bogus"), rc=2,
               exact="tracekit: unknown option '--bogus' (see 'tracekit record --help')")
     one_error(tk("record", "-o", d, "-b", "abc", "--", BASIC), rc=2,
-              exact="tracekit: -b 'abc': buffer size must be a number of KiB, from 8 to 1048576")
+              exact="tracekit: -b 'abc': buffer size must be a number of KiB, from 8 to 67108864")
     one_error(tk("report", "--ts", "foo", d), rc=2,
               exact="tracekit: --ts 'foo': use mono, real, raw, start or delta")
     one_error(tk("record"), rc=2,
@@ -956,10 +956,15 @@ def attach_once(pid, outdir, sig):
     rec = subprocess.Popen([tklib.TRACEKIT, "record", "-P", str(pid), "-o", outdir],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        # attached once it says so (however busy the machine); then 0.5 s
+        first = rec.stderr.readline()
+        assert first.startswith("tracekit: recording process %d" % pid), \
+            (first, rec.communicate())
         time.sleep(0.5)
         assert rec.poll() is None, "record -P exited early: %r" % (rec.communicate(),)
         rec.send_signal(sig)
         out, err = rec.communicate(timeout=20)
+        err = first + err
     finally:
         if rec.poll() is None:
             rec.kill()
@@ -1001,6 +1006,48 @@ def test_attach():
             procs = [l for l in head if l.startswith("# process ")]
             assert procs == ["# process %d (prog-basic) %s, 3 events defined" % (
                 pid, os.path.realpath(BASIC))], procs
+    finally:
+        stop(proc)
+
+
+def test_attach_interrupted_at_any_point():
+    """SIGINT to record -P at any point of its start (0, 10, 20 ms... after
+    it was started, until 6 runs got past loading: preparing, the
+    handshake, the first packets): record either dies of it before it has
+    made anything (nothing left behind) or stops at once with exit 0,
+    nothing lost and a readable trace, never 'no answer' nor a hang; the
+    program lives on, and the next session's counts are its own (nothing
+    lost)."""
+    proc, pid = start_basic("-p", "200000")
+    try:
+        base = tklib.tmpdir()
+        made = set()
+        for i in range(200):
+            if len(made) == 6:
+                break
+            out = os.path.join(base, "i%d" % i)
+            rec = subprocess.Popen([tklib.TRACEKIT, "record", "-P", str(pid), "-o", out],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(i * 0.01)
+            rec.send_signal(signal.SIGINT)
+            _, err = rec.communicate(timeout=20)
+            if rec.returncode == -signal.SIGINT:
+                # before record took its signals: nothing made yet
+                assert err == "" and set(os.listdir(base)) == made, \
+                    (i, err, os.listdir(base))
+                continue
+            assert rec.returncode == 0, (i, rec.returncode, err)
+            assert "answer" not in err.replace("stopped before process %d answered" % pid, ""), \
+                (i, err)
+            made.add("i%d" % i)
+            rows, total = tklib.summary(err)
+            assert total is not None and total["lost"] == 0, (i, err)
+            p = tklib.tracekit("report", out, check=False)
+            assert p.returncode == 0 and p.stderr == "", (i, p.stderr)
+            assert proc.poll() is None, "the program ended (%d) at %d" % (proc.returncode, i)
+        assert len(made) == 6 and set(os.listdir(base)) == made, (made, os.listdir(base))
+        attach_once(pid, os.path.join(base, "after"), signal.SIGINT)
+        assert proc.poll() is None
     finally:
         stop(proc)
 
@@ -1331,39 +1378,61 @@ def test_report_count():
     assert p.stdout.split("\n")[-2:] == ["          30 total", ""], p.stdout
 
 
-def packet_sizes(stream):
-    """The packet_size (bytes) of each packet of a user stream file."""
+def packets(stream, cpu=False):
+    """(content_size, packet_size) in bytes of each packet of a user stream
+    file; with CPU, (content_size, packet_size, cpu_id)."""
     data = open(stream, "rb").read()
-    sizes, off = [], 0
+    out, off = [], 0
     while off < len(data):
         magic, = struct.unpack_from("<I", data, off)
         assert magic == 0xc1fc1fc1, (stream, off)
-        size = struct.unpack_from("<Q", data, off + 40)[0] // 8
-        sizes.append(size)
-        off += size
-    return sizes
+        content, size = struct.unpack_from("<QQ", data, off + 32)
+        cpu_id, = struct.unpack_from("<I", data, off + 64)
+        out.append((content // 8, size // 8) + ((cpu_id,) if cpu else ()))
+        off += size // 8
+    return out
+
+
+def moved(pkts, i):
+    """Whether packet I of PKTS (packets(stream, cpu=True)) was ended inside
+    its sub-buffer because its thread moved to another CPU: the next one
+    is on another CPU, and it is padded to 8 bytes only."""
+    return i + 1 < len(pkts) and pkts[i + 1][2] != pkts[i][2] and \
+        pkts[i][1] == (pkts[i][0] + 7) & ~7
+
+
+def packet_sizes(stream):
+    """The packet_size (bytes) of each packet of a user stream file."""
+    return [size for _, size in packets(stream)]
 
 
 def test_subbuffer_sizes():
-    # Without --subbufs a buffer is cut into 256 KiB sub-buffers (at least
-    # 8), so the recorder frees space in small steps; --subbufs chooses.
+    # A thread's first packet is its 4 KiB inline page; then sub-buffers of
+    # 64 KiB (fewer than 2 in -b: half of -b), or -b / --subbufs.  On disk
+    # each packet is padded to 4 KiB (O_DIRECT) or not (buffered writes).
+    # The program stays on one CPU, so that each sub-buffer is one packet.
     d = os.path.join(tklib.tmpdir(), "t")
-    for opts, most in ((["-b", "4096"], 256 << 10),
+    cpu = min(os.sched_getaffinity(0))
+    for opts, most in ((["-b", "4096"], 64 << 10),
                        (["-b", "4096", "--subbufs", "2"], 2 << 20),
-                       (["-b", "64"], 8 << 10)):
-        p, rows, total = record_basic(d, "-n", "40000", opts=opts)
+                       (["-b", "64"], 32 << 10)):
+        p = tklib.record(d, ["taskset", "-c", str(cpu), BASIC, "-n", "40000"], *opts)
+        rows, total = tklib.summary(p.stderr)
         row = max(rows, key=lambda r: r["events"])  # the thread writing
         sizes = packet_sizes(os.path.join(d, "user", "%d-%d" % (row["pid"], row["tid"])))
         assert sum(sizes) == row["bytes"], (opts, sum(sizes), row)
-        # each packet but the last was closed when the next event did not fit
-        assert all(most - 256 < n <= most for n in sizes[:-1]), (opts, sizes[:5])
+        assert 4096 - 256 < sizes[0] <= 4096, (opts, sizes[:3])
+        # each packet but the first and last was closed when the next event
+        # did not fit
+        assert all(most - 256 < n <= most for n in sizes[1:-1]), (opts, sizes[:5])
         assert 0 < sizes[-1] <= most, (opts, sizes[-1])
-        if most > 8 << 10:
+        if opts != ["-b", "64"]:  # 2 sub-buffers of 32 KiB: a flood loses
             assert total["lost"] == 0, (opts, p.stderr)
-            assert len(sizes) == -(-row["bytes"] // most), (opts, len(sizes), row)
-    p = tk("record", "-o", d, "--subbufs", "129", "--", BASIC, "1")
+            assert len(sizes) == 1 + -(-(row["bytes"] - sizes[0]) // most), \
+                (opts, len(sizes), row)
+    p = tk("record", "-o", d, "--subbufs", "4097", "--", BASIC, "1")
     assert p.returncode == 2 and p.stderr == \
-        "tracekit: --subbufs '129': must be from 2 to 128\n", p.stderr
+        "tracekit: --subbufs '4097': must be from 2 to 4096\n", p.stderr
 
 
 def test_bare_function_tracer_on_plain_program():

@@ -314,13 +314,15 @@ def test_chrome_user_events():
     want = dict(test_cli.KINDS)
     want["p"] = "0x1234abcd"
     want["bytes"] = "deadbeef"
+    want["common_cpu"] = [r for r in tklib.report_lines(d) if r["event"] == "test:kinds"][0]["cpu"]
     assert args == want, args
     seq = [e for e in events if e["name"] == "test:seq"]
     lines = [r for r in tklib.report_lines(d) if r["event"] == "test:seq"]
     assert len(seq) == len(lines) == 50
     for e, r in zip(seq, lines):
-        assert e["args"] == {k: (v if k == "msg" else int(v))
-                             for k, v in tklib.fields(r["text"]).items()}, (e, r)
+        want = {k: (v if k == "msg" else int(v)) for k, v in tklib.fields(r["text"]).items()}
+        want["common_cpu"] = r["cpu"]
+        assert e["args"] == want, (e, r)
         # the report prints seconds.microseconds of the same clock
         assert tklib.secs_text(ns(e["ts"])) == r["ts"], (e, r)
         assert e["tid"] == r["tid"]
@@ -573,11 +575,15 @@ def test_convert_errors():
                        check=False), rc=1,
               exact="tracekit: cannot create '%s': No such file or directory"
               % os.path.join(out, "no", "x.json"))
-    # a stream file made malformed in its middle
+    # a stream file made malformed in its middle: the events of its middle
+    # packet (not the padding after them, which readers skip)
     stream = [os.path.join(d, "user", f) for f in os.listdir(os.path.join(d, "user"))
               if f != "metadata"][0]
     data = bytearray(open(stream, "rb").read())
-    data[len(data) // 2:len(data) // 2 + 64] = b"\xff" * 64
+    sizes = test_cli.packets(stream)
+    at = sum(size for _, size in sizes[:len(sizes) // 2]) + 80  # past its header
+    assert sizes[len(sizes) // 2][0] > 80 + 64, sizes
+    data[at:at + 64] = b"\xff" * 64
     open(stream, "wb").write(bytes(data))
     for fmt in ("chrome", "folded", "svg", "tracedat"):
         line = one_error(tracekit("convert", "--to", fmt, d, "-o", target, check=False), rc=1)

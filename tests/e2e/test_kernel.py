@@ -158,6 +158,28 @@ def test_getppid_without_F():
         "every ~100 us during the whole recording)" % (len(theirs), noise.tid)
 
 
+def test_mono_clock_fallback():
+    """Where the TSC is not usable (forced here with TRACEKIT_CLOCK=mono,
+    read once when the recording starts), user events are stamped with
+    CLOCK_MONOTONIC and the kernel instance gets the mono trace_clock:
+    the two still merge exactly, and the trace says which clock it is."""
+    with kernlib.guard():
+        d = os.path.join(tklib.tmpdir(), "t")
+        p = tklib.record(d, [KSYS, "-n", str(N), "-s", "50"], "-e", "kb:*", *GETPPID,
+                         timeout=60, env={"TRACEKIT_CLOCK": "mono"})
+        assert "tracekit: events stamped with CLOCK_MONOTONIC (kernel events: trace_clock " \
+            "mono): TRACEKIT_CLOCK=mono" in p.stderr.splitlines(), p.stderr
+        bad = tk("record", "-o", d, "--", KSYS, env={"TRACEKIT_CLOCK": "hpet"})
+        one_error(bad, rc=2, exact="tracekit: TRACEKIT_CLOCK='hpet': use tsc or mono")
+    events = kernlib.report(d)
+    check_getppid_window(events, child_pid(p.stdout, "tid"), N, child_pid(p.stdout, "ppid"))
+    manifest = open(os.path.join(d, "tracekit.manifest")).read()
+    assert re.search(r"^clock source=mono freq=1000000000 ", manifest, re.M), manifest
+    assert re.search(r"^kernel .* clock=mono ", manifest, re.M), manifest
+    head = tk("report", d, check=True).stdout.splitlines()[1]
+    assert ", clock mono at 1000000000 Hz, " in head, head
+
+
 def test_runtime_makes_no_getppid():
     """-F on a program that makes exactly 777 getppid() calls: the trace
     holds 777, not 778 (the runtime's set-up made one for its HELLO; the

@@ -382,12 +382,16 @@ def bar_colours(png):
 
 def test_kernelshark_opens_it():
     """KernelShark loads the file (its window names it), says no error,
-    and its CPU plot draws the three threads' events, a colour each."""
+    and its CPU plot draws the three threads' events, a colour each.  The
+    main thread waits 10 ms before it starts each worker and before its
+    end, the workers 2 ms after each event, so that each has a bar wide
+    enough to be seen however they were scheduled (the main thread's was
+    a pixel wide when a worker ran at once on its CPU)."""
     tool = kernelshark.missing()
     if tool:
         raise tklib.Skip("%s is not installed (scripts/install-deps installs it)" % tool)
     d = os.path.join(tklib.tmpdir(), "u")
-    tklib.record(d, [BASIC, "-n", "5", "-t", "2"])
+    tklib.record(d, [BASIC, "-n", "5", "-t", "2", "-D", "10000", "-s", "1,2000"])
     dat = write_dat(d)
     art = os.path.join(tklib.BUILD, "tests", "artifacts")
     os.makedirs(art, exist_ok=True)

@@ -21,7 +21,8 @@ static void check(const void *msg, size_t len)
 			abort(); /* a failure leaves nothing behind */
 		return;
 	}
-	if (c.nsub < 2 || c.subbuf_size < 4096 || c.subbuf_size % 4096)
+	if (c.slots < 2 || c.chunk_size < 4096 || c.chunk_size % 4096 ||
+	    !c.pool_init || c.pool_init > c.pool_max || !c.streams_max)
 		abort();
 	for (unsigned i = 0; i < c.nrules; i++)
 		if (!c.rules[i].pattern || !c.rules[i].pattern[0] ||
@@ -48,8 +49,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	head.m.type = TK_MSG_CONFIG;
 	head.m.len = (uint32_t)(sizeof(head) + size);
 	head.mode = size ? data[0] & 1 : 0;
-	head.nsub = 8;
-	head.subbuf_size = 65536;
+	head.slots = 8;
+	head.chunk_size = 65536;
+	head.streams_max = 16;
+	head.pool_init = 4;
+	head.pool_max = 64;
 	head.nrules = size ? data[size - 1] % 8 : 0;
 	msg = malloc(sizeof(head) + size);
 	if (!msg)

@@ -2,7 +2,8 @@
 /*
  * fuzz-control.c - libFuzzer entry for what a traced process sends the
  * recorder over its control socket (common/protocol.h): HELLO, EVENT
- * descriptors, EVENTS_DONE, STREAM, MODULE, ERROR, and anything else.
+ * descriptors, EVENTS_DONE, ARENA, NOBUF, MODULE, ERROR, and anything
+ * else.
  *
  * The recorder's own code reads them (cli/session.c through its public
  * calls, as record -P does): the harness listens on @tracekit-<its pid>,
@@ -13,9 +14,10 @@
  *
  *   op & 3 == 0   the bytes are one message; its tk_msg.len is set to
  *                 its size unless op & 4
- *   op & 3 == 1   the same, sent with a memfd (SCM_RIGHTS): a sane
- *                 buffer, as the runtime makes one, of 2 to 9 sub-buffers
- *                 of 4 KiB (op >> 5), with nothing written in it yet
+ *   op & 3 == 1   the same, sent with two memfds (SCM_RIGHTS): a sane
+ *                 arena, as the runtime makes one (lib/arena.c), of 2 to
+ *                 9 sub-buffers of 4 KiB per thread (op >> 5), with
+ *                 nothing written in it yet
  *   op & 3 == 2   a HELLO: the bytes laid over a zeroed tk_msg_hello (a
  *                 HELLO is over 4 KiB), type and len set
  *   op & 3 == 3   shut the socket down (the process hangs up)
@@ -27,12 +29,14 @@
  * consumer's reading of a hostile buffer has tests of its own).
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
- *	tests/fuzz/fuzz-control.c cli/session.c \
- *	cli/consumer.c cli/record-functrace.c format/trace-write.c \
+ *	tests/fuzz/fuzz-control.c cli/session.c cli/consumer.c \
+ *	cli/drain.c cli/control-client.c lib/arena.c common/clock.c \
+ *	cli/record-functrace.c format/trace-write.c \
  *	format/ctf-metadata.c format/event-info.c format/printfmt.c \
  *	format/printf-spec.c format/elf-events.c format/symbols.c \
  *	format/demangle.cc common/elf-symbols.c \
- *	common/filter.c common/pattern.c common/unix-socket.c -lelf -lstdc++ \
+ *	common/filter.c common/pattern.c common/unix-socket.c -luring -lelf \
+ *	-lstdc++ \
  *	-o fuzz-control
  *   ./fuzz-control tests/fuzz/corpus/fuzz-control
  */
@@ -53,6 +57,7 @@
 #include "common/protocol.h"
 #include "common/ringbuf-layout.h"
 #include "common/unix-socket.h"
+#include "lib/arena.h"
 #include "fuzz-dir.h"
 
 /* cli/main.c's, which the harness does not link */
@@ -91,55 +96,46 @@ static void setup(void)
 		abort();
 }
 
-/* A buffer as lib/stream.c makes one: header, @nsub sub-buffers of 4 KiB,
- * every slot empty. */
-static int sane_buffer(uint32_t nsub)
+/* An arena as the runtime makes one (lib/arena.c): sub-buffers of 4 KiB,
+ * @slots per thread, 8 threads, a pool of 64 chunks with 4 made; nothing
+ * written in it yet.  Its two memfds in fds[]. */
+static void sane_arena(uint32_t slots, int fds[2])
 {
-	size_t header = 4096, size = header + (size_t)nsub * 4096;
-	int fd = memfd_create("fuzz-buffer", MFD_CLOEXEC);
-	struct tk_rb_header *h;
+	struct tk_arena_geom g = { TK_RB_DISCARD, 4096, slots, 8, 4, 64, 0 };
+	const char *what = "?";
+	struct tk_arena_map *a = tk_arena_create(&g, 2, 1, &what);
 
-	if (fd < 0 || ftruncate(fd, (off_t)size) < 0)
+	if (!a)
 		abort();
-	h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (h == MAP_FAILED)
-		abort();
-	h->magic = TK_RB_MAGIC;
-	h->version = TK_RB_VERSION;
-	h->pid = (uint32_t)getpid();
-	h->tid = (uint32_t)getpid();
-	h->nsub = nsub;
-	h->subbuf_size = 4096;
-	h->header_size = (uint32_t)header;
-	h->mode = TK_RB_DISCARD;
-	for (uint32_t i = 0; i < nsub; i++)
-		h->slot[i].seq = UINT64_MAX;
-	munmap(h, size);
-	return fd;
+	fds[0] = a->fds[0];
+	fds[1] = a->fds[1];
+	a->fds[0] = a->fds[1] = -1;
+	tk_arena_forget(a);
 }
 
-static void send_with(int sock, const void *msg, size_t len, int fd)
+static void send_with(int sock, const void *msg, size_t len, const int *fds,
+		      unsigned nfds)
 {
 	struct iovec iov = { (void *)msg, len };
 	union {
-		char b[CMSG_SPACE(sizeof(int))];
+		char b[CMSG_SPACE(sizeof(int) * 2)];
 		struct cmsghdr align;
 	} ctl;
 	struct msghdr mh = { 0 };
 
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
-	if (fd >= 0) {
+	if (nfds) {
 		struct cmsghdr *c;
 
 		memset(&ctl, 0, sizeof(ctl));
 		mh.msg_control = ctl.b;
-		mh.msg_controllen = sizeof(ctl.b);
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
 		c = CMSG_FIRSTHDR(&mh);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
 	}
 	/* a full socket (the recorder reads below) or a message too big:
 	 * the process would see the same */
@@ -153,7 +149,7 @@ static void play(int sock, const uint8_t *data, size_t size)
 	while (size >= 3) {
 		unsigned op = data[0];
 		size_t len = data[1] | (size_t)data[2] << 8;
-		int fd = -1;
+		int fds[2] = { -1, -1 };
 
 		data += 3;
 		size -= 3;
@@ -166,10 +162,11 @@ static void play(int sock, const uint8_t *data, size_t size)
 			if (len >= sizeof(struct tk_msg) && !(op & 4))
 				((struct tk_msg *)msg)->len = (uint32_t)len;
 			if ((op & 3) == 1)
-				fd = sane_buffer(2 + ((op >> 5) & 7));
-			send_with(sock, msg, len, fd);
-			if (fd >= 0)
-				close(fd);
+				sane_arena(2 + ((op >> 5) & 7), fds);
+			send_with(sock, msg, len, fds, (op & 3) == 1 ? 2 : 0);
+			for (int i = 0; i < 2; i++)
+				if (fds[i] >= 0)
+					close(fds[i]);
 			break;
 		case 2: {
 			struct tk_msg_hello *h = (struct tk_msg_hello *)msg;
@@ -178,7 +175,7 @@ static void play(int sock, const uint8_t *data, size_t size)
 			memcpy(h, data, len < sizeof(*h) ? len : sizeof(*h));
 			h->m.type = TK_MSG_HELLO;
 			h->m.len = sizeof(*h);
-			send_with(sock, h, sizeof(*h), -1);
+			send_with(sock, h, sizeof(*h), NULL, 0);
 			break;
 		}
 		default:
@@ -207,7 +204,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opt.rules = &rule;
 	opt.nrules = 1;
 	opt.buffer_kb = 64;
-	opt.nsub = 8;
+	opt.subbuf_kb = 4;
+	opt.slots = 16;
+	opt.pool_init = 4;
+	opt.pool_start = 8;
+	opt.pool_max = 64;
+	opt.streams_max = 8;
 	opt.attach_pid = getpid();
 	if (session_init(&s, &opt) < 0)
 		abort();

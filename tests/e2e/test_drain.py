@@ -1,0 +1,276 @@
+# SPDX-License-Identifier: MIT
+"""The recorder's drain and the buffers' memory, end to end.
+
+Counts are exact on every way packets reach the disk (io_uring with
+O_DIRECT; io_uring buffered where the file system refuses O_DIRECT;
+pwritev where io_uring is refused), with a pool that grows, with --block,
+with a recorder that sleeps until its writers wake it; first events fired
+by signal handlers that interrupt malloc; threads that fire once hold
+little memory; buffers that cannot be made are counted and said.
+"""
+import itertools
+import os
+import re
+import subprocess
+
+import tklib
+from test_cli import moved, packets
+from test_counts import _record_starved, bt_count, rows_by_tid, scan_seq
+
+METHOD_RE = re.compile(r"^tracekit: buffers written with (.*)$", re.M)
+POOL_RE = re.compile(r"^tracekit: buffer pool: (\d+) KiB made for the largest "
+                     r"process \(limit (\d+) KiB\)$", re.M)
+
+
+def _method(stderr):
+    m = METHOD_RE.search(stderr)
+    assert m, "no 'buffers written with' line in the summary:\n%s" % stderr
+    return m.group(1)
+
+
+def _exact(out, p, n, t):
+    """Every thread's n test:seq events are in OUT, in order, none lost;
+    the summary, report and babeltrace2 agree."""
+    assert p.returncode == 0, "record exited %d:\n%s" % (p.returncode, p.stderr)
+    rows, total = tklib.summary(p.stderr)
+    assert total is not None, "no total row:\n%s" % p.stderr
+    assert total["events"] == n * t + 2 and total["lost"] == 0, \
+        "want %d events, 0 lost:\n%s" % (n * t + 2, p.stderr)
+    streams, phases, nlines = scan_seq(out, contiguous_from=0)
+    assert phases == ["start", "end"], phases
+    assert sorted(int(st["thread"]) for st in streams.values()) == list(range(t)), streams
+    byrow = rows_by_tid(rows)
+    for tid, st in streams.items():
+        assert st["count"] == n and byrow[tid]["events"] == n, (tid, st, byrow.get(tid))
+    assert bt_count(out) == n * t
+
+
+def _basic(*args):
+    return [tklib.prog("basic")] + list(args)
+
+
+def _fs_type(path):
+    """The file system type of PATH, from /proc/self/mountinfo."""
+    best, kind = "", "?"
+    path = os.path.realpath(path)
+    for line in open("/proc/self/mountinfo"):
+        parts = line.split()
+        mnt = parts[4]
+        fstype = parts[parts.index("-") + 1]
+        if (path == mnt or path.startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best):
+            best, kind = mnt, fstype
+    return kind
+
+
+def _io_uring_allowed():
+    try:
+        return open("/proc/sys/kernel/io_uring_disabled").read().strip() == "0"
+    except OSError:
+        return True
+
+
+def test_direct():
+    """On a disk file system the packets go from the shared buffers to the
+    files with io_uring and O_DIRECT: every sub-buffer padded to 4 KiB
+    (its last packet: one ended where its thread moved to another CPU is
+    followed by the next, test_cpu.py), every event there."""
+    d = tklib.tmpdir()
+    fs = _fs_type(d)
+    if fs not in ("ext4", "xfs", "btrfs"):
+        raise tklib.Skip("%s is on %s, not a disk file system" % (d, fs))
+    if not _io_uring_allowed():
+        raise tklib.Skip("io_uring is disabled (kernel.io_uring_disabled)")
+    out = os.path.join(d, "t")
+    p = tklib.record(out, _basic("-n", "200000", "-t", "2"), check=False)
+    _exact(out, p, 200000, 2)
+    assert _method(p.stderr) == "io_uring, O_DIRECT", p.stderr
+    for name in os.listdir(os.path.join(out, "user")):
+        if name == "metadata":
+            continue
+        pkts = packets(os.path.join(out, "user", name), cpu=True)
+        ends = itertools.accumulate(size for _, size, _ in pkts)
+        assert all(moved(pkts, i) or (end % 4096 == 0 and content <= size)
+                   for i, ((content, size, _), end) in enumerate(zip(pkts, ends))), \
+            (name, pkts[:5])
+
+
+def test_buffered_when_direct_refused():
+    """A file system that refuses O_DIRECT (ramfs): io_uring writes
+    buffered, packets unpadded, every event there; the summary says why."""
+    mnt = os.path.join(tklib.tmpdir(), "ramfs")
+    os.mkdir(mnt)
+    m = tklib.run(["mount", "-t", "ramfs", "ramfs", mnt], check=False)
+    if m.returncode != 0:
+        raise tklib.Skip("cannot mount a ramfs: %s" % m.stderr.strip())
+    try:
+        if not _io_uring_allowed():
+            raise tklib.Skip("io_uring is disabled (kernel.io_uring_disabled)")
+        out = os.path.join(mnt, "t")
+        p = tklib.record(out, _basic("-n", "100000", "-t", "2"), check=False)
+        _exact(out, p, 100000, 2)
+        assert _method(p.stderr) == \
+            "io_uring, buffered (O_DIRECT: refused by the file system)", p.stderr
+        for name in os.listdir(os.path.join(out, "user")):
+            if name != "metadata":
+                pkts = packets(os.path.join(out, "user", name), cpu=True)
+                assert all(moved(pkts, i) or content == size
+                           for i, (content, size, _) in enumerate(pkts)), (name, pkts[:5])
+    finally:
+        tklib.run(["umount", mnt], check=False)
+
+
+def test_pwrite_when_io_uring_refused():
+    """The recorder under a seccomp filter that refuses io_uring_setup:
+    plain pwritev, said in the summary, every event there."""
+    out = os.path.join(tklib.tmpdir(), "t")
+    p = tklib.run([tklib.prog("deny"), "io_uring_setup", tklib.TRACEKIT, "record",
+                   "-o", out, "--"] + _basic("-n", "100000", "-t", "2"), check=False)
+    if p.returncode == 77:
+        raise tklib.Skip("seccomp refused: %s" % p.stderr.strip())
+    _exact(out, p, 100000, 2)
+    assert _method(p.stderr) == \
+        "pwrite, buffered (io_uring: Operation not permitted)", p.stderr
+
+
+def test_memfd_refused():
+    """A program that cannot make its buffers (memfd_create refused, as a
+    container's seccomp may): it runs on at full speed, every event it
+    fires is counted lost, the summary says why, report's header too."""
+    out = os.path.join(tklib.tmpdir(), "t")
+    p = tklib.record(out, [tklib.prog("deny"), "memfd_create"] + _basic("-n", "1000", "-t", "2"),
+                     check=False)
+    if "seccomp refused" in p.stderr:
+        raise tklib.Skip(p.stderr.strip())
+    assert p.returncode == 0, p.stderr
+    assert sorted(l for l in p.stdout.splitlines() if l.startswith("emitted")) == \
+        ["emitted 0 1000", "emitted 1 1000"], p.stdout
+    rows, total = tklib.summary(p.stderr)
+    assert total == dict(events=0, lost=2002, bytes=0), p.stderr
+    pid = int(re.search(r"prog-basic-(\d+)", p.stderr).group(1))
+    line = "tracekit: prog-basic-%d: 2002 events lost: its buffers could not be " \
+        "made (memfd_create: Operation not permitted)" % pid
+    assert line in p.stderr.splitlines(), p.stderr
+    head = tklib.tracekit("report", out).stdout
+    assert re.search(r"^# process %d \(prog-basic\) .*, 2002 lost with no buffer$" % pid,
+                     head, re.M), head
+
+
+def test_block():
+    """--block with a buffer of two 4 KiB sub-buffers: writers wait for the
+    recorder and lose nothing; without it the same run loses, and what is
+    recorded plus what is lost is what was fired."""
+    out = os.path.join(tklib.tmpdir(), "t")
+    p = tklib.record(out, _basic("-n", "200000", "-t", "2"), "-b", "8", "--block",
+                     check=False)
+    _exact(out, p, 200000, 2)
+    p = tklib.record(out, _basic("-n", "200000", "-t", "2"), "-b", "8")
+    rows, total = tklib.summary(p.stderr)
+    assert total["lost"] > 0 and total["events"] + total["lost"] == 400002, p.stderr
+    p = tklib.tracekit("record", "-o", out, "--block=0", "--", tklib.prog("basic"), check=False)
+    assert p.returncode == 2 and p.stderr == \
+        "tracekit: --block='0': must be a number of ms, from 1 to 60000\n", p.stderr
+    p = tklib.tracekit("record", "-o", out, "--block", "--overwrite", "--",
+                       tklib.prog("basic"), check=False)
+    assert p.returncode == 2 and p.stderr == "tracekit: --block is for discard mode: " \
+        "with --overwrite a writer never lacks room\n", p.stderr
+
+
+def test_pool_grows():
+    """Four threads writing 70 MB as fast as they can, with --block (up to
+    a minute: longer than the recorder, starved, may take to give space
+    back), and a recorder that hardly runs (so that the writers outrun it
+    whatever else the machine does): the pool grows past what the process
+    made at the start (16 MiB), and every event is there."""
+    out = os.path.join(tklib.tmpdir(), "t")
+    rc, stdout, stderr = _record_starved(out, _basic("-n", "500000", "-t", "4"),
+                                         "--block=60000", timeout=300)
+    p = subprocess.CompletedProcess([], rc, stdout, stderr)
+    _exact(out, p, 500000, 4)
+    m = POOL_RE.search(p.stderr)
+    assert m and int(m.group(1)) > 16384 and int(m.group(2)) == 262144, p.stderr
+
+
+WORK_RE = re.compile(r"^tracekit: the recorder wrote (\d+) packets, slept (\d+) times, "
+                     r"was woken (\d+) times by writers$", re.M)
+
+
+def test_wakeup():
+    """Bursts of 120 events 50 ms apart with two 4 KiB sub-buffers: each
+    burst closes about a sub-buffer, which must be written before the next
+    but one.  The recorder sleeps between bursts (it would look again only
+    after a second): only a writer that wakes it keeps every event.  It is
+    woken once per sub-buffer at most (a writer wakes it when it closes
+    one, or its stream), and only while it sleeps (record -v counts)."""
+    out = os.path.join(tklib.tmpdir(), "t")
+    p = tklib.record(out, _basic("-n", "3000", "-s", "120,50000"), "-b", "8", "-v",
+                     check=False)
+    _exact(out, p, 3000, 1)
+    m = WORK_RE.search(p.stderr)
+    assert m, p.stderr
+    packets, sleeps, woken = (int(x) for x in m.groups())
+    rows, total = tklib.summary(p.stderr)
+    assert 1 <= woken <= packets + len(rows) and woken <= sleeps, p.stderr
+    # 25 bursts: a wake-up per event would be thousands, one per sub-buffer
+    # a few dozen
+    assert packets < 100, p.stderr
+
+
+def test_signal_first_event_in_malloc():
+    """Four threads malloc and free without pause; a 20 us timer per thread
+    fires an event from a signal handler, so each thread's first event (its
+    stream opened) most likely interrupts malloc: the program ends, and
+    each thread's events are all there, in order."""
+    out = os.path.join(tklib.tmpdir(), "t")
+    p = tklib.record(out, [tklib.prog("sigmalloc"), "-t", "4", "-n", "300000"],
+                     check=False, timeout=120)
+    assert p.returncode == 0 and "done" in p.stdout.splitlines(), (p.stdout, p.stderr)
+    fired = {int(a): int(b) for _, a, b in
+             (l.split() for l in p.stdout.splitlines() if l.startswith("fired"))}
+    assert len(fired) == 4 and all(n > 0 for n in fired.values()), fired
+    rows, total = tklib.summary(p.stderr)
+    assert total["events"] == sum(fired.values()) and total["lost"] == 0, \
+        (fired, p.stderr)
+    got = {}
+    for line in tklib.report_lines(out):
+        f = tklib.fields(line["text"])
+        got.setdefault(int(f["worker"]), []).append(int(f["n"]))
+    assert {w: len(v) for w, v in got.items()} == fired, (fired, p.stderr)
+    assert all(v == list(range(len(v))) for v in got.values()), "events out of order"
+
+
+def test_many_threads_little_memory():
+    """400 threads that fire one event each hold little shared memory
+    (64 MiB at most: the pool the process made and a descriptor with its
+    page per thread); 1000 threads one after the other too (descriptors
+    are recycled).  Every event is there."""
+    for opts, n in (([], 400), (["-s"], 1000)):
+        out = os.path.join(tklib.tmpdir(), "t")
+        p = tklib.record(out, [tklib.prog("many")] + opts, check=False, timeout=120)
+        assert p.returncode == 0, p.stderr
+        shmem = int(re.search(r"^shmem (\d+)$", p.stdout, re.M).group(1))
+        assert shmem <= 64 << 10, "%s: %d KiB of shared memory" % (opts, shmem)
+        rows, total = tklib.summary(p.stderr)
+        assert total["events"] == n and total["lost"] == 0 and len(rows) == n, \
+            (opts, total, len(rows))
+        threads = sorted(int(tklib.fields(l["text"])["thread"])
+                         for l in tklib.report_lines(out))
+        assert threads == list(range(n)), (opts, threads[:10])
+
+
+def test_help_states_buffer_limits():
+    """record -h gives the buffers' defaults and limits: per thread, the
+    pool, sub-buffers, threads, --block."""
+    p = tklib.tracekit("record", "-h")
+    text = " ".join(p.stdout.split())
+    for want in ("holds at most -b of them (default 16384 KiB)",
+                 "a thread at rest holds a 4 KiB page",
+                 "16384 KiB by the process when it starts, up to -b (at most 262144 KiB) "
+                 "by the recorder right after",
+                 "up to --pool (default 262144 KiB, or -b if larger)",
+                 "Limits: -b and --pool 8 to 67108864 KiB; sub-buffers of 4 to 16384 KiB, "
+                 "2 to 4096 per thread; --block 1 to 60000 ms; 4096 threads recording at "
+                 "once per process",
+                 "--subbufs N sub-buffers per thread buffer (default: -b in sub-buffers "
+                 "of 64 KiB)",
+                 "--block[=MS] a writer that finds no room waits up to MS ms (default 1000)"):
+        assert want in text, "record -h lacks %r:\n%s" % (want, p.stdout)

@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hostile.c - a traced program that treats the recorder badly, on purpose
+ * (tests/e2e/test_hostile.py): it scribbles over its own shared buffers,
+ * shrinks them under the recorder, makes threads and processes by the
+ * thousand, takes memfd_create away from itself, and fires a child's
+ * first event while the recorder is stopped.
+ *
+ *   prog-hostile scribble-max      one event, then its stream's slots'
+ *                                  commits 0 and produced UINT64_MAX; prints
+ *                                  "scribbled TID" and waits to be killed
+ *   prog-hostile scribble-ahead N  N events, then produced moved 2^40
+ *                                  packets ahead (commits as they are);
+ *                                  prints "scribbled TID", lives 1 s more
+ *   prog-hostile scribble-lost N   N events, then its stream's loss
+ *                                  counters set past 2^60; prints
+ *                                  "scribbled TID", lives 1 s more
+ *   prog-hostile truncate          one event, then ftruncate(0) of its
+ *                                  arena's control memfd through
+ *                                  /proc/self/map_files;
+ *                                  prints "truncated TID" or "refused
+ *                                  TID ERRNO-NAME"; lives 1 s more (no
+ *                                  event: its own stores would fault)
+ *   prog-hostile threads N         N threads one after another, each fires
+ *                                  one event and exits; prints "done",
+ *                                  then waits for a line on stdin
+ *   prog-hostile children N [P]    N child processes, P alive at once
+ *                                  (default 1), each fires one event and
+ *                                  exits; prints "done N" (children that
+ *                                  exited 0)
+ *   prog-hostile seccomp N         memfd_create fails (EPERM, seccomp)
+ *                                  from the start (the program runs
+ *                                  itself again under the filter as
+ *                                  "fire N"); N events; prints "fired N"
+ *   prog-hostile fork-first        one event; prints "ready", waits for a
+ *                                  line on stdin, forks: the child fires
+ *                                  its first event and prints "child PID
+ *                                  nvcsw N" (voluntary context switches
+ *                                  during it: 0 when it never waited)
+ *
+ * Events: test:seq (thread, seq, msg) of tests/progs/test-events.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "common/ringbuf-layout.h"
+#include "test-events.h"
+
+static const char *const msgs[] = { "zero", "one", "two", "three", "four",
+				     "five", "six", "seven", "eight", "nine" };
+
+static void fire(uint32_t thread, uint64_t seq)
+{
+	tk_trace(test, seq, thread, seq, msgs[seq % 10]);
+}
+
+static pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* Whether process @pid maps the file of inode @ino. */
+static bool maps_inode(pid_t pid, unsigned long ino)
+{
+	char path[64], line[512];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		unsigned long i;
+
+		found = sscanf(line, "%*x-%*x %*s %*x %*x:%*x %lu", &i) == 1 && i == ino;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The calling thread's stream in its process's arena (the control memfd
+ * in /proc/self/maps, common/ringbuf-layout.h).  Returns once the
+ * recorder (our parent, under record -- CMD) maps the arena too, so that
+ * what follows happens to memory it holds. */
+struct mine {
+	struct tk_arena *h;
+	struct tk_rb_stream *d;
+	uint64_t *produced;   /* the stream's produced counter */
+	unsigned long lo, hi; /* the control memfd's mapping */
+};
+
+static struct mine my_stream(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	struct mine m = { 0 };
+	unsigned long ino = 0;
+
+	while (f && !m.d && fgets(line, sizeof(line), f)) {
+		unsigned long a, b, i;
+		struct tk_arena *h;
+
+		if (!strstr(line, "memfd:tracekit-buffer") ||
+		    sscanf(line, "%lx-%lx %*s %*x %*x:%*x %lu", &a, &b, &i) != 3)
+			continue;
+		h = (struct tk_arena *)a;
+		if (h->magic != TK_ARENA_MAGIC || h->pid != (uint32_t)getpid())
+			continue;
+		for (uint32_t s = 0; s < h->streams_max && !m.d; s++) {
+			struct tk_rb_stream *d = (struct tk_rb_stream *)
+				((char *)h + h->streams + (size_t)s * h->stream_size);
+
+			if (d->state == TK_RB_OPEN && d->tid == (uint32_t)gettid_()) {
+				m = (struct mine){ h, d, (uint64_t *)((char *)h + h->produced) + s,
+						   a, b };
+				ino = i;
+			}
+		}
+	}
+	if (f)
+		fclose(f);
+	if (!m.d) {
+		fprintf(stderr, "prog-hostile: no stream of thread %d in /proc/self/maps\n",
+			(int)gettid_());
+		exit(3);
+	}
+	for (int i = 0; i < 10000 && !maps_inode(getppid(), ino); i++)
+		usleep(1000);
+	return m;
+}
+
+static int scribble_max(void)
+{
+	struct mine m;
+
+	fire(0, 0);
+	m = my_stream();
+	for (uint32_t i = 0; i < m.h->slots; i++)
+		__atomic_store_n(&m.d->slot[i].commit, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(m.produced, UINT64_MAX, __ATOMIC_RELEASE);
+	printf("scribbled %d\n", (int)gettid_());
+	fflush(stdout);
+	for (;;)
+		pause();
+	return 0;
+}
+
+static int scribble_ahead(long n)
+{
+	struct mine m;
+
+	for (long i = 0; i < n; i++)
+		fire(0, (uint64_t)i);
+	m = my_stream();
+	__atomic_store_n(m.produced,
+			 __atomic_load_n(m.produced, __ATOMIC_RELAXED) + (1ull << 40),
+			 __ATOMIC_RELEASE);
+	printf("scribbled %d\n", (int)gettid_());
+	fflush(stdout);
+	sleep(1);
+	return 0;
+}
+
+static int scribble_lost(long n)
+{
+	struct mine m;
+
+	for (long i = 0; i < n; i++)
+		fire(0, (uint64_t)i);
+	m = my_stream();
+	m.d->lost_full = UINT64_MAX - 1;
+	m.d->lost_big = 15328111131301311311ull;
+	__atomic_store_n(&m.d->lost_nested, 1ull << 62, __ATOMIC_RELAXED);
+	printf("scribbled %d\n", (int)gettid_());
+	fflush(stdout);
+	sleep(1);
+	return 0;
+}
+
+static int truncate_buffer(void)
+{
+	struct mine m;
+	char path[128];
+	int fd;
+
+	fire(0, 0);
+	m = my_stream();
+	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", m.lo, m.hi);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, 0) < 0)
+		printf("refused %d %s\n", (int)gettid_(), strerrorname_np(errno));
+	else
+		printf("truncated %d\n", (int)gettid_());
+	fflush(stdout);
+	if (fd >= 0)
+		close(fd);
+	sleep(1);
+	return 0;
+}
+
+static void *one_event(void *arg)
+{
+	fire((uint32_t)(uintptr_t)arg, 0);
+	return NULL;
+}
+
+static int threads(long n)
+{
+	char line[16];
+
+	for (long i = 0; i < n; i++) {
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, one_event, (void *)(uintptr_t)i) != 0 ||
+		    pthread_join(th, NULL) != 0)
+			return 4;
+	}
+	printf("done\n");
+	fflush(stdout);
+	return fgets(line, sizeof(line), stdin) ? 0 : 0;
+}
+
+/* @n children, up to @at_once alive together: each fires one event and
+ * exits. */
+static int children(long n, long at_once)
+{
+	long ok = 0, started = 0, running = 0;
+
+	if (at_once < 1)
+		at_once = 1;
+	while (started < n || running) {
+		int status;
+
+		if (started < n && running < at_once) {
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				fire((uint32_t)started, 0);
+				_exit(0);
+			}
+			if (pid < 0)
+				return 4;
+			started++;
+			running++;
+			continue;
+		}
+		if (wait(&status) < 0)
+			return 4;
+		running--;
+		ok += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	}
+	printf("done %ld\n", ok);
+	return 0;
+}
+
+/* memfd_create fails with EPERM from now on (no_new_privs: unprivileged
+ * too). */
+static int deny_memfd(void)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_create, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(code) / sizeof(code[0]), code };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+		return -1;
+	return 0;
+}
+
+/* memfd_create refused before the runtime starts: deny it, then run
+ * this program again as "fire N" (the filter stays across exec). */
+static int seccomp(char **argv)
+{
+	char *args[] = { argv[0], "fire", argv[2], NULL };
+
+	if (deny_memfd() < 0) {
+		perror("prog-hostile: seccomp");
+		return 4;
+	}
+	execv("/proc/self/exe", args);
+	perror("prog-hostile: exec");
+	return 4;
+}
+
+static int fire_n(long n)
+{
+	for (long i = 0; i < n; i++)
+		fire(0, (uint64_t)i);
+	printf("fired %ld\n", n);
+	return 0;
+}
+
+static int fork_first(void)
+{
+	char line[16];
+	int status;
+	pid_t pid;
+
+	fire(0, 0);
+	printf("ready\n");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		return 4;
+	pid = fork();
+	if (pid == 0) {
+		struct rusage before, after;
+
+		getrusage(RUSAGE_THREAD, &before);
+		fire(1, 0);
+		getrusage(RUSAGE_THREAD, &after);
+		printf("child %d nvcsw %ld\n", (int)getpid(), after.ru_nvcsw - before.ru_nvcsw);
+		fflush(stdout);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 4;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 5;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 2 ? atol(argv[2]) : 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2)
+		return 2;
+	if (!strcmp(argv[1], "scribble-max"))
+		return scribble_max();
+	if (!strcmp(argv[1], "scribble-ahead"))
+		return scribble_ahead(n);
+	if (!strcmp(argv[1], "scribble-lost"))
+		return scribble_lost(n);
+	if (!strcmp(argv[1], "truncate"))
+		return truncate_buffer();
+	if (!strcmp(argv[1], "threads"))
+		return threads(n);
+	if (!strcmp(argv[1], "children"))
+		return children(n, argc > 3 ? atol(argv[3]) : 1);
+	if (!strcmp(argv[1], "seccomp") && argc > 2)
+		return seccomp(argv);
+	if (!strcmp(argv[1], "fire"))
+		return fire_n(n);
+	if (!strcmp(argv[1], "fork-first"))
+		return fork_first();
+	return 2;
+}
