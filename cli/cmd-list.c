@@ -15,7 +15,9 @@
  * connection is closed: nothing is enabled); a file is read as ELF, its
  * USDT probes (stapsdt notes) listed after its events.
  * -e lists event names, "system:event", the kernel's and the named
- * target's together, sorted.  The kernel side only reads tracefs
+ * target's together, sorted.  Every name read from a file or a process
+ * is printed with control characters escaped (common/visible.h): a
+ * program can carry terminal escape sequences in its notes.  The kernel side only reads tracefs
  * (kernel/), mounting it for the time of the listing if needed.
  */
 #define _GNU_SOURCE
@@ -32,6 +34,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "control-client.h"
+#include "find-program.h"
 #include "format/elf-events.h"
 #include "format/event-info.h"
 #include "format/probes.h"
@@ -39,6 +42,7 @@
 #include "common/pattern.h"
 #include "common/protocol.h"
 #include "common/unix-socket.h"
+#include "common/visible.h"
 #include "options.h"
 
 struct event_list {
@@ -107,10 +111,11 @@ static const char *type_name(const struct tk_field_desc *f, char *buf,
 
 static void print_event(const struct tk_event_info *ev, bool names_only)
 {
+	char shown[1024];
 	unsigned offset = 0;
 	bool fixed = true;
 
-	printf("%s\n", ev->full_name);
+	printf("%s\n", tk_visible(shown, sizeof(shown), ev->full_name));
 	if (names_only)
 		return;
 	printf("\tID: %u%s\n", ev->id, ev->flags & TK_DESC_MARKER ? " (marker)" : "");
@@ -123,7 +128,7 @@ static void print_event(const struct tk_event_info *ev, bool names_only)
 		if (f->kind == TK_KIND_CHARS)
 			snprintf(arr, sizeof(arr), "[%u]", f->array_len);
 		printf("\tfield:%s %s%s;\t", type_name(f, tbuf, sizeof(tbuf)),
-		       f->name, arr);
+		       tk_visible(shown, sizeof(shown), f->name), arr);
 		if (fixed)
 			printf("offset:%u;\t", offset);
 		else
@@ -143,10 +148,13 @@ static void print_event(const struct tk_event_info *ev, bool names_only)
 			putchar('\\');
 		if (*p == '\n')
 			fputs("\\n", stdout);
+		else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			printf("\\x%02x", (unsigned char)*p);
 		else
 			putchar(*p);
 	}
-	printf("\"%s%s\n\n", ev->args[0] ? ", " : "", ev->args);
+	printf("\"%s%s\n\n", ev->args[0] ? ", " : "",
+	       tk_visible(shown, sizeof(shown), ev->args));
 }
 
 /* The process at @name is @pid and may talk to us; says why not. */
@@ -265,12 +273,13 @@ struct usdt_print {
 
 /* A USDT probe as -e spells it, its arguments as the note types them. */
 static void print_usdt(const char *provider, const char *name, const char *types,
-		       void *ctx)
+		       bool semaphore, void *ctx)
 {
 	struct usdt_print *u = ctx;
+	char p[256], n[256], path[4096];
 	unsigned k = 0;
 
-	printf("usdt:%s:%s", provider, name);
+	printf("usdt:%s:%s", tk_visible(p, sizeof(p), provider), tk_visible(n, sizeof(n), name));
 	if (u->names_only) {
 		putchar('\n');
 		return;
@@ -282,23 +291,36 @@ static void print_usdt(const char *provider, const char *name, const char *types
 		printf("%sarg%u:%.*s", k ? ", " : "", k, (int)n, t);
 		t += n + (t[n] == ' ');
 	}
-	printf(")\n\tfile: %s\n\n", u->path);
+	printf(")\n\tfile: %s\n", tk_visible(path, sizeof(path), u->path));
+	/* guarded code runs only while a tracer holds the semaphore */
+	if (semaphore)
+		printf("\tsemaphore: yes (raised while it is traced)\n");
+	putchar('\n');
 }
 
-/* The USDT probes (stapsdt notes) of @path and the libraries it loads. */
-static void list_usdt(const char *path, bool names_only)
+/* The USDT probes (stapsdt notes) of @path and the libraries it loads,
+ * to @fn; @path_of (if any) is set to each file's path first. */
+static void each_usdt(const char *path, tk_usdt_visit_fn fn, void *ctx,
+		      const char **path_of)
 {
-	struct usdt_print u = { .names_only = names_only };
 	struct tk_elf_modules m;
 	char err[512];
 
 	if (tk_elf_modules_read(path, true, &m, err, sizeof(err)) < 0)
 		return;
 	for (unsigned i = 0; i < m.count; i++) {
-		u.path = m.module[i].path;
-		tk_usdt_list(u.path, print_usdt, &u, err, sizeof(err));
+		if (path_of)
+			*path_of = m.module[i].path;
+		tk_usdt_list(m.module[i].path, fn, ctx, err, sizeof(err));
 	}
 	tk_elf_modules_free(&m);
+}
+
+static void list_usdt(const char *path, bool names_only)
+{
+	struct usdt_print u = { .names_only = names_only };
+
+	each_usdt(path, print_usdt, &u, &u.path);
 }
 
 static bool seen_before(long *seen, unsigned *n, long pid)
@@ -327,7 +349,7 @@ static int list_processes(void)
 	}
 	while (fgets(line, sizeof(line), f)) {
 		char *at = strstr(line, " @" TK_SOCKET_PREFIX);
-		char comm[64] = "", path[64];
+		char comm[64] = "", path[64], shown[256];
 		struct stat st;
 		FILE *c;
 		long pid;
@@ -347,7 +369,7 @@ static int list_processes(void)
 		if (fgets(comm, sizeof(comm), c))
 			comm[strcspn(comm, "\n")] = '\0';
 		fclose(c);
-		printf("%ld %s\n", pid, comm);
+		printf("%ld %s\n", pid, tk_visible(shown, sizeof(shown), comm));
 		found++;
 	}
 	fclose(f);
@@ -512,6 +534,20 @@ static int list_kernel(enum list_mode mode, const char *glob)
 	return ret;
 }
 
+/* @arg as a target: itself, but a bare name that is no file here and no
+ * pid is the command it names in $PATH, as record runs it.  Malloc'd. */
+static char *target_of(const char *arg)
+{
+	struct stat st;
+	char *end, *found;
+	long pid = strtol(arg, &end, 10);
+
+	if ((*arg && !*end && pid > 0) || strchr(arg, '/') || stat(arg, &st) == 0 ||
+	    !(found = find_program(arg, true)))
+		return strdup(arg);
+	return found;
+}
+
 static bool is_target(const char *arg)
 {
 	struct stat st;
@@ -531,16 +567,48 @@ static int read_target(const char *what, struct event_list *l, bool names_only)
 	return list_file(what, l);
 }
 
-/* -e: kernel events and the target's user events, names only, sorted. */
+struct usdt_names {
+	struct names *names;
+	const char *glob;
+	int ret;
+};
+
+/* A file's USDT probe as -e takes it, among the names -e lists. */
+static void add_usdt_name(const char *provider, const char *name, const char *types,
+			  bool semaphore, void *ctx)
+{
+	struct usdt_names *u = ctx;
+	char *full;
+
+	(void)types;
+	(void)semaphore;
+	if (u->ret || asprintf(&full, "usdt:%s:%s", provider, name) < 0) {
+		u->ret = -1;
+		return;
+	}
+	if (u->glob && !tk_pattern_match(u->glob, full))
+		free(full);
+	else if (names_add(u->names, full) < 0)
+		u->ret = -1;
+}
+
+/* -e: kernel events and the target's user events and USDT probes, names
+ * only, sorted. */
 static int list_event_names(const char *glob, const char *target)
 {
 	struct event_list l = { 0, NULL };
 	struct names names = { NULL, 0 };
+	struct usdt_names u = { &names, glob, 0 };
 	struct tk_tracefs fs;
+	char shown[1024];
 	int ret = 0;
 
 	if (target && read_target(target, &l, true) < 0)
 		return TK_EXIT_FAILURE;
+	if (target && !isdigit((unsigned char)*target)) {
+		each_usdt(target, add_usdt_name, &u, NULL);
+		ret = u.ret;
+	}
 	for (unsigned i = 0; i < l.count && !ret; i++) {
 		char *name = strdup(l.events[i].full_name);
 
@@ -562,7 +630,7 @@ static int list_event_names(const char *glob, const char *target)
 		qsort(names.v, names.n, sizeof(*names.v), name_cmp);
 		for (unsigned i = 0; i < names.n; i++)
 			if (!i || strcmp(names.v[i], names.v[i - 1]))
-				printf("%s\n", names.v[i]);
+				printf("%s\n", tk_visible(shown, sizeof(shown), names.v[i]));
 	} else if (!ret) {
 		tk_error("no event matches '%s'", glob ? glob : "*");
 		ret = -1;
@@ -585,8 +653,9 @@ int cmd_list(int argc, char **argv)
 	enum list_mode mode = LIST_USER;
 	bool names_only = false;
 	const char *what, *glob = NULL;
+	char *target = NULL;
 	struct opt_parser p;
-	int c, nargs;
+	int c, nargs, ret;
 
 	opt_init(&p, "list");
 	while ((c = opt_next(&p, argc, argv)) != -1) {
@@ -626,11 +695,19 @@ int cmd_list(int argc, char **argv)
 			tk_error("unexpected argument '%s'", argv[optind + 2]);
 			return TK_EXIT_USAGE;
 		}
+		target = nargs ? target_of(argv[optind + nargs - 1]) : NULL;
+		if (nargs && !target) {
+			tk_error("out of memory");
+			return TK_EXIT_FAILURE;
+		}
 		if (nargs == 2)
-			return list_event_names(argv[optind], argv[optind + 1]);
-		if (nargs == 1 && is_target(argv[optind]))
-			return list_event_names(NULL, argv[optind]);
-		return list_event_names(nargs ? argv[optind] : NULL, NULL);
+			ret = list_event_names(argv[optind], target);
+		else if (nargs == 1 && is_target(target))
+			ret = list_event_names(NULL, target);
+		else
+			ret = list_event_names(nargs ? argv[optind] : NULL, NULL);
+		free(target);
+		return ret;
 	}
 	if (mode != LIST_USER) {
 		if (nargs > (mode == LIST_FUNCTIONS)) {
@@ -642,9 +719,15 @@ int cmd_list(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return list_processes();
-	what = argv[optind];
-	if (read_target(what, &l, names_only) < 0)
+	what = target = target_of(argv[optind]);
+	if (!what) {
+		tk_error("out of memory");
 		return TK_EXIT_FAILURE;
+	}
+	if (read_target(what, &l, names_only) < 0) {
+		free(target);
+		return TK_EXIT_FAILURE;
+	}
 	if (l.count)
 		qsort(l.events, l.count, sizeof(*l.events), event_cmp);
 	for (unsigned i = 0; i < l.count; i++) {
@@ -662,5 +745,6 @@ int cmd_list(int argc, char **argv)
 	for (unsigned i = 0; i < l.count; i++)
 		tk_event_info_free(&l.events[i]);
 	free(l.events);
+	free(target);
 	return 0;
 }

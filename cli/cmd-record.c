@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "clock-now.h"
+#include "find-program.h"
 #include "lib/config.h"
 #include "control-client.h"
 #include "format/elf-events.h"
@@ -504,27 +505,6 @@ fail:
 }
 
 
-static char *find_program(const char *name)
-{
-	const char *path = getenv("PATH");
-	char *copy, *dir, *save, *full;
-
-	if (strchr(name, '/'))
-		return access(name, X_OK) == 0 ? strdup(name) : NULL;
-	copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		if (asprintf(&full, "%s/%s", *dir ? dir : ".", name) < 0)
-			break;
-		if (access(full, X_OK) == 0) {
-			free(copy);
-			return full;
-		}
-		free(full);
-	}
-	free(copy);
-	return NULL;
-}
-
 /* The events in the tk_meta sections of @m. */
 static void collect_events(const struct tk_elf_modules *m,
 			   struct tk_event_info **events, unsigned *count)
@@ -646,7 +626,7 @@ static int sort_rules(struct record *r, const struct tk_event_info *events,
 
 		if (tk_probe_spec_is(rule->pattern)) {
 			if (record_kernel_add_probe(&r->kernel, rule, r->program,
-						    o->attach_pid, o->quiet) < 0)
+						    o->attach_pid, o->user_stack, o->quiet) < 0)
 				ret = -EINVAL;
 			continue;
 		}
@@ -1063,7 +1043,7 @@ static int prepare(struct record *r)
 	const char *program = r->program;
 
 	if (r->opt.argv) {
-		r->program = find_program(r->opt.argv[0]);
+		r->program = find_program(r->opt.argv[0], false);
 		if (!r->program) {
 			tk_error("cannot run '%s': %s", r->opt.argv[0],
 				 strchr(r->opt.argv[0], '/') ? strerror(errno)

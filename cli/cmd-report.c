@@ -27,6 +27,7 @@
 #include "cli.h"
 #include "common/filter.h"
 #include "common/pattern.h"
+#include "format/event-info.h"
 #include "format/printfmt.h"
 #include "report-graph.h"
 #include "report.h"
@@ -43,6 +44,7 @@ struct report {
 	unsigned npatterns;
 	struct report_who who; /* --pid, --tid, --comm */
 	bool *who_ok;          /* per reader: its thread is selected */
+	bool *kept;            /* per reader: its last event (no stack) shown */
 	struct report_bound from, to; /* --from, --to */
 	uint64_t first_ts; /* the trace's first event */
 	/* overwrite mode: where every stream is complete, and the source
@@ -70,6 +72,7 @@ struct report {
 	struct event_state {
 		const struct tk_event_info *ev;
 		bool shown;
+		bool stack;  /* a stack, shown with the event it follows */
 		bool ftrace; /* the function tracer's: report-graph.c prints it */
 		struct tk_filter *filter;
 		uint64_t count;
@@ -247,6 +250,7 @@ static int prepare_events(struct report *r, struct report_filter_result *kf)
 			st->ev = &t->processes[i].events[j];
 			t->processes[i].events[j].user = st;
 			st->shown = report_selected(r->patterns, r->npatterns, st->ev->full_name);
+			st->stack = tk_event_is_stack(st->ev->provider, st->ev->name);
 			st->ftrace = ftrace_view_owns(st->ev);
 			if (!r->filter || !st->shown)
 				continue;
@@ -614,7 +618,8 @@ int cmd_report(int argc, char **argv)
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	if (tk_merge_open(&r.merge, &r.trace,
 			  r.kernel ? report_kernel_handle(r.kernel) : NULL) < 0 ||
-	    !(r.who_ok = calloc(r.trace.nstreams + 1, sizeof(*r.who_ok)))) {
+	    !(r.who_ok = calloc(r.trace.nstreams + 1, sizeof(*r.who_ok))) ||
+	    !(r.kept = calloc(r.trace.nstreams + 1, sizeof(*r.kept)))) {
 		tk_error("out of memory");
 		return TK_EXIT_FAILURE;
 	}
@@ -633,6 +638,7 @@ int cmd_report(int argc, char **argv)
 	for (; more; more = next_event(&r, &ev) > 0) {
 		struct tk_stream_reader *rd;
 		struct event_state *st;
+		bool keep;
 
 		r.nread++;
 		if ((r.from.set || r.to.set) && !in_window(&r, ev.ts))
@@ -647,8 +653,14 @@ int cmd_report(int argc, char **argv)
 		}
 		rd = ev.user;
 		st = state_of(rd->event);
-		if (!st || !st->shown || !r.who_ok[rd - r.merge.readers] ||
-		    (st->filter && !user_filter_match(&r, rd, st)))
+		keep = st && st->shown && r.who_ok[rd - r.merge.readers] &&
+		       (!st->filter || user_filter_match(&r, rd, st));
+		/* a stack goes with the event before it in its stream */
+		if (st && st->stack)
+			keep = keep || r.kept[rd - r.merge.readers];
+		else
+			r.kept[rd - r.merge.readers] = keep;
+		if (!keep)
 			continue;
 		if (r.count_only)
 			st->count++;
@@ -671,6 +683,7 @@ int cmd_report(int argc, char **argv)
 		tk_filter_free(r.states[i].filter);
 	free(r.states);
 	free(r.who_ok);
+	free(r.kept);
 	free(r.fvalues);
 	free(r.who.pids);
 	free(r.who.tids);

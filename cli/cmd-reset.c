@@ -10,7 +10,9 @@
  *
  * A recorder removes its own "tracekit-PID" instance, and the dynamic
  * probes it defined (groups "tracekit_PID_*" of uprobe_events), on every
- * way out but SIGKILL; reset cleans up after that.
+ * way out but SIGKILL; reset cleans up after that.  Whether a recorder
+ * is gone is asked of kernel/instance.c (tk_kinstance_is_stale).  What
+ * is removed is said on standard output, a line each.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,6 +37,11 @@ static int remove_instance(const char *name)
 	ret = tk_kinstance_destroy(&k);
 	if (ret < 0)
 		tk_error("cannot remove instance '%s': %s", name, strerror(-ret));
+	else if (tk_kinstance_owner(name))
+		printf("removed instance '%s' (recorder %d is gone)\n", name,
+		       (int)tk_kinstance_owner(name));
+	else
+		printf("removed instance '%s'\n", name);
 	return ret;
 }
 
@@ -64,6 +71,8 @@ static int remove_stale_probes(void)
 				 (int)owners[i], strerror(-ret));
 			removed = -1;
 		} else {
+			printf("removed probes '" TK_UPROBE_GROUP_PREFIX "%d_*' (recorder %d is gone)\n",
+			       (int)owners[i], (int)owners[i]);
 			removed++;
 		}
 	}
@@ -113,8 +122,14 @@ int cmd_reset(int argc, char **argv)
 		ret = remove_instance(name);
 		goto out;
 	}
-	names = tk_kinstance_names();
-	for (unsigned i = 0; names && names[i]; i++) {
+	ret = tk_kinstance_names(&names);
+	if (ret < 0) {
+		/* not "no instance": reset as a user who cannot read tracefs */
+		tk_error("cannot read '%s/instances': %s", fs.dir, strerror(-ret));
+		ret = -1;
+		goto out;
+	}
+	for (unsigned i = 0; names[i]; i++) {
 		bool ours = !strcmp(names[i], TK_KINSTANCE_PREFIX);
 
 		if (tk_kinstance_owner(names[i]) && !tk_kinstance_is_stale(names[i])) {

@@ -54,8 +54,10 @@ static char *preload; /* libtracekit to preload, NULL if not needed */
 static pid_t attach_pid; /* record -P */
 
 struct traceable {
-	char **name;
+	char **name;     /* functions with a patchable entry */
 	unsigned count;
+	char **libcall;  /* what they call through their PLT */
+	unsigned nlibcall;
 	bool patchable;
 	bool links_tracekit;
 };
@@ -64,22 +66,25 @@ static void traceable_free(struct traceable *t)
 {
 	for (unsigned i = 0; i < t->count; i++)
 		free(t->name[i]);
+	for (unsigned i = 0; i < t->nlibcall; i++)
+		free(t->libcall[i]);
 	free(t->name);
+	free(t->libcall);
 	memset(t, 0, sizeof(*t));
 }
 
-/* The functions a traced object calls through its PLT join @ft's
- * traceable names. */
-static void add_plt_names(const char *path, struct tk_elf_functrace *ft)
+/* The functions a traced object calls through its PLT join @t's
+ * library calls. */
+static void add_plt_names(const char *path, struct traceable *t)
 {
 	struct tk_symtab plt = { NULL, 0 };
 	char **grown;
 
 	if (tk_elf_plt_symbols(path, &plt) == 0 && plt.count &&
-	    (grown = realloc(ft->traceable, (ft->ntraceable + plt.count) * sizeof(*grown)))) {
-		ft->traceable = grown;
+	    (grown = realloc(t->libcall, (t->nlibcall + plt.count) * sizeof(*grown)))) {
+		t->libcall = grown;
 		for (unsigned i = 0; i < plt.count; i++) {
-			grown[ft->ntraceable++] = plt.sym[i].name;
+			grown[t->nlibcall++] = plt.sym[i].name;
 			plt.sym[i].name = NULL;
 		}
 	}
@@ -110,7 +115,7 @@ static int traceable_read(const char *program, struct traceable *out)
 		if (ft.entries || ft.cyg) {
 			out->patchable = true;
 			/* its library calls can be traced too (-l strlen) */
-			add_plt_names(m.module[i].path, &ft);
+			add_plt_names(m.module[i].path, out);
 		}
 		if (ft.ntraceable) {
 			char **grown = realloc(out->name, (out->count + ft.ntraceable) *
@@ -143,10 +148,10 @@ bool functrace_program_is_patchable(const char *program)
 	return yes;
 }
 
-static bool glob_matches(const struct traceable *t, const char *glob)
+static bool glob_matches(char *const *names, unsigned count, const char *glob)
 {
-	for (unsigned i = 0; i < t->count; i++)
-		if (fnmatch(glob, t->name[i], 0) == 0)
+	for (unsigned i = 0; i < count; i++)
+		if (fnmatch(glob, names[i], 0) == 0)
 			return true;
 	return false;
 }
@@ -230,8 +235,15 @@ int functrace_record_check(struct rec_options *o, const char *program,
 		const struct rec_list *l = k ? &o->graph_funcs : &o->func_filter;
 
 		for (unsigned i = 0; i < l->count; i++) {
-			if (glob_matches(&t, l->item[i]))
+			if (glob_matches(t.name, t.count, l->item[i]))
 				continue;
+			if (glob_matches(t.libcall, t.nlibcall, l->item[i])) {
+				if (o->no_libcall)
+					tk_warn("%s '%s' names only library calls of '%s', which --no-libcall leaves out: it matches nothing that is traced",
+						k ? "-g" : "-l", l->item[i],
+						o->argv ? o->argv[0] : program);
+				continue;
+			}
 			tk_error("%s '%s' matches no function of '%s' that can be traced "
 				 "(--force records anyway)",
 				 k ? "-g" : "-l", l->item[i],

@@ -144,9 +144,9 @@ int record_kernel_add_rule(struct record_kernel *rk, const struct rec_rule *rule
 }
 
 int record_kernel_add_probe(struct record_kernel *rk, const struct rec_rule *rule,
-			    const char *program, pid_t pid, bool quiet)
+			    const char *program, pid_t pid, bool ustack, bool quiet)
 {
-	const struct tk_probe_target t = { program, pid };
+	const struct tk_probe_target t = { program, pid, ustack };
 	unsigned before = rk->probes.count;
 	struct tk_krule *rules;
 	const char **filters;
@@ -203,7 +203,7 @@ static void warn_stale_probes(void)
 
 static int define_probes(struct record_kernel *rk)
 {
-	char err[1024];
+	char err[TK_PROBE_ERR_MAX];
 	int ret;
 
 	if (!rk->probes.count)
@@ -432,7 +432,10 @@ int record_kernel_start(struct record_kernel *rk, const struct rec_options *o,
 	if (!ret)
 		ret = tk_kcapture_start(&rk->inst, dir, !o->overwrite, &rk->cap, err,
 					sizeof(err));
-	if (!ret && (ret = tk_kinstance_tracing_on(&rk->inst, true)) < 0)
+	/* -F: from the command's exec on, not the recorder's code before */
+	if (!ret && o->only_command && child > 0)
+		ret = tk_kinstance_on_exec(&rk->inst, child, err, sizeof(err));
+	else if (!ret && (ret = tk_kinstance_tracing_on(&rk->inst, true)) < 0)
 		snprintf(err, sizeof(err), "cannot turn tracing on in instance '%s': %s",
 			 name, strerror(-ret));
 	if (ret && o->bare_went_kernel && o->argv) {

@@ -68,9 +68,11 @@ int record_kernel_add_rule(struct record_kernel *rk, const struct rec_rule *rule
 
 /* Resolve the dynamic probe @rule->pattern (uprobe:, uretprobe:, usdt:)
  * for @program (the command, or NULL) or process @pid, to be defined at
- * the start.  Prints and returns -1 on error. */
+ * the start (@ustack: record --ustack, the probes read their return
+ * address where the stack would miss it).  Prints and returns -1 on
+ * error. */
 int record_kernel_add_probe(struct record_kernel *rk, const struct rec_rule *rule,
-			    const char *program, pid_t pid, bool quiet);
+			    const char *program, pid_t pid, bool ustack, bool quiet);
 
 /* Settle what the kernel side records once the rules are sorted; checks
  * -F, --stack, -l/-n/-g make sense.  Prints and returns -1 on error. */

@@ -18,9 +18,11 @@
 #include "cli.h"
 #include "common/clock.h"
 #include "common/filter.h"
+#include "format/event-info.h"
 #include "format/kernel-fields.h"
 #include "format/kernel-print.h"
 #include "format/kernel-read.h"
+#include "format/probes.h"
 #include "common/pattern.h"
 #include "report.h"
 #include "format/symbols.h"
@@ -33,6 +35,8 @@ struct kevent {
 	char *name; /* "system:event" */
 	size_t name_len;
 	bool shown;
+	bool stack; /* shown with the event it follows on its CPU */
+	int caller_off; /* a probe's __caller field (probes.h), or -1 */
 	struct tk_filter *filter;
 	struct tk_kfields kf; /* the record's fields */
 	struct tk_field_desc *fields; /* kf's, then common_comm, common_cpu */
@@ -61,6 +65,8 @@ struct report_kernel {
 	unsigned comm_gen; /* env.comm_gen when comms[] was right */
 	struct tk_kprint_env env;
 	struct trace_seq seq;
+	bool *kept;         /* per CPU: its last event (no stack) shown */
+	uint64_t *caller;   /* per CPU: that event's __caller, or 0 */
 	uint64_t lost_seen; /* lost events the pages told of */
 	bool unknown_lost;  /* a page said "lost" without a count */
 };
@@ -110,12 +116,16 @@ static bool record_values(struct report_kernel *rk, struct kevent *e,
 static int prepare_event(struct report_kernel *rk, struct kevent *e,
 			 struct report_filter_result *fr)
 {
+	struct tep_format_field *caller;
 	struct tk_filter_error fe;
 
 	if (asprintf(&e->name, "%s:%s", e->ev->system, e->ev->name) < 0)
 		return -ENOMEM;
 	e->name_len = strlen(e->name);
 	e->shown = report_selected(rk->o.patterns, rk->o.npatterns, e->name);
+	e->stack = tk_event_is_stack(e->ev->system, e->ev->name);
+	caller = tep_find_field(e->ev, TK_PROBE_CALLER_FIELD);
+	e->caller_off = caller && caller->size == 8 && caller->offset >= 0 ? caller->offset : -1;
 	e->print = tk_kprint_prepare(&rk->env, e->ev, rk->o.tep_only);
 	if (!rk->o.filter || !e->shown)
 		return 0;
@@ -162,6 +172,7 @@ static int prepare_events(struct report_kernel *rk, struct report_filter_result 
 	if (!rk->unknown.name)
 		return -ENOMEM;
 	rk->unknown.name_len = strlen(rk->unknown.name);
+	rk->unknown.caller_off = -1;
 	rk->unknown.shown = !rk->o.filter &&
 			    report_selected(rk->o.patterns, rk->o.npatterns, rk->unknown.name);
 	return 0;
@@ -200,8 +211,10 @@ int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 	rk->env.sym_addr = tk_kernel_symbol_addr;
 	rk->env.sym_ctx = &rk->k;
 	rk->env.syms = calloc(1, sizeof(*rk->env.syms));
+	rk->kept = calloc(rk->k.ncpus + 1, sizeof(*rk->kept));
+	rk->caller = calloc(rk->k.ncpus + 1, sizeof(*rk->caller));
 	/* user stacks (--ustack) are named from the trace's symbols/ */
-	if (tk_symbols_load(dir, &rk->env.user_syms, err, sizeof(err)) < 0 ||
+	if (!rk->kept || !rk->caller || tk_symbols_load(dir, &rk->env.user_syms, err, sizeof(err)) < 0 ||
 	    !(rk->env.user_check = tk_ustack_check_new(rk->env.user_syms))) {
 		tk_error("out of memory reading '%s/symbols'", dir);
 		report_kernel_close(rk);
@@ -298,6 +311,24 @@ static void print_lost(const struct tk_kernel_cpu *c)
 		printf("CPU:%u [EVENTS DROPPED]\n", c->cpu);
 }
 
+/* Whether record @c of event @e is selected (--events, --pid..., -F). */
+static bool kernel_selected(struct report_kernel *rk, struct kevent *e,
+			    struct tk_kernel_cpu *c)
+{
+	int pid;
+
+	if (!e->shown)
+		return false;
+	pid = tk_kernel_pid(&rk->k, c->data);
+	if (rk->o.who && !report_who_all(rk->o.who) &&
+	    !report_who_selects(rk->o.who, 0, (uint32_t)pid,
+				rk->o.who->comm ? tep_data_comm_from_pid(rk->k.tep, pid)
+						: NULL))
+		return false;
+	return !e->filter ||
+	       (record_values(rk, e, c) && tk_filter_match(e->filter, rk->values));
+}
+
 bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 {
 	struct tk_kernel_cpu *c = &rk->k.cpus[i];
@@ -306,6 +337,7 @@ bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 				   ? &rk->events[id] : &rk->unknown;
 	char line[16384];
 	struct tk_obuf o;
+	bool keep;
 	int pid;
 
 	if (c->missed) {
@@ -316,17 +348,21 @@ bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 		if (!rk->o.count_only)
 			print_lost(c);
 	}
-	if (!e->shown)
+	keep = kernel_selected(rk, e, c);
+	/* a stack goes with the event before it on its CPU, and misses the
+	 * frame that event's probe may have read */
+	if (e->stack) {
+		keep = keep || rk->kept[i];
+		rk->env.user_caller = rk->caller[i];
+	} else {
+		rk->kept[i] = keep;
+		rk->caller[i] = 0;
+		if (e->caller_off >= 0 && (unsigned)e->caller_off + 8 <= c->data_size)
+			memcpy(&rk->caller[i], c->data + e->caller_off, 8);
+	}
+	if (!keep)
 		return false;
 	pid = tk_kernel_pid(&rk->k, c->data);
-	if (rk->o.who && !report_who_all(rk->o.who) &&
-	    !report_who_selects(rk->o.who, 0, (uint32_t)pid,
-				rk->o.who->comm ? tep_data_comm_from_pid(rk->k.tep, pid)
-						: NULL))
-		return false;
-	if (e->filter && (!record_values(rk, e, c) ||
-			  !tk_filter_match(e->filter, rk->values)))
-		return false;
 	if (rk->o.count_only) {
 		e->count++;
 		return true;
@@ -427,6 +463,8 @@ void report_kernel_close(struct report_kernel *rk)
 	free(rk->unknown.name);
 	free(rk->events);
 	free(rk->values);
+	free(rk->kept);
+	free(rk->caller);
 	trace_seq_destroy(&rk->seq);
 	free(rk->env.syms);
 	tk_ustack_check_free(rk->env.user_check);

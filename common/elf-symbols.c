@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "common/regular-file.h"
 #include "elf-symbols.h"
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -57,7 +58,7 @@ static const char *sec_name(const struct elf_file *f, const Elf64_Shdr *s)
 static int elf_map(const char *path, struct elf_file *f)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = tk_open_regular(path);
 	const Elf64_Ehdr *eh;
 
 	memset(f, 0, sizeof(*f));

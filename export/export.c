@@ -21,7 +21,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <event-parse.h>
 #include "export.h"
+#include "format/event-info.h"
 #include "format/merge.h"
 
 const struct tk_export_ops *const tk_export_formats[] = {
@@ -309,10 +311,21 @@ static void progress_show(struct progress *p, const struct tk_export *x,
 /* Per user stream: its loss counter and last timestamp, to tell the
  * format where events were lost (packets count them: events_discarded);
  * whether the selection left it out. */
+/* Whether an event the selection says @selected of is kept: a stack goes
+ * with the event before it in its stream or CPU (@last: whether that
+ * one was kept), whatever --events says of stacks. */
+static bool kept(bool *last, bool stack, bool selected)
+{
+	if (!stack)
+		*last = selected;
+	return selected || (stack && *last);
+}
+
 struct stream_seen {
 	uint64_t discarded, last_ts;
 	bool any;
 	bool out;
+	bool kept; /* its last event that is no stack */
 };
 
 static int user_event(struct tk_export *x, struct tk_merge *m,
@@ -334,7 +347,9 @@ static int user_event(struct tk_export *x, struct tk_merge *m,
 		s->discarded = rd->discarded;
 	s->last_ts = rd->ts;
 	s->any = true;
-	if (sel && sel->user && !sel->user(sel->arg, x, rd))
+	if (sel && sel->user && !kept(&s->kept, tk_event_is_stack(rd->event->provider,
+								  rd->event->name),
+				      sel->user(sel->arg, x, rd)))
 		return 0;
 	x->kept++;
 	return x->ops->user_event ? x->ops->user_event(x, rd) : 0;
@@ -364,7 +379,17 @@ static int user_lost_at_end(struct tk_export *x, struct tk_merge *m,
  * counted. */
 struct cpu_seen {
 	uint64_t first, last, lost;
+	bool kept; /* its last event that is no stack */
 };
+
+/* Whether the kernel's event @c is a stack (tk_event_is_stack()). */
+static bool kernel_is_stack(const struct tk_kernel *k, const struct tk_kernel_cpu *c)
+{
+	int id = tk_kernel_event_id(k, c->data);
+	const struct tep_event *e = id >= 0 ? tep_find_event(k->tep, id) : NULL;
+
+	return e && tk_event_is_stack(e->system, e->name);
+}
 
 /* A kernel event; the CPU's page may say events were lost before it. */
 static int kernel_event(struct tk_export *x, struct cpu_seen *seen,
@@ -386,7 +411,8 @@ static int kernel_event(struct tk_export *x, struct cpu_seen *seen,
 	s->last = c->ts;
 	if (x->ops->kernel_any && (ret = x->ops->kernel_any(x, c)) < 0)
 		return ret;
-	if (sel && sel->kernel && !sel->kernel(sel->arg, x, c))
+	if (sel && sel->kernel && !kept(&s->kept, kernel_is_stack(x->kernel, c),
+					sel->kernel(sel->arg, x, c)))
 		return 0;
 	x->kept++;
 	return x->ops->kernel_event ? x->ops->kernel_event(x, c) : 0;

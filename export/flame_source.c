@@ -35,6 +35,7 @@
 #include <event-parse.h>
 #include "calls.h"
 #include "flame.h"
+#include "format/probes.h"
 #include "format/ustack-check.h"
 
 #define MAX_FRAMES 256
@@ -49,6 +50,10 @@ struct tk_flame_source {
 	unsigned kstack_size_off, kstack_caller_off;
 	int ustack_id;       /* ftrace:user_stack's (kernel's) id, -1 if none */
 	unsigned ustack_tgid_off, ustack_caller_off;
+	uint64_t *caller;    /* per kernel CPU: the last event's __caller */
+	int *caller_off;     /* per kernel event id: its __caller field, -1 none,
+			      * -2 not looked up yet */
+	unsigned nids;
 	uint64_t ncalls;
 	/* --on-cpu */
 	int switch_id;       /* sched:sched_switch's id */
@@ -227,6 +232,9 @@ int tk_flame_source_begin(struct tk_export *x)
 			fs->ustack_tgid_off = (unsigned)tgid->offset;
 			fs->ustack_caller_off = (unsigned)ucaller->offset;
 		}
+		fs->caller = calloc(x->kernel->ncpus + 1, sizeof(*fs->caller));
+		if (!fs->caller)
+			return tk_export_error(x, "out of memory");
 	}
 	return x->opts->on_cpu ? on_cpu_begin(fs) : 0;
 }
@@ -285,18 +293,28 @@ static int user_stack(struct tk_flame_source *fs, const struct tk_stream_reader 
 }
 
 /* A frame-pointer walk of process @pid, as much of it as is the stack
- * (format/ustack-check.h). */
-static int walked_stack(struct tk_flame_source *fs, uint32_t pid, const uint64_t *addr,
-			unsigned n, bool first_is_pc)
+ * (format/ustack-check.h); @first_is_pc: the kernel's, with @caller the
+ * return address its event's probe read (0: none). */
+static int walked_stack(struct tk_flame_source *fs, uint32_t pid, const uint64_t *got,
+			unsigned n, bool first_is_pc, uint64_t caller)
 {
 	char *copies[MAX_FRAMES] = { NULL };
+	uint64_t addr[MAX_FRAMES];
 	unsigned k = 0;
 	int ret;
 
-	n = tk_ustack_trusted(fs->check, pid, addr, n, first_is_pc);
+	if (first_is_pc) {
+		n = tk_ustack_with_caller(fs->check, pid, got, n, caller, addr, MAX_FRAMES);
+	} else {
+		memcpy(addr, got, n * sizeof(*addr));
+		n = tk_ustack_trusted(fs->check, pid, addr, n, false);
+	}
 	for (; k < n; k++) {
-		/* names may share the calls' number buffer: keep copies */
-		copies[k] = strdup(tk_calls_caller(fs->calls, pid, addr[k]));
+		/* names may share the calls' number buffer: keep copies; a
+		 * pc is where the thread is (a probe on a function's first
+		 * byte), a return address is after its call */
+		copies[k] = strdup(k == 0 && first_is_pc ? tk_calls_name(fs->calls, pid, addr[k])
+						       : tk_calls_caller(fs->calls, pid, addr[k]));
 		if (!copies[k])
 			break;
 	}
@@ -315,7 +333,7 @@ static int event_stack(struct tk_flame_source *fs, const struct tk_stream_reader
 
 	for (uint32_t i = 0; i + 8 <= v->len && n < MAX_FRAMES; i += 8)
 		memcpy(&addr[n++], v->str + i, 8);
-	return walked_stack(fs, rd->stream->pid, addr, n, false);
+	return walked_stack(fs, rd->stream->pid, addr, n, false, 0);
 }
 
 int tk_flame_source_user(struct tk_export *x, struct tk_stream_reader *rd)
@@ -365,7 +383,8 @@ int tk_flame_source_user(struct tk_export *x, struct tk_stream_reader *rd)
 }
 
 /* --ustack: the thread's return addresses, innermost first, until 0 */
-static int kernel_user_stack(struct tk_flame_source *fs, const struct tk_kernel_cpu *c)
+static int kernel_user_stack(struct tk_flame_source *fs, const struct tk_kernel_cpu *c,
+			     uint64_t caller)
 {
 	unsigned max = (c->data_size - fs->ustack_caller_off) / 8, n = 0;
 	uint64_t addr[MAX_FRAMES];
@@ -378,9 +397,38 @@ static int kernel_user_stack(struct tk_flame_source *fs, const struct tk_kernel_
 			break;
 		n++;
 	}
-	return walked_stack(fs, tgid, addr, n, true);
+	return walked_stack(fs, tgid, addr, n, true, caller);
 }
 
+
+/* The __caller field (format/probes.h) of kernel event @c (id @id) into
+ * *out, 0 if it has none: the user stack that follows misses it. */
+static void note_caller(struct tk_flame_source *fs, const struct tk_kernel *k,
+			const struct tk_kernel_cpu *c, int id, uint64_t *out)
+{
+	*out = 0;
+	if (id < 0 || id >= 65536)
+		return;
+	if ((unsigned)id >= fs->nids) {
+		unsigned n = (unsigned)id + 64;
+		int *grown = realloc(fs->caller_off, n * sizeof(*grown));
+
+		if (!grown)
+			return;
+		for (unsigned i = fs->nids; i < n; i++)
+			grown[i] = -2;
+		fs->caller_off = grown;
+		fs->nids = n;
+	}
+	if (fs->caller_off[id] == -2) {
+		struct tep_event *e = tep_find_event(k->tep, id);
+		struct tep_format_field *f = e ? tep_find_field(e, TK_PROBE_CALLER_FIELD) : NULL;
+
+		fs->caller_off[id] = f && f->size == 8 && f->offset >= 0 ? f->offset : -1;
+	}
+	if (fs->caller_off[id] >= 0 && (unsigned)fs->caller_off[id] + 8 <= c->data_size)
+		memcpy(out, c->data + fs->caller_off[id], 8);
+}
 
 int tk_flame_source_kernel(struct tk_export *x, struct tk_kernel_cpu *c)
 {
@@ -391,9 +439,12 @@ int tk_flame_source_kernel(struct tk_export *x, struct tk_kernel_cpu *c)
 	int32_t count;
 
 	int id = tk_kernel_event_id(x->kernel, c->data);
+	unsigned cpu = (unsigned)(c - x->kernel->cpus);
 
 	if (fs->ustack_id >= 0 && id == fs->ustack_id && c->data_size >= fs->ustack_caller_off)
-		return kernel_user_stack(fs, c);
+		return kernel_user_stack(fs, c, fs->caller[cpu]);
+	if (id != fs->kstack_id)
+		note_caller(fs, x->kernel, c, id, &fs->caller[cpu]);
 	if (fs->kstack_id < 0 || id != fs->kstack_id || c->data_size < fs->kstack_caller_off)
 		return 0;
 	if (!x->kernel->symbols_loaded)
@@ -452,6 +503,8 @@ void tk_flame_source_free(struct tk_export *x)
 	tk_flame_free(&fs->graph);
 	tk_flame_free(&fs->stacks);
 	free(fs->last_func);
+	free(fs->caller);
+	free(fs->caller_off);
 	free(fs->by_tid);
 	free(fs->off_since);
 	free(fs);

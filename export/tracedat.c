@@ -56,6 +56,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "common/regular-file.h"
 #include "export.h"
 #include "format/number.h"
 #include "format/kernel-read.h"
@@ -140,7 +141,7 @@ static void end_section(struct out *o)
 
 static int slurp(const char *path, char **buf, size_t *size)
 {
-	FILE *f = fopen(path, "re");
+	FILE *f = tk_fopen_regular(path);
 	char *p = NULL;
 	size_t cap = 0, n = 0;
 

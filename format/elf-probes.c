@@ -28,12 +28,24 @@
  * probe; where no symbol holds the address (a stripped file), from the
  * start of its section.
  *
+ * With record --ustack, a probe where the function has not built its
+ * frame yet (its first instruction, a USDT site before the prologue)
+ * also reads the return address from the stack, as field __caller: the
+ * kernel's frame-pointer walk starts from rbp, which is still the
+ * caller's, and would give the caller's caller next; readers put
+ * __caller back between the two (format/ustack-check.h).  Where that
+ * holds is read from the file's unwind tables (CFI): the return address
+ * is at CFA - 8 with CFA = rsp + N, and rbp is the caller's ("same
+ * value").
+ *
  * The x86-64 register names and calling convention are here, in tables:
  * the only architecture these probes are built for.
  */
 #define _GNU_SOURCE
 #include <capstone/capstone.h>
 #include <ctype.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -44,8 +56,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "common/visible.h"
 #include "elf-events.h"
 #include "event-info.h"
 #include "probes.h"
@@ -76,12 +90,16 @@ struct pe_sym {
 struct pe_file {
 	char *path;
 	int fd;
+	struct stat st; /* of @fd */
 	Elf *elf;
 	GElf_Phdr *load; /* PT_LOAD segments */
 	size_t nload;
 	struct pe_sym *sym;
 	unsigned nsym;
 	bool have_syms;
+	Dwarf_CFI *cfi;   /* its .eh_frame, once asked for */
+	bool cfi_tried;
+	bool want_caller; /* probes read their return address (--ustack) */
 };
 
 static void pe_close(struct pe_file *f)
@@ -90,6 +108,8 @@ static void pe_close(struct pe_file *f)
 		free(f->sym[i].name);
 	free(f->sym);
 	free(f->load);
+	if (f->cfi)
+		dwarf_cfi_end(f->cfi);
 	if (f->elf)
 		elf_end(f->elf);
 	if (f->fd >= 0)
@@ -117,6 +137,11 @@ static int pe_open(const char *path, struct pe_file *f, char *err, size_t errlen
 		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
 		pe_close(f);
 		return -e;
+	}
+	if (fstat(f->fd, &f->st) < 0 || !S_ISREG(f->st.st_mode)) {
+		snprintf(err, errlen, "'%s' is not a regular file", path);
+		pe_close(f);
+		return -EINVAL;
 	}
 	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &eh) ||
@@ -251,6 +276,24 @@ static const struct pe_sym *pe_symbol(const struct pe_file *f, const char *name,
 	return NULL;
 }
 
+/* Append a sentence to the note for the user ("; " between two). */
+static void __attribute__((format(printf, 3, 4)))
+add_note(char *note, size_t notelen, const char *fmt, ...)
+{
+	size_t n = strlen(note);
+	va_list ap;
+
+	if (n && n + 2 < notelen) {
+		memcpy(note + n, "; ", 3);
+		n += 2;
+	}
+	if (n + 1 >= notelen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(note + n, notelen - n, fmt, ap);
+	va_end(ap);
+}
+
 /* ------------------------------------------------------------ paths */
 
 struct pe_candidates {
@@ -341,7 +384,9 @@ static void target_objects(const struct tk_probe_target *t, struct pe_candidates
 			for (unsigned i = 0; i < m.count; i++)
 				cand_add(out, m.module[i].path);
 			tk_elf_modules_free(&m);
-		} else {
+		} else if (is_elf(t->program)) {
+			/* a script (a wrapper found first in $PATH) has no code
+			 * to probe: the name is then looked for as a command */
 			cand_add(out, t->program);
 		}
 	}
@@ -458,8 +503,8 @@ static char *find_command(const char *name)
 	return full;
 }
 
-static int find_file(const char *name, const struct tk_probe_target *t,
-		     char **out, char *err, size_t errlen)
+static int find_file(const char *text, const char *name, const struct tk_probe_target *t,
+		     char **out, char *note, size_t notelen, char *err, size_t errlen)
 {
 	struct pe_candidates objs, libs = { 0 };
 	const char *llp = getenv("LD_LIBRARY_PATH");
@@ -488,6 +533,10 @@ static int find_file(const char *name, const struct tk_probe_target *t,
 	if (cmd) {
 		*out = realpath(cmd, NULL);
 		free(cmd);
+		/* a wrapper (pyenv's shim) may well run another program */
+		if (*out && t->program && !strcmp(base_name(t->program), name) && !is_elf(t->program))
+			add_note(note, notelen, "'%s': '%s' is a script: the probe is on '%s', the first program '%s' in $PATH, which may not be the one the script runs (give that one's path)",
+				 text, t->program, *out, name);
 		return *out ? 0 : -ENOMEM;
 	}
 	if (llp && *llp) {
@@ -562,11 +611,18 @@ static struct tk_probe_field *add_field(struct tk_probe *p, const char *name,
 	return f;
 }
 
+static const char *const kind_names[] = {
+	[TK_PROBE_UPROBE] = "uprobe",
+	[TK_PROBE_URETPROBE] = "uretprobe",
+	[TK_PROBE_USDT] = "usdt",
+};
+
 /* An event name made of @text: [A-Za-z0-9_], not starting with a digit,
- * and unused in @set for @kind (unless @reuse: another site of the same
- * event, as USDT probes have). */
+ * and unused in @set for @kind: NAME_2, NAME_3... after the first, which
+ * the note (for -e @spec) says, or the user would not know which -e an
+ * event is. */
 static char *event_name(const struct tk_probe_set *set, enum tk_probe_kind kind,
-			const char *text)
+			const char *text, const char *spec, char *note, size_t notelen)
 {
 	char base[EVENT_NAME_MAX + 1], *name;
 	size_t n = 0;
@@ -588,14 +644,18 @@ static char *event_name(const struct tk_probe_set *set, enum tk_probe_kind kind,
 		for (unsigned i = 0; i < set->count && !used; i++)
 			used = set->probe[i].kind == kind && set->probe[i].event &&
 			       !strcmp(set->probe[i].event, name);
-		if (!used)
+		if (!used) {
+			if (k > 1)
+				add_note(note, notelen, "'%s' records as %s:%s (%s:%s is another probe's)",
+					 spec, kind_names[kind], name, kind_names[kind], base);
 			return name;
+		}
 		free(name);
 	}
 }
 
 static struct tk_probe *add_probe(struct tk_probe_set *set, enum tk_probe_kind kind,
-				  const char *path, uint64_t offset, const char *spec)
+				  const struct pe_file *f, uint64_t offset, const char *spec)
 {
 	struct tk_probe *grown = realloc(set->probe, (set->count + 1) * sizeof(*grown));
 	struct tk_probe *p;
@@ -607,7 +667,9 @@ static struct tk_probe *add_probe(struct tk_probe_set *set, enum tk_probe_kind k
 	memset(p, 0, sizeof(*p));
 	p->kind = kind;
 	p->offset = offset;
-	p->path = strdup(path);
+	p->dev = f->st.st_dev;
+	p->ino = f->st.st_ino;
+	p->path = strdup(f->path);
 	p->spec = strdup(spec);
 	if (!p->path || !p->spec) {
 		free(p->path);
@@ -631,6 +693,52 @@ static void truncate_set(struct tk_probe_set *set, unsigned from)
 	}
 }
 
+#define DWARF_RBP 6
+#define DWARF_RSP 7
+
+/* The offset from rsp of the return address at link-time address @addr
+ * of @f, where the function has built no frame (CFA = rsp + N) and left
+ * rbp as its caller had it; or -1. */
+static int64_t caller_slot(struct pe_file *f, uint64_t addr)
+{
+	Dwarf_Op *ops, mem[3];
+	Dwarf_Frame *frame;
+	size_t nops;
+	int64_t off = -1, slot = -1;
+
+	if (!f->cfi_tried) {
+		f->cfi_tried = true;
+		f->cfi = dwarf_getcfi_elf(f->elf);
+	}
+	if (!f->cfi || dwarf_cfi_addrframe(f->cfi, addr, &frame) != 0)
+		return -1;
+	if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1) {
+		if (ops[0].atom == DW_OP_bregx && ops[0].number == DWARF_RSP)
+			off = (int64_t)ops[0].number2;
+		else if (ops[0].atom == DW_OP_breg0 + DWARF_RSP)
+			off = (int64_t)ops[0].number;
+	}
+	/* 0 and no operation: "same value", this frame left rbp alone */
+	if (off >= 8 && dwarf_frame_register(frame, DWARF_RBP, mem, &ops, &nops) == 0 &&
+	    nops == 0)
+		slot = off - 8;
+	free(frame);
+	return slot;
+}
+
+/* With --ustack, field __caller at @addr where caller_slot() finds one;
+ * with @always, 0 elsewhere (the sites of one USDT event must all have
+ * the same fields). */
+static int add_caller(struct tk_probe *p, struct pe_file *f, uint64_t addr, bool always)
+{
+	int64_t slot = f->want_caller ? caller_slot(f, addr) : -1;
+
+	if (slot < 0 && (!always || !f->want_caller))
+		return 0;
+	return add_field(p, TK_PROBE_CALLER_FIELD, "x64", slot < 0 ? TK_LOC_IMM : TK_LOC_MEM,
+			 slot < 0 ? NULL : "sp", slot < 0 ? 0 : slot) ? 0 : -ENOMEM;
+}
+
 /* A field of type "string" is the string its value points to. */
 static const char *type_or(const char *given, const char *dflt)
 {
@@ -650,6 +758,8 @@ struct uprobe_ctx {
 	int dwarf_ret;        /* tk_dwarf_func_read's result */
 	char dwarf_err[256];
 	bool dwarf_tried;
+	char *note;           /* what to tell the user, appended to */
+	size_t notelen;
 };
 
 static void uprobe_dwarf(struct uprobe_ctx *c)
@@ -685,9 +795,12 @@ static void param_names(const struct uprobe_ctx *c, char *out, size_t len)
 	size_t n = 0;
 
 	out[0] = '\0';
-	for (unsigned i = 0; i < c->dwarf.nparams && n < len; i++)
+	for (unsigned i = 0; i < c->dwarf.nparams && n < len; i++) {
+		char shown[80];
+
 		n += (size_t)snprintf(out + n, len - n, "%s%s", i ? ", " : "",
-				      c->dwarf.param[i].name);
+				      tk_visible(shown, sizeof(shown), c->dwarf.param[i].name));
+	}
 	if (!c->dwarf.nparams)
 		snprintf(out, len, "none");
 }
@@ -712,9 +825,21 @@ static int uprobe_default_fields(struct uprobe_ctx *c, struct tk_probe *p)
 
 		for (unsigned j = 0; j < p->nfields; j++)
 			clash |= !strcmp(p->fields[j].name, v->name);
-		if (!v->type[0] || clash || !v->name[0] ||
-		    (v->reg < 0 && v->stack < 0) || strlen(v->name) >= 64)
+		if (!v->type[0] || clash || !v->name[0] || (v->reg < 0 && v->stack < 0))
 			continue;
+		/* the name goes into the probe's definition: a name the
+		 * kernel does not take (or that would end the line) is
+		 * left to argN */
+		if (!tk_probe_name_ok(v->name, TK_PROBE_FIELD_NAME_MAX)) {
+			char shown[80], arg[32];
+
+			snprintf(arg, sizeof(arg), v->reg >= 0 ? "it is arg%d" :
+				 "it is not recorded", v->reg);
+			add_note(c->note, c->notelen,
+				 "'%s': parameter %u of '%s' is named '%s' in its DWARF, which is no field name: %s",
+				 c->text, i, c->func, tk_visible(shown, sizeof(shown), v->name), arg);
+			continue;
+		}
 		if (param_field(p, v->name, v->type, v->reg, v->stack) < 0)
 			return -ENOMEM;
 	}
@@ -725,10 +850,16 @@ static int need_type(struct uprobe_ctx *c, const char *name, char *err, size_t e
 {
 	char names[256];
 
-	if (c->dwarf_ret == -ENODATA || !c->at_entry || c->dwarf_ret) {
-		snprintf(err, errlen, "'%s': no DWARF for argument '%s'%s%s; give its type (%s:u64)",
-			 c->text, name, c->at_entry ? ": " : " inside the function",
-			 c->at_entry ? c->dwarf_err : "", name);
+	if (!c->at_entry) {
+		/* past the first instruction the registers may hold anything
+		 * else: DWARF's names are not looked at there */
+		snprintf(err, errlen, "'%s': argument names come from DWARF at a function's entry only, and this probe is %s; give '%s' a type to read the register of its position (%s:u64)",
+			 c->text, c->func ? "past it" : "at an address", name, name);
+		return -ENODATA;
+	}
+	if (c->dwarf_ret) {
+		snprintf(err, errlen, "'%s': no DWARF for argument '%s': %s; give its type (%s:u64)",
+			 c->text, name, c->dwarf_err, name);
 		return -ENODATA;
 	}
 	param_names(c, names, sizeof(names));
@@ -780,6 +911,11 @@ static int uprobe_named_fields(struct uprobe_ctx *c, struct tk_probe *p,
 			   a->name[3] < '0' + ABI_REGS && !a->name[4]) {
 			ret = add_field(p, a->name, type_or(a->type, "u64"), TK_LOC_REG,
 					abi_regs[a->name[3] - '0'], 0) ? 0 : -ENOMEM;
+		} else if (!strncmp(a->name, "arg", 3) &&
+			   strspn(a->name + 3, "0123456789") == strlen(a->name + 3)) {
+			snprintf(err, errlen, "'%s': there is no '%s': arg0..arg%d are the argument registers (%%rdi %%rsi %%rdx %%rcx %%r8 %%r9)",
+				 c->text, a->name, ABI_REGS - 1);
+			return -EINVAL;
 		} else if (a->type) {
 			ret = param_field(p, a->name, a->type, k < ABI_REGS ? (int)k : -1,
 					  k < ABI_REGS ? -1 : (int)(k - ABI_REGS));
@@ -887,10 +1023,12 @@ static int check_instruction(const char *text, struct pe_file *f, uint64_t addr,
 /* One probe at @addr + spec offset, for function @func (NULL: address). */
 static int add_uprobe(struct tk_probe_set *set, const char *text,
 		      const struct tk_probe_spec *s, const struct pe_file *f,
-		      const char *func, uint64_t addr, char *err, size_t errlen)
+		      const char *func, uint64_t addr, char *note, size_t notelen,
+		      char *err, size_t errlen)
 {
 	struct uprobe_ctx c = { .text = text, .spec = s, .file = f, .func = func,
-				.addr = addr, .at_entry = func && !s->offset };
+				.addr = addr, .at_entry = func && !s->offset,
+				.note = note, .notelen = notelen };
 	uint64_t off;
 	char label[EVENT_NAME_MAX + 32];
 	struct tk_probe *p;
@@ -906,7 +1044,7 @@ static int add_uprobe(struct tk_probe_set *set, const char *text,
 		if (ret)
 			return ret;
 	}
-	p = add_probe(set, s->kind, f->path, off, text);
+	p = add_probe(set, s->kind, f, off, text);
 	if (!p)
 		return -ENOMEM;
 	if (func && s->offset)
@@ -916,13 +1054,15 @@ static int add_uprobe(struct tk_probe_set *set, const char *text,
 	else
 		snprintf(label, sizeof(label), "%.*s_0x%" PRIx64, EVENT_NAME_MAX - 20,
 			 base_name(f->path), addr);
-	p->event = event_name(set, s->kind, label);
+	p->event = event_name(set, s->kind, label, text, note, notelen);
 	if (!p->event)
 		ret = -ENOMEM;
 	else if (s->has_args)
 		ret = uprobe_named_fields(&c, p, err, errlen);
 	else
 		ret = uprobe_default_fields(&c, p);
+	if (!ret && s->kind == TK_PROBE_UPROBE)
+		ret = add_caller(p, (struct pe_file *)f, addr + s->offset, false);
 	tk_dwarf_func_free(&c.dwarf);
 	return ret;
 }
@@ -949,7 +1089,7 @@ static int resolve_uprobe(const char *text, const struct tk_probe_spec *s,
 	int ret;
 
 	if (s->has_addr)
-		return add_uprobe(set, text, s, f, NULL, s->addr, err, errlen) ?: 1;
+		return add_uprobe(set, text, s, f, NULL, s->addr, note, notelen, err, errlen) ?: 1;
 	ret = pe_symbols(f);
 	if (ret)
 		return ret;
@@ -1010,12 +1150,13 @@ static int resolve_uprobe(const char *text, const struct tk_probe_spec *s,
 			ret = -EINVAL;
 			break;
 		}
-		ret = add_uprobe(set, text, s, f, match[i]->name, match[i]->addr, err, errlen);
+		ret = add_uprobe(set, text, s, f, match[i]->name, match[i]->addr, note, notelen,
+				 err, errlen);
 		if (ret)
 			break;
 	}
 	if (!ret && is_glob(s->func))
-		snprintf(note, notelen, "'%s' matched %u function%s in '%s'", text, nmatch,
+		add_note(note, notelen, "'%s' matched %u function%s in '%s'", text, nmatch,
 			 nmatch == 1 ? "" : "s", f->path);
 	free(match);
 	return ret ? ret : (int)nmatch;
@@ -1325,7 +1466,8 @@ static int usdt_fields(struct tk_probe *p, const struct pe_file *f,
 /* Sites of @f matching the spec; *added counts the probes made. */
 static int resolve_usdt_file(const char *text, const struct tk_probe_spec *s,
 			     const struct pe_file *f, struct tk_probe_set *set,
-			     unsigned *added, char *err, size_t errlen)
+			     unsigned *added, char *note, size_t notelen,
+			     char *err, size_t errlen)
 {
 	struct usdt_site *sites;
 	const char **site_event;
@@ -1365,8 +1507,8 @@ static int resolve_usdt_file(const char *text, const struct tk_probe_spec *s,
 			    !strcmp(sites[k].name, site->name))
 				event = strdup(site_event[k]);
 		if (!event)
-			event = event_name(set, TK_PROBE_USDT, label);
-		p = event ? add_probe(set, TK_PROBE_USDT, f->path, off, text) : NULL;
+			event = event_name(set, TK_PROBE_USDT, label, text, note, notelen);
+		p = event ? add_probe(set, TK_PROBE_USDT, f, off, text) : NULL;
 		if (!p) {
 			free(event);
 			ret = -ENOMEM;
@@ -1376,6 +1518,8 @@ static int resolve_usdt_file(const char *text, const struct tk_probe_spec *s,
 		site_event[i] = event;
 		p->ref_ctr = ref;
 		ret = usdt_fields(p, f, site, s, text, err, errlen);
+		if (!ret)
+			ret = add_caller(p, (struct pe_file *)f, site->pc, true);
 		(*added)++;
 	}
 	free(site_event);
@@ -1412,7 +1556,8 @@ static int resolve_usdt(const char *text, const struct tk_probe_spec *s,
 			}
 			continue;
 		}
-		ret = resolve_usdt_file(text, s, &f, set, &added, err, errlen);
+		f.want_caller = t->ustack;
+		ret = resolve_usdt_file(text, s, &f, set, &added, note, notelen, err, errlen);
 		pe_close(&f);
 	}
 	if (!ret && !added) {
@@ -1426,7 +1571,7 @@ static int resolve_usdt(const char *text, const struct tk_probe_spec *s,
 		ret = -ENOENT;
 	}
 	if (!ret && (strpbrk(s->provider, "*?[") || strpbrk(s->name, "*?[")))
-		snprintf(note, notelen, "'%s' matched %u USDT site%s", text, added,
+		add_note(note, notelen, "'%s' matched %u USDT site%s", text, added,
 			 added == 1 ? "" : "s");
 	cand_free(&files);
 	return ret ? ret : (int)added;
@@ -1446,10 +1591,15 @@ int tk_probes_resolve(const char *text, const struct tk_probe_target *t,
 	ret = tk_probe_spec_parse(text, &s, err, errlen);
 	if (ret)
 		return ret;
-	if (s.path && (ret = find_file(s.path, t, &path, why, sizeof(why))) < 0) {
+	if (s.path && (ret = find_file(text, s.path, t, &path, note, notelen, why,
+				       sizeof(why))) < 0) {
 		snprintf(err, errlen, "'%s': %s", text, why);
 		goto out;
 	}
+	/* said here, before any message quotes the path (tk_probe_check()
+	 * makes sure again before the kernel sees it) */
+	if (path && (ret = tk_probe_path_ok(text, path, err, errlen)) < 0)
+		goto out;
 	if (s.kind == TK_PROBE_USDT) {
 		ret = resolve_usdt(text, &s, t, path, set, note, notelen, err, errlen);
 		goto out;
@@ -1459,6 +1609,7 @@ int tk_probes_resolve(const char *text, const struct tk_probe_target *t,
 		snprintf(err, errlen, "'%s': %s", text, why);
 		goto out;
 	}
+	f.want_caller = t->ustack;
 	ret = resolve_uprobe(text, &s, &f, set, note, notelen, err, errlen);
 	pe_close(&f);
 out:
@@ -1494,7 +1645,8 @@ int tk_usdt_list(const char *path, tk_usdt_visit_fn fn, void *ctx, char *err,
 		if (seen)
 			continue;
 		usdt_types(&sites[i], types, sizeof(types));
-		fn(sites[i].provider, sites[i].name, sites[i].bad[0] ? "?" : types, ctx);
+		fn(sites[i].provider, sites[i].name, sites[i].bad[0] ? "?" : types,
+		   sites[i].semaphore != 0, ctx);
 	}
 	free(sites);
 	pe_close(&f);

@@ -312,3 +312,10 @@ const char *tk_closest_name(const char *name, const char *const *names,
 	}
 	return best_d <= limit ? best : NULL;
 }
+
+bool tk_event_is_stack(const char *system, const char *name)
+{
+	return !strcmp(system, "ftrace") &&
+	       (!strcmp(name, "user_stack") || !strcmp(name, "kernel_stack") ||
+		!strcmp(name, "event_stack"));
+}

@@ -64,4 +64,11 @@ long tk_record_decode(const struct tk_event_info *ev, const char *p,
 const char *tk_closest_name(const char *name, const char *const *names,
 			    unsigned count);
 
+/* Whether SYSTEM:NAME is a stack recorded after another event, which it
+ * belongs to: ftrace:user_stack and ftrace:kernel_stack (the kernel's,
+ * and the function tracer's user_stack), ftrace:event_stack (--ustack
+ * with user events).  A selection of events keeps a stack with the
+ * event it follows. */
+bool tk_event_is_stack(const char *system, const char *name);
+
 #endif /* TK_EVENT_INFO_H */

@@ -217,20 +217,20 @@ static size_t print_user_stack(const struct tk_kprint *p, const unsigned char *d
 {
 	unsigned max = (size - p->stack_caller_off) / 8, valid = 0;
 	struct tk_symbols *syms = p->env->user_syms;
-	uint64_t addrs[TK_KPRINT_USTACK_MAX];
+	uint64_t addrs[TK_KPRINT_USTACK_MAX], got[TK_KPRINT_USTACK_MAX];
 	uint32_t tgid;
 	size_t n = 0;
 
 	memcpy(&tgid, data + p->stack_tgid_off, 4);
 	put(out, room, &n, "<user stack trace>");
 	while (valid < max && valid < TK_KPRINT_USTACK_MAX) {
-		memcpy(&addrs[valid], data + p->stack_caller_off + 8 * valid, 8);
-		if (addrs[valid] == 0 || addrs[valid] == ~0ull)
+		memcpy(&got[valid], data + p->stack_caller_off + 8 * valid, 8);
+		if (got[valid] == 0 || got[valid] == ~0ull)
 			break;
 		valid++;
 	}
-	if (p->env->user_check)
-		valid = tk_ustack_trusted(p->env->user_check, tgid, addrs, valid, true);
+	valid = tk_ustack_with_caller(p->env->user_check, tgid, got, valid,
+				      p->env->user_caller, addrs, TK_KPRINT_USTACK_MAX);
 	for (unsigned i = 0; i < valid; i++) {
 		uint64_t addr = addrs[i], off = 0;
 		const char *name, *object;

@@ -55,6 +55,9 @@ struct tk_kprint_env {
 	/* cuts user stacks where the frame-pointer chain stops being the
 	 * stack (may be NULL: printed whole) */
 	struct tk_ustack_check *user_check;
+	/* the return address the event before the next user stack read
+	 * (its probe's __caller), 0 if none: set by the caller */
+	uint64_t user_caller;
 };
 
 /* How to print @ev's fields; @tep_only sends everything to

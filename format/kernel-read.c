@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <event-parse.h>
 #include <kbuffer.h>
+#include "common/regular-file.h"
 #include "kernel-read.h"
 #include "trace.h"
 
@@ -37,7 +38,7 @@
 /* Read a whole file into a NUL-terminated buffer (free it). */
 static int slurp(const char *path, char **buf, size_t *size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = tk_open_regular(path);
 	struct stat st;
 	size_t got = 0;
 
@@ -115,7 +116,7 @@ static int read_manifest(const char *dir, struct tk_kernel *k, bool counts,
 
 	if (asprintf(&path, "%s/tracekit.manifest", dir) < 0)
 		return -ENOMEM;
-	f = fopen(path, "r");
+	f = tk_fopen_regular(path);
 	if (!f) {
 		free(path);
 		return 0;
@@ -419,7 +420,7 @@ static int open_cpus(struct tk_kernel *k, const char *kdir, char *err,
 			ret = -ENOMEM;
 			break;
 		}
-		fd = open(c->path, O_RDONLY | O_CLOEXEC);
+		fd = tk_open_regular(c->path);
 		if (fd < 0 || fstat(fd, &st) < 0) {
 			ret = -errno;
 			snprintf(err, errlen, "cannot open '%s': %s", c->path,

@@ -8,9 +8,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/visible.h"
 #include "probes.h"
 
 static const struct {
@@ -68,14 +70,120 @@ static char *trimmed(const char *p, size_t n)
 	return strndup(p, n);
 }
 
+/* ASCII only: isalnum() would take a locale's letters. */
 static bool is_ident(const char *s)
 {
-	if (!*s || isdigit((unsigned char)*s))
+	if (!*s || (*s >= '0' && *s <= '9'))
 		return false;
 	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && *s != '_')
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
 			return false;
 	return true;
+}
+
+bool tk_probe_name_ok(const char *name, size_t max)
+{
+	return is_ident(name) && strlen(name) <= max;
+}
+
+/* What in @path the kernel cannot be given, in @why; or NULL. */
+static const char *path_flaw(const char *path, char *why, size_t whylen)
+{
+	size_t n = strlen(path);
+
+	if (path[0] != '/')
+		return "it is not an absolute path";
+	if (n > PATH_MAX - 1) {
+		snprintf(why, whylen, "it is %zu bytes long", n);
+		return why;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)path[i];
+		const char *what = c == ' ' ? "a space" : c == '\t' ? "a tab" :
+				   c == '\n' ? "a newline" : c == '\r' ? "a carriage return" :
+				   c == '#' ? "'#' (a comment to the kernel)" :
+				   c == '=' ? "'='" : c == 0xa0 ? "byte 0xa0 (a space to the kernel)" :
+				   NULL;
+
+		if (what)
+			snprintf(why, whylen, "it holds %s at byte %zu", what, i);
+		else if (c < 0x20 || c == 0x7f)
+			snprintf(why, whylen, "it holds control character 0x%02x at byte %zu",
+				 c, i);
+		else
+			continue;
+		return why;
+	}
+	return NULL;
+}
+
+int tk_probe_path_ok(const char *spec, const char *path, char *err, size_t errlen)
+{
+	char why[128], shown[TK_PROBE_SPEC_MAX];
+	const char *flaw = path_flaw(path, why, sizeof(why));
+
+	if (!flaw)
+		return 0;
+	snprintf(err, errlen, "'%s': cannot probe '%s': %s, which a probe definition cannot carry",
+		 spec, tk_visible(shown, sizeof(shown), path), flaw);
+	return -EINVAL;
+}
+
+/* A name of @what (in @where) the kernel would not take. */
+static int bad_name(const char *spec, const char *what, const char *name, size_t max,
+		    char *err, size_t errlen)
+{
+	char shown[200];
+
+	snprintf(err, errlen, "'%s': %s '%s' is not a name the kernel takes (a C identifier of at most %zu characters)",
+		 spec, what, tk_visible(shown, sizeof(shown), name), max);
+	return -EINVAL;
+}
+
+int tk_probe_check(const struct tk_probe *p, const char *group, const char *line,
+		   char *err, size_t errlen)
+{
+	char shown[64];
+
+	if (tk_probe_path_ok(p->spec, p->path, err, errlen) < 0)
+		return -EINVAL;
+	if (!tk_probe_name_ok(group, TK_PROBE_EVENT_NAME_MAX))
+		return bad_name(p->spec, "group", group, TK_PROBE_EVENT_NAME_MAX, err, errlen);
+	if (!tk_probe_name_ok(p->event, TK_PROBE_EVENT_NAME_MAX))
+		return bad_name(p->spec, "event", p->event, TK_PROBE_EVENT_NAME_MAX, err,
+				errlen);
+	if (p->nfields > TK_PROBE_FIELDS_MAX) {
+		snprintf(err, errlen, "'%s': %u fields; the kernel takes at most %d", p->spec,
+			 p->nfields, TK_PROBE_FIELDS_MAX);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < p->nfields; i++) {
+		const struct tk_probe_field *f = &p->fields[i];
+
+		if (!tk_probe_name_ok(f->name, TK_PROBE_FIELD_NAME_MAX))
+			return bad_name(p->spec, "field", f->name, TK_PROBE_FIELD_NAME_MAX, err,
+					errlen);
+		if (!tk_probe_type_ok(f->type)) {
+			snprintf(err, errlen, "'%s': field '%s' has type '%s', which is no fetch type",
+				 p->spec, f->name, tk_visible(shown, sizeof(shown), f->type));
+			return -EINVAL;
+		}
+		if ((f->loc == TK_LOC_REG || f->loc == TK_LOC_MEM) &&
+		    !tk_probe_name_ok(f->reg, sizeof(f->reg) - 1))
+			return bad_name(p->spec, "register", f->reg, sizeof(f->reg) - 1, err,
+					errlen);
+	}
+	if (strlen(line) > TK_PROBE_LINE_MAX) {
+		snprintf(err, errlen, "'%s': its definition is %zu bytes long; the kernel takes at most %d (a shorter path or fewer fields)",
+			 p->spec, strlen(line), TK_PROBE_LINE_MAX);
+		return -EINVAL;
+	}
+	if (strpbrk(line, "\n#")) {
+		snprintf(err, errlen, "'%s': its definition holds a newline or '#'", p->spec);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* "name[:type], ..." between the parentheses. */
@@ -108,9 +216,14 @@ static int parse_args(const char *text, const char *p, const char *end,
 				 a->name);
 			return -EINVAL;
 		}
-		if (strlen(a->name) >= 64) {
-			snprintf(err, errlen, "'%s': argument name '%.20s...' is too long",
-				 text, a->name);
+		if (strlen(a->name) > TK_PROBE_FIELD_NAME_MAX) {
+			snprintf(err, errlen, "'%s': argument name '%.20s...' is too long (the kernel takes at most %d characters)",
+				 text, a->name, TK_PROBE_FIELD_NAME_MAX);
+			return -EINVAL;
+		}
+		if (s->nargs > TK_PROBE_FIELDS_MAX) {
+			snprintf(err, errlen, "'%s': more than %d arguments", text,
+				 TK_PROBE_FIELDS_MAX);
 			return -EINVAL;
 		}
 		for (unsigned i = 0; i + 1 < s->nargs; i++)

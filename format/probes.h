@@ -94,6 +94,8 @@ struct tk_probe {
 	struct tk_probe_field *fields;
 	unsigned nfields;
 	char *spec;         /* the -e it came from */
+	dev_t dev;          /* the file read, (st_dev, st_ino): the kernel is */
+	ino_t ino;          /* given @path, and what is there must be it */
 };
 
 struct tk_probe_set {
@@ -105,7 +107,14 @@ struct tk_probe_set {
 struct tk_probe_target {
 	const char *program; /* the command, resolved; or NULL */
 	pid_t pid;           /* record -P; or 0 */
+	bool ustack;         /* record --ustack: see TK_PROBE_CALLER_FIELD */
 };
+
+/* With --ustack, a probe where the function has built no frame (its
+ * first instruction) reads the return address from the stack into this
+ * field (x64; 0 where a USDT event's other sites have none): the
+ * kernel's user stack misses that frame (elf-probes.c). */
+#define TK_PROBE_CALLER_FIELD "__caller"
 
 /* At most this many probes from one -e (a glob, a USDT name). */
 #define TK_PROBES_MAX_MATCH 512
@@ -125,12 +134,47 @@ int tk_probes_resolve(const char *text, const struct tk_probe_target *t,
 		      char *err, size_t errlen);
 void tk_probe_set_free(struct tk_probe_set *set);
 
-/* A program's USDT probes, for list: "provider:name" and the argument
- * types ("s32 u64"), one call per probe (each name once). */
+/* A program's USDT probes, for list: "provider:name", the argument
+ * types ("s32 u64") and whether a semaphore guards it, one call per
+ * probe (each name once). */
 typedef void (*tk_usdt_visit_fn)(const char *provider, const char *name,
-				 const char *types, void *ctx);
+				 const char *types, bool semaphore, void *ctx);
 int tk_usdt_list(const char *path, tk_usdt_visit_fn fn, void *ctx,
 		 char *err, size_t errlen);
+
+/* ------------------------------------------------- what the kernel takes */
+
+/*
+ * A probe reaches the kernel as one line of uprobe_events, which the
+ * kernel (kernel/trace/trace_probe.c, trace_uprobe.c) ends at a newline,
+ * cuts at '#' (a comment), splits into words at white space (its
+ * isspace(): space, \t \n \v \f \r and the byte 0xa0) and each field at
+ * '='.  A string that held any of them would be read as something else:
+ * a second probe, a probe on another file or offset.  Event and field
+ * names are C identifiers, and lengths are bounded.
+ */
+#define TK_PROBE_FIELD_NAME_MAX 32 /* MAX_ARG_NAME_LEN */
+#define TK_PROBE_EVENT_NAME_MAX 63 /* MAX_EVENT_NAME_LEN, less its NUL */
+#define TK_PROBE_FIELDS_MAX 128    /* MAX_TRACE_ARGS */
+#define TK_PROBE_LINE_MAX 4094     /* WRITE_BUFSIZE, less '\n' and NUL */
+
+/* Whether @name is a C identifier of at most @max characters. */
+bool tk_probe_name_ok(const char *name, size_t max);
+
+/* Whether the kernel can be given file @path in a probe: 0, or -EINVAL
+ * with a line naming -e @spec and what in the path cannot be ("it holds
+ * '#' (a comment to the kernel) at byte 12") in @err. */
+int tk_probe_path_ok(const char *spec, const char *path, char *err, size_t errlen);
+
+/*
+ * Every string of probe @p in group @group, and @line, the line that
+ * defines it, checked against what the kernel's probe syntax can carry:
+ * the one check made before anything is written to uprobe_events.
+ * Returns 0, or -EINVAL with a one-line reason naming what and where in
+ * @err.
+ */
+int tk_probe_check(const struct tk_probe *p, const char *group, const char *line,
+		   char *err, size_t errlen);
 
 /* ------------------------------------------------------------- DWARF */
 

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "common/regular-file.h"
 #include "stream-read.h"
 #include "common/ringbuf-layout.h"
 
@@ -31,7 +32,7 @@ int tk_stream_open(struct tk_stream_reader *r, const struct tk_trace *t,
 			 s->class_id);
 		return -EINVAL;
 	}
-	fd = open(r->path, O_RDONLY | O_CLOEXEC);
+	fd = tk_open_regular(r->path);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot open '%s': %s", r->path,

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "common/regular-file.h"
 #include "common/elf-symbols.h"
 #include "symbols.h"
 
@@ -349,7 +350,7 @@ int tk_symbols_parse_sym_line(char *line, struct tk_sym *out)
 
 static int load_symfile(const char *path, struct tk_symtab *t)
 {
-	FILE *f = fopen(path, "re");
+	FILE *f = tk_fopen_regular(path);
 	char *line = NULL;
 	size_t cap = 0;
 	unsigned tcap = 0;
@@ -403,7 +404,7 @@ int tk_symbols_load(const char *dir, struct tk_symbols **out, char *err,
 	*out = s;
 	if (!s || asprintf(&path, "%s/symbols/maps", dir) < 0)
 		return -ENOMEM;
-	f = fopen(path, "re");
+	f = tk_fopen_regular(path);
 	free(path);
 	if (!f)
 		return 0; /* no symbols saved: addresses stay numbers */

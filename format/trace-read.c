@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "common/regular-file.h"
 #include "common/ringbuf-layout.h"
 #include "trace.h"
 
@@ -143,7 +144,7 @@ static int event_cmp(const void *a, const void *b)
 
 static int read_file(const char *path, char **buf, size_t *size)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = tk_fopen_regular(path);
 	long n;
 
 	if (!f)
@@ -366,7 +367,7 @@ int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 	t->dir = strdup(dir);
 	if (!t->dir || asprintf(&path, "%s/%s", dir, TK_MANIFEST_NAME) < 0)
 		return -ENOMEM;
-	f = fopen(path, "r");
+	f = tk_fopen_regular(path);
 	if (!f) {
 		struct stat st;
 
@@ -379,7 +380,7 @@ int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 				 dir, TK_MANIFEST_NAME);
 		else
 			snprintf(err, errlen, "cannot open '%s': %s", path,
-				 strerror(-ret));
+				 tk_open_strerror(-ret));
 		free(path);
 		tk_trace_free(t);
 		return ret;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/regular-file.h"
 #include "ustack-check.h"
 
 #define DWARF_RBP 6 /* x86-64 DWARF register number of rbp */
@@ -110,7 +111,7 @@ static struct object *object_of(struct tk_ustack_check *c, const char *path,
 		return NULL;
 	c->nobj++;
 	elf_version(EV_CURRENT);
-	o->fd = open(path, O_RDONLY | O_CLOEXEC);
+	o->fd = tk_open_regular(path);
 	if (o->fd >= 0)
 		o->elf = elf_begin(o->fd, ELF_C_READ_MMAP, NULL);
 	/* the object changed since it was recorded: its tables are not its
@@ -160,4 +161,25 @@ unsigned tk_ustack_trusted(struct tk_ustack_check *c, uint32_t pid, const uint64
 	while (k + 1 < n && keeps_fp(c, pid, (k || !first_is_pc) ? addr[k] - 1 : addr[k]))
 		k++;
 	return k + 1;
+}
+
+unsigned tk_ustack_with_caller(struct tk_ustack_check *c, uint32_t pid,
+			       const uint64_t *addr, unsigned n, uint64_t caller,
+			       uint64_t *out, unsigned max)
+{
+	unsigned m = 0;
+
+	if (!n || !max)
+		return 0;
+	out[m++] = addr[0];
+	if (caller && m < max)
+		out[m++] = caller;
+	for (unsigned i = 1; i < n && m < max; i++)
+		out[m++] = addr[i];
+	if (!c)
+		return m;
+	/* the caller comes from where the unwind tables put it: sure; what
+	 * follows is the walk from the caller's rbp, checked as usual */
+	return caller && m > 1 ? 1 + tk_ustack_trusted(c, pid, out + 1, m - 1, false)
+			       : tk_ustack_trusted(c, pid, out, m, true);
 }

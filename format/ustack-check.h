@@ -31,6 +31,16 @@ void tk_ustack_check_free(struct tk_ustack_check *c);
  * @pid belong to its stack (at least 1 when n > 0: where it was is
  * known).  @first_is_pc: addr[0] is where the thread was (the kernel's
  * walk), not a return address (the runtime's). */
+/* The kernel's user stack addr[0..n) of an event (addr[0] the pc),
+ * with @caller, the return address the event's probe read from the
+ * stack (field __caller, format/probes.h; 0: none), put back after the
+ * pc: the kernel's walk from rbp, still the caller's there, skips it.
+ * Written to out[0..max); returns how many of them belong to the stack
+ * (all when @c is NULL). */
+unsigned tk_ustack_with_caller(struct tk_ustack_check *c, uint32_t pid,
+			       const uint64_t *addr, unsigned n, uint64_t caller,
+			       uint64_t *out, unsigned max);
+
 unsigned tk_ustack_trusted(struct tk_ustack_check *c, uint32_t pid, const uint64_t *addr,
 			   unsigned n, bool first_is_pc);
 

@@ -7,6 +7,14 @@
  * "tracekit-<its pid>", start makes "tracekit" (or the name given).  A
  * recorder that is killed cannot remove its instance; reset finds the
  * ones whose recorder is gone by the pid in the name.
+ *
+ * Whether that recorder is gone is not told by the pid alone (it may be
+ * taken again) nor by the process's name (a recorder may run as a copy
+ * named otherwise): a process that makes "tracekit-<its pid>" first
+ * binds the abstract datagram socket "tracekit-owner-<its pid>" and
+ * holds it until it exits, however it ends (the kernel releases the
+ * name with the process, SIGKILL included).  The name is in use while
+ * the recorder lives.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,8 +22,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <tracefs.h>
 #include "kernel.h"
+
+#define OWNER_PREFIX "tracekit-owner-"
+
+/* A socket bound to @pid's owner name, or -errno (-EADDRINUSE: the
+ * owner holds it). */
+static int owner_bind(pid_t pid)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int n = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, OWNER_PREFIX "%d", (int)pid);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (const struct sockaddr *)&a,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* Held for the life of the process once it makes an instance of its own. */
+static int owner_fd = -1;
 
 _Static_assert(TK_KINSTANCE_NAME_MAX == 63, "the message below says 63");
 
@@ -43,6 +81,9 @@ int tk_kinstance_create(struct tk_kinstance *k, const char *name, char *err,
 		snprintf(err, errlen, "instance '%s' exists already", name);
 		return -EEXIST;
 	}
+	/* a recorder's own instance: say that its owner lives */
+	if (tk_kinstance_owner(name) == getpid() && owner_fd < 0)
+		owner_fd = owner_bind(getpid());
 	k->inst = tracefs_instance_create(name);
 	if (!k->inst) {
 		int e = errno ? errno : EIO;
@@ -234,22 +275,56 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-char **tk_kinstance_names(void)
+int tk_kinstance_names(char ***out)
 {
-	char **names = tracefs_instances("^" TK_KINSTANCE_PREFIX);
+	char *path = NULL, **names = NULL, **grown;
 	size_t n = 0;
+	struct dirent *de;
+	DIR *d;
+	int ret = 0;
 
-	if (!names)
-		return NULL;
-	while (names[n])
+	*out = NULL;
+	if (asprintf(&path, "%s/instances", tracefs_tracing_dir()) < 0)
+		return -ENOMEM;
+	d = opendir(path);
+	ret = d ? 0 : -errno;
+	free(path);
+	if (!d)
+		return ret;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, TK_KINSTANCE_PREFIX, strlen(TK_KINSTANCE_PREFIX)))
+			continue;
+		grown = realloc(names, (n + 2) * sizeof(*grown));
+		if (!grown) {
+			ret = -ENOMEM;
+			break;
+		}
+		names = grown;
+		names[n] = strdup(de->d_name);
+		names[n + 1] = NULL;
+		if (!names[n]) {
+			ret = -ENOMEM;
+			break;
+		}
 		n++;
+	}
+	closedir(d);
+	if (!ret && !names && !(names = calloc(1, sizeof(*names))))
+		ret = -ENOMEM;
+	if (ret < 0) {
+		tk_kinstance_names_free(names);
+		return ret;
+	}
 	qsort(names, n, sizeof(*names), by_name);
-	return names;
+	*out = names;
+	return 0;
 }
 
 void tk_kinstance_names_free(char **names)
 {
-	tracefs_list_free(names);
+	for (size_t i = 0; names && names[i]; i++)
+		free(names[i]);
+	free(names);
 }
 
 pid_t tk_kinstance_owner(const char *name)
@@ -281,19 +356,14 @@ int tk_kinstance_find(struct tk_tracefs *fs, struct tk_kinstance *k,
 bool tk_kinstance_is_stale(const char *name)
 {
 	pid_t pid = tk_kinstance_owner(name);
-	char path[64], comm[32] = "";
-	FILE *f;
+	int fd;
 
-	if (!pid)
+	if (!pid || pid == getpid())
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return true; /* no such process: its recorder is gone */
-	if (!fgets(comm, sizeof(comm), f))
-		comm[0] = '\0';
-	fclose(f);
-	comm[strcspn(comm, "\n")] = '\0';
-	/* the pid was taken again by something else */
-	return strcmp(comm, "tracekit") != 0;
+	fd = owner_bind(pid);
+	if (fd >= 0) {
+		close(fd); /* nobody holds the name: its recorder is gone */
+		return true;
+	}
+	return false; /* held (EADDRINUSE), or it cannot be told: alive */
 }

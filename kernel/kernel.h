@@ -135,12 +135,14 @@ char *tk_kinstance_file_text(struct tk_kinstance *k, const char *file);
 int tk_koptions_read(char **out, char *err, size_t errlen);
 
 /* Names of the instances that start with TK_KINSTANCE_PREFIX, sorted, in
- * a NULL-terminated array (free with tk_kinstance_names_free). */
-char **tk_kinstance_names(void);
+ * a NULL-terminated array *out (free with tk_kinstance_names_free).
+ * Returns 0, or -errno (-EACCES: tracefs's instances/ is not readable). */
+int tk_kinstance_names(char ***out);
 void tk_kinstance_names_free(char **names);
 /* The recorder pid in a name "tracekit-PID", or 0 for other names. */
 pid_t tk_kinstance_owner(const char *name);
-/* Whether @name is a recorder's instance whose recorder is gone. */
+/* Whether @name is a recorder's instance whose recorder is gone: no
+ * process holds its owner's name (see instance.c). */
 bool tk_kinstance_is_stale(const char *name);
 
 /* ------------------------------------------------------------ tracers */
@@ -179,6 +181,10 @@ int tk_pid_threads(pid_t pid, pid_t **tids, unsigned *count);
  * @fork (options/event-fork). */
 int tk_kinstance_set_pids(struct tk_kinstance *k, const pid_t *pids,
 			  unsigned count, bool fork, char *err, size_t errlen);
+
+/* Turn tracing on in @k when process @pid execs (and leave it as it is
+ * until then).  0, or -errno with the reason in @err. */
+int tk_kinstance_on_exec(struct tk_kinstance *k, pid_t pid, char *err, size_t errlen);
 
 /* -------------------------------------------------------------- setup */
 
@@ -305,5 +311,12 @@ int tk_kstats_parse(const char *text, size_t len, struct tk_kcpu *cpu);
  * N: MESSAGE", or with strerror(@e) when the log says nothing usable. */
 void tk_kerror_filter(const char *log, const char *event, const char *filter,
 		      int e, char *err, size_t errlen);
+
+/* The kernel's reason for refusing a write, from error_log's last entry
+ * @after, into @why ("Failed to find the given file"): only when it is
+ * an entry that was not the last one before the write (@before; either
+ * may be NULL): an older entry, another writer's or a recorder's of long
+ * ago, says nothing of this write.  Returns whether @why was set. */
+bool tk_kerror_new(const char *before, const char *after, char *why, size_t len);
 
 #endif /* TK_KERNEL_H */

@@ -101,3 +101,19 @@ void tk_kerror_filter(const char *log, const char *event, const char *filter,
 			 msg && *msg ? msg : strerror(e));
 	free(copy);
 }
+
+bool tk_kerror_new(const char *before, const char *after, char *why, size_t len)
+{
+	const char *msg;
+	size_t n;
+
+	/* entries start with their time: the same text is the same entry */
+	if (!after || (before && !strcmp(before, after)) || !(msg = strstr(after, "error: ")))
+		return false;
+	msg += 7;
+	n = strcspn(msg, "\n");
+	if (!n)
+		return false;
+	snprintf(why, len, "%.*s", (int)n, msg);
+	return true;
+}

@@ -5,6 +5,13 @@
  *
  * This is the filtering a locked-down kernel still allows (set_ftrace_pid
  * is refused there), so -F and -P rest on it alone.
+ *
+ * A command that record forks runs the recorder's own code until its
+ * exec (restoring signals, setting its environment: system calls,
+ * malloc): tracing in the instance is turned on by the command's exec,
+ * a traceon trigger on sched:sched_process_exec, so that its events are
+ * the command's from the exec on.  (The kernel evaluates a trigger's
+ * condition while tracing is off, in a buffer of its own.)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -81,4 +88,20 @@ int tk_kinstance_set_pids(struct tk_kinstance *k, const pid_t *pids,
 	}
 	free(text);
 	return tk_kinstance_set_option(k, "event-fork", fork, err, errlen);
+}
+
+int tk_kinstance_on_exec(struct tk_kinstance *k, pid_t pid, char *err, size_t errlen)
+{
+	char text[64];
+
+	snprintf(text, sizeof(text), "traceon if pid == %d", (int)pid);
+	if (tracefs_event_file_write(k->inst, "sched", "sched_process_exec", "trigger",
+				     text) < 0) {
+		int e = errno ? errno : EIO;
+
+		snprintf(err, errlen, "cannot write '%s' into 'events/sched/sched_process_exec/trigger' of instance '%s': %s",
+			 text, k->name, strerror(e));
+		return -e;
+	}
+	return 0;
 }

@@ -28,8 +28,8 @@ static void filter_error(struct tk_kinstance *k, const char *event,
 static int enable_event(struct tk_kinstance *k, const char *name,
 			const char *filter, char *err, size_t errlen)
 {
-	char system[256];
-	const char *event = strchr(name, ':');
+	char system[256], shown[512];
+	const char *event = strchr(name, ':'), *kind;
 	size_t n = event ? (size_t)(event - name) : 0;
 
 	if (!event || n >= sizeof(system))
@@ -37,20 +37,24 @@ static int enable_event(struct tk_kinstance *k, const char *name,
 	memcpy(system, name, n);
 	system[n] = '\0';
 	event++;
+	/* a probe's group is the recorder's: messages say it as -e and
+	 * report do (uprobe:f) */
+	kind = tk_uprobe_kind_of(system);
+	snprintf(shown, sizeof(shown), "%s:%s", kind ? kind : system, event);
 	if (filter) {
 		tracefs_error_clear(k->inst);
 		if (tracefs_event_file_write(k->inst, system, event, "filter",
 					     filter) < 0) {
 			int e = errno ? errno : EINVAL;
 
-			filter_error(k, name, filter, e, err, errlen);
+			filter_error(k, shown, filter, e, err, errlen);
 			return -e;
 		}
 	}
 	if (tracefs_event_file_write(k->inst, system, event, "enable", "1") < 0) {
 		int e = errno ? errno : EIO;
 
-		snprintf(err, errlen, "cannot enable kernel event '%s': %s", name,
+		snprintf(err, errlen, "cannot enable kernel event '%s': %s", shown,
 			 strerror(e));
 		return -e;
 	}

@@ -17,6 +17,23 @@
  *
  * Probes are written as the kernel's uprobetracer documents them,
  *     p|r:GROUP/EVENT PATH:0xOFFSET[(0xREF_CTR_OFFSET)] [NAME=FETCHARG:TYPE]...
+ * and nothing is written before tk_probe_check() has found every part of
+ * the line to be what the kernel's syntax reads as that part: a path or
+ * a name from a hostile file (a DWARF string, a symbolic link) could
+ * otherwise end the line and define a probe of its own.
+ *
+ * The kernel is given a path, the canonical one (no symbolic link, no
+ * "..": elf-probes.c resolves it), and looks it up again: what is there
+ * when the line is written must be the file whose symbols and code gave
+ * the offset, or the probe would land in another file, maybe in the
+ * middle of an instruction.  Its (st_dev, st_ino), taken on the file
+ * descriptor the file was read through, is compared with the path's
+ * before the line is written and again after, when the probe goes if
+ * they differ.  What remains is a window no path can close: a file
+ * replaced just before the kernel's lookup and put back before the
+ * second comparison, within microseconds of each other.  It needs write
+ * access to a directory on the path, which root's own directories
+ * (/usr/bin, /usr/lib) do not give anyone else.
  * by this file rather than tracefs_uprobe_alloc(), which (libtracefs
  * 1.6) has no reference counter for USDT semaphores; removal and listing
  * go through libtracefs's dynamic event calls.
@@ -28,7 +45,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <tracefs.h>
+#include "common/visible.h"
 #include "kernel.h"
 #include "format/probes.h"
 
@@ -127,46 +146,79 @@ static char *probe_line(const struct tk_probe *p, const char *group)
 	return text;
 }
 
-/* The kernel's reason, from the last error_log entry if it is about
- * @event ("trace_uprobe: error: Invalid fetch argument"), else strerror. */
-static void refusal(const char *event, int e, char *why, size_t len)
+/* The kernel's reason ("Invalid fetch argument"), from the error_log
+ * entry the write added (@before: the last one before it), else
+ * strerror(@e). */
+static void refusal(const char *before, int e, char *why, size_t len)
 {
-	char *log = tracefs_error_last(NULL), *msg;
+	char *log = tracefs_error_last(NULL);
 
-	if (log && strstr(log, event) && (msg = strstr(log, "error: "))) {
-		msg += 7;
-		msg[strcspn(msg, "\n")] = '\0';
-		snprintf(why, len, "%s", msg);
-	} else {
+	if (!tk_kerror_new(before, log, why, len))
 		snprintf(why, len, "%s", strerror(e));
-	}
 	free(log);
+}
+
+/* Whether the file at @p's path is the one it was resolved in, as the
+ * kernel finds it (following symbolic links); else a line in @err. */
+static bool same_file(const struct tk_probe *p, bool defined, char *err, size_t errlen)
+{
+	char shown[TK_PROBE_SPEC_MAX];
+	struct stat st;
+
+	if (stat(p->path, &st) == 0 && st.st_dev == p->dev && st.st_ino == p->ino)
+		return true;
+	snprintf(err, errlen, "'%s': '%s' is no longer the file that was read (it was replaced or removed)%s",
+		 p->spec, tk_visible(shown, sizeof(shown), p->path),
+		 defined ? " while its probe was being defined: the probe is removed" : "");
+	return false;
+}
+
+static void remove_event(const char *group, const char *event)
+{
+	struct tracefs_dynevent *ev =
+		tracefs_dynevent_get(TRACEFS_DYNEVENT_UPROBE | TRACEFS_DYNEVENT_URETPROBE,
+				     group, event);
+
+	if (ev)
+		tracefs_dynevent_destroy(ev, false);
+	tracefs_dynevent_free(ev);
 }
 
 int tk_uprobe_define(pid_t owner, const struct tk_probe *p, char *name,
 		     size_t namelen, char *err, size_t errlen)
 {
-	char group[64], why[160], *line;
+	char group[64], why[160], *line, *before;
 	int e;
 
-	if (strpbrk(p->path, " \t\n")) {
-		snprintf(err, errlen, "'%s': cannot probe '%s': its path holds a space",
-			 p->spec, p->path);
-		return -EINVAL;
-	}
 	group_name(group, sizeof(group), owner, p->kind);
 	line = probe_line(p, group);
 	if (!line) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	if (tracefs_instance_file_append(NULL, "uprobe_events", line) >= 0) {
+	if (tk_probe_check(p, group, line, err, errlen) < 0) {
 		free(line);
+		return -EINVAL;
+	}
+	if (!same_file(p, false, err, errlen)) {
+		free(line);
+		return -ESTALE;
+	}
+	before = tracefs_error_last(NULL);
+	if (tracefs_instance_file_append(NULL, "uprobe_events", line) >= 0) {
+		free(before);
+		free(line);
+		/* the kernel looked the path up again: the same file? */
+		if (!same_file(p, true, err, errlen)) {
+			remove_event(group, p->event);
+			return -ESTALE;
+		}
 		snprintf(name, namelen, "%s:%s", group, p->event);
 		return 0;
 	}
 	e = errno ? errno : EINVAL;
-	refusal(p->event, e, why, sizeof(why));
+	refusal(before, e, why, sizeof(why));
+	free(before);
 	snprintf(err, errlen, "the kernel refuses probe '%s': %s (%s)", p->spec, why, line);
 	free(line);
 	return -e;

@@ -13,29 +13,50 @@
  *
  * (x86-64 with -fno-omit-frame-pointer, and aarch64's x29/x30 pairs, are
  * laid out so.)  Code built without frame pointers leaves anything in
- * rbp: the walk only reads inside the thread's stack, between the stack
- * pointer and the top of its mapping (from /proc/self/maps, read once
- * per thread with plain system calls, which a signal handler may make),
- * going up at each step, so it never faults.  Which of the addresses
- * belong to the stack is decided when the trace is read
- * (format/ustack-check.c: a frame pointer is followed only out of a
- * function that keeps its frame in it there, as its unwind tables say),
- * so a stack is cut short where a function without a frame pointer
- * stands, never wrong.
+ * rbp, so the walk must never fault, whatever it finds there.  It only
+ * goes up, from the stack pointer towards the top of the mapping that
+ * holds it (found in /proc/self/maps with plain system calls, which a
+ * signal handler may make, and kept per thread until the stack pointer
+ * leaves it), and how it reads depends on that mapping:
+ *
+ *   the thread's own stack       read directly: it stays mapped as long
+ *                                as the thread lives.  That is the
+ *                                main thread's "[stack]", or, in another
+ *                                thread, the mapping that also holds the
+ *                                thread's static TLS (glibc puts it at
+ *                                the top of the thread's stack block),
+ *                                up to that TLS
+ *   anything else                read with process_vm_readv() on the
+ *   (coroutine stacks, an        process itself, which fails where
+ *   alternate signal stack)      nothing is mapped instead of faulting:
+ *                                such a stack may be unmapped and
+ *                                another mapped in its place while the
+ *                                bounds kept for it say otherwise
+ *
+ * (A program that unmaps part of its own main stack and maps a stack of
+ * its own into the hole is the case left: its events would be read as
+ * on the main stack.)  Which of the addresses belong to the stack is
+ * decided when the trace is read (format/ustack-check.c: a frame pointer
+ * is followed only out of a function that keeps its frame in it there,
+ * as its unwind tables say), so a stack is cut short where a function
+ * without a frame pointer stands, never wrong.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "internal.h"
 
 uint16_t tk_ustack_id;
 
-/* The thread's stack mapping, [lo, hi): 0, 0 until known. */
+/* The thread's current stack mapping, [lo, hi) (0, 0 until known), and
+ * whether frames there are read directly (see above). */
 static __thread uintptr_t stack_lo, stack_hi
 	__attribute__((tls_model("initial-exec")));
+static __thread bool stack_direct __attribute__((tls_model("initial-exec")));
 
 static int hexval(char c)
 {
@@ -69,68 +90,140 @@ static bool parse_range(const char *p, const char *end, uintptr_t *lo, uintptr_t
 	return *lo < *hi;
 }
 
-/* The mapping of /proc/self/maps holding @sp, with system calls only
- * (no allocation, no stdio: a signal handler may be here). */
-static bool find_mapping(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
+/* A line of /proc/self/maps as it streams by: its head (the range) and
+ * its tail (the name's end), whatever its length. */
+struct maps_line {
+	char head[40], tail[8];
+	size_t len;
+};
+
+/* The mapping of /proc/self/maps holding @sp, and whether it is the main
+ * thread's "[stack]", with system calls only (no allocation, no stdio,
+ * little stack: a signal handler on a small alternate stack may be
+ * here).  Lines of any length: a path can make one longer than any
+ * buffer, and its tail must not be read as the start of a line. */
+static bool find_mapping(uintptr_t sp, uintptr_t *lo, uintptr_t *hi, bool *main_stack)
 {
-	char buf[4096];
-	size_t have = 0;
+	char buf[512];
+	struct maps_line l = { .len = 0 };
 	bool found = false;
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return false;
 	while (!found) {
-		ssize_t n = (ssize_t)syscall(SYS_read, fd, buf + have, sizeof(buf) - have);
-		char *line = buf, *nl;
+		ssize_t n = (ssize_t)syscall(SYS_read, fd, buf, sizeof(buf));
 
 		if (n <= 0)
 			break;
-		have += (size_t)n;
-		while (!found && (nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
+		for (ssize_t i = 0; i < n && !found; i++) {
 			uintptr_t a, b;
+			size_t t;
 
-			if (parse_range(line, nl, &a, &b) && sp >= a && sp < b) {
+			if (buf[i] != '\n') {
+				if (l.len < sizeof(l.head))
+					l.head[l.len] = buf[i];
+				memmove(l.tail, l.tail + 1, sizeof(l.tail) - 1);
+				l.tail[sizeof(l.tail) - 1] = buf[i];
+				l.len++;
+				continue;
+			}
+			t = l.len < sizeof(l.head) ? l.len : sizeof(l.head);
+			if (parse_range(l.head, l.head + t, &a, &b) && sp >= a && sp < b) {
 				*lo = a;
 				*hi = b;
+				*main_stack = l.len >= 7 && !memcmp(l.tail + 1, "[stack]", 7);
 				found = true;
 			}
-			line = nl + 1;
+			l.len = 0;
 		}
-		/* keep the unfinished line; a line longer than the buffer is
-		 * a path we do not need: drop it */
-		have -= (size_t)(line - buf);
-		if (have == sizeof(buf))
-			have = 0;
-		memmove(buf, line, have);
 	}
 	syscall(SYS_close, fd);
 	return found;
 }
 
+/* Learn the mapping holding @sp, and how to read it. */
+static void stack_learn(uintptr_t sp)
+{
+	uintptr_t a = 0, b = 0, tls = (uintptr_t)&stack_lo;
+	bool main_stack = false;
+
+	stack_lo = stack_hi = 0;
+	stack_direct = false;
+	if (!find_mapping(sp, &a, &b, &main_stack))
+		return;
+	stack_lo = a;
+	stack_hi = b;
+	if (main_stack) {
+		stack_direct = true;
+	} else if (tls >= a && tls < b && sp < tls &&
+		   syscall(SYS_gettid) != syscall(SYS_getpid)) {
+		stack_hi = tls & ~(uintptr_t)15;
+		stack_direct = true;
+	}
+}
+
+/* Frames read without faulting, a window of the stack at a time. */
+struct window {
+	pid_t pid;
+	uintptr_t base;
+	size_t len;
+	uintptr_t word[32];
+};
+
+/* The two words of the frame at @at (< stack_hi - 16), or false. */
+static bool window_read(struct window *w, uintptr_t at, uintptr_t out[2])
+{
+	if (at < w->base || at + 16 > w->base + w->len) {
+		/* up to the end of @at's page (a page further may be a hole:
+		 * no read spans one unless the frame does), of the stack, of
+		 * the window */
+		size_t page = 4096 - (at & 4095), want = sizeof(w->word);
+		struct iovec local, remote;
+		ssize_t n;
+
+		if (want > page)
+			want = page < 16 ? 16 : page;
+		if (want > stack_hi - at)
+			want = stack_hi - at;
+		local = (struct iovec){ w->word, want };
+		remote = (struct iovec){ (void *)at, want };
+		if (!w->pid)
+			w->pid = (pid_t)syscall(SYS_getpid);
+		n = (ssize_t)syscall(SYS_process_vm_readv, w->pid, &local, 1UL, &remote, 1UL, 0UL);
+		w->base = at;
+		w->len = n > 0 ? (size_t)n : 0;
+		if (w->len < 16)
+			return false;
+	}
+	memcpy(out, (const char *)w->word + (at - w->base), 16);
+	return true;
+}
+
 void tk_ustack_put(uintptr_t pc, const uintptr_t *fp)
 {
 	uintptr_t addr[TK_USTACK_MAX];
-	uintptr_t sp = (uintptr_t)&addr, prev = (uintptr_t)fp, next;
+	uintptr_t sp = (uintptr_t)&addr, prev = (uintptr_t)fp, next, frame[2];
+	struct window w = { .pid = 0 };
 	uint32_t n = 0, len;
 	char *p;
 
 	addr[n++] = pc;
-	if (sp < stack_lo || sp >= stack_hi) {
-		/* a new thread, or a signal handler on an alternate stack */
-		if (!find_mapping(sp, &stack_lo, &stack_hi))
-			stack_lo = stack_hi = 0;
-	}
-	next = fp[0];
+	/* a new thread, a signal handler on an alternate stack, a coroutine */
+	if (sp < stack_lo || sp >= stack_hi)
+		stack_learn(sp);
+	next = fp[0]; /* our caller's frame: ours to read */
 	while (n < TK_USTACK_MAX && next > prev && !(next & 7) && next >= sp &&
 	       stack_hi >= 16 && next <= stack_hi - 16) {
-		const uintptr_t *f = (const uintptr_t *)next;
-
-		if (!f[1])
+		if (stack_direct)
+			memcpy(frame, (const void *)next, 16);
+		else if (!window_read(&w, next, frame))
 			break;
-		addr[n++] = f[1];
+		if (!frame[1])
+			break;
+		addr[n++] = frame[1];
 		prev = next;
-		next = f[0];
+		next = frame[0];
 	}
 	len = n * 8;
 	p = tk__reserve(4 + len, tk_ustack_id);

@@ -59,3 +59,19 @@ def test_function_and_filters():
     p = record(d, [prog("libcalls-now"), str(N)], "-p", "function_graph", "--no-libcall")
     assert "0 library calls hooked" in p.stderr, p.stderr
     assert profile(d) == dict(main=1, work=N, jump_back=1), profile(d)
+
+
+def test_no_libcall_with_a_library_call_filter():
+    """-l naming only a library call with --no-libcall: that call is not
+    traced, so nothing matches; record says so (it recorded 0 events and
+    said nothing) and records what it can."""
+    d = os.path.join(tmpdir(), "t")
+    p = record(d, [prog("libcalls"), str(N)], "-q", "-p", "function", "-l", "malloc",
+               "--no-libcall")
+    assert p.stderr == (
+        "tracekit: warning: -l 'malloc' names only library calls of '%s', which "
+        "--no-libcall leaves out: it matches nothing that is traced\n" % prog("libcalls")), \
+        p.stderr
+    d = os.path.join(tmpdir(), "t")
+    p = record(d, [prog("libcalls"), str(N)], "-q", "-p", "function", "-l", "malloc")
+    assert p.stderr == "", p.stderr

@@ -159,6 +159,18 @@ def test_uprobe_path_names():
     assert len(of(ev, "uprobe:fire_guarded")) == 5
 
 
+def test_only_command_from_its_exec():
+    """-F records the command from its exec on: before it, the forked
+    child runs the recorder's code (it sets the session's variable with
+    setenv, which mallocs), which must not be recorded; prog-uprobed
+    itself never calls setenv.  Exactly 0 setenv and N f."""
+    need_prog()
+    d = os.path.join(tklib.tmpdir(), "t")
+    ev, _ = record(d, PROG, N, "-e", "uprobe:libc:setenv", "-e", "uprobe:%s:f" % PROG)
+    assert [e["event"] for e in ev] == ["uprobe:f"] * N, [e for e in ev
+                                                          if e["event"] != "uprobe:f"]
+
+
 # ---------------------------------------------------------------- USDT
 
 def test_usdt_typed_arguments():
@@ -202,6 +214,38 @@ def test_list_usdt():
         p.stdout.split() == ["usdt:tkprog:guarded", "usdt:tkprog:tick"], p.stdout
 
 
+def test_list_usdt_as_record_finds_them():
+    """list names a program as record does (a command in $PATH: it said
+    "cannot open 'prog-uprobed'"), says which probes a semaphore guards,
+    and list -e lists USDT probes with the events (it said no event
+    matches 'usdt:*')."""
+    need_prog()
+    real = os.path.realpath(PROG)
+    env = dict(PATH=os.path.dirname(PROG) + ":" + os.environ.get("PATH", ""))
+    p = tk("list", os.path.basename(PROG), env=env, check=True)
+    assert "usdt:tkprog:guarded(arg0:s32)\n\tfile: %s\n\tsemaphore: yes (raised while it " \
+        "is traced)\n\n" % real in p.stdout, p.stdout
+    assert "usdt:tkprog:tick(arg0:s32, arg1:u64, arg2:s64)\n\tfile: %s\n\n" % real \
+        in p.stdout, p.stdout
+    with kernlib.guard():  # no recording's probes meanwhile
+        p = tk("list", "-e", "usdt:*", os.path.basename(PROG), env=env, check=True)
+        q = tk("list", "-e", PROG, check=True)
+    assert p.stdout == "usdt:tkprog:guarded\nusdt:tkprog:tick\n", p.stdout
+    assert "usdt:tkprog:tick\n" in q.stdout and "sched:sched_switch\n" in q.stdout, q.stdout
+
+
+def test_duplicate_probe_names_said():
+    """Two -e of one function get f and f_2: record says which -e became
+    f_2 (it did silently)."""
+    need_prog()
+    d = os.path.join(tklib.tmpdir(), "t")
+    spec = "uprobe:%s:f(i)" % PROG
+    ev, p = record(d, PROG, 3, "-e", "uprobe:%s:f" % PROG, "-e", spec)
+    assert "tracekit: '%s' records as uprobe:f_2 (uprobe:f is another probe's)\n" % spec \
+        in p.stderr, p.stderr
+    assert of(ev, "uprobe:f_2") == [{"i": str(i)} for i in range(3)]
+
+
 # ---------------------------------------------------------------- bad input
 
 def probe_error(spec, prog=None, exact=None, contains=()):
@@ -226,6 +270,24 @@ def test_errors():
         "tracekit: 'uprobe:%s:f(count)': 'f' has no parameter 'count' (its parameters: i, "
         "name); give a type to take the argument in that position" % PROG))
     probe_error("uprobe:%s:f(i:int)" % PROG, contains=("unknown type 'int' for 'i'",))
+    # messages name what the user knows: the registers argN can name,
+    # why a DWARF name is not taken past the entry, the event as -e and
+    # report spell it (not its group in uprobe_events)
+    for args in ("arg9", "arg6:u64"):
+        probe_error("uprobe:%s:f(%s)" % (PROG, args), exact=(
+            "tracekit: 'uprobe:%s:f(%s)': there is no '%s': arg0..arg5 are the argument "
+            "registers (%%rdi %%rsi %%rdx %%rcx %%r8 %%r9)" % (PROG, args, args.split(":")[0])))
+    starts, _ = insn_starts(PROG, "f")
+    probe_error("uprobe:%s:f+%d(i)" % (PROG, starts[1]), exact=(
+        "tracekit: 'uprobe:%s:f+%d(i)': argument names come from DWARF at a function's entry "
+        "only, and this probe is past it; give 'i' a type to read the register of its "
+        "position (i:u64)" % (PROG, starts[1])))
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        p = tk("record", "-o", d, "-e", "uprobe:%s:f" % PROG, "-f", "nosuch == 2", "--",
+               PROG, "1")
+    one_error(p, exact="tracekit: bad filter 'nosuch == 2' for 'uprobe:f' at column 8: "
+                       "Field not found")
     probe_error("uprobe:/no/such/prog:f", exact=(
         "tracekit: 'uprobe:/no/such/prog:f': no file '/no/such/prog'"))
     probe_error("usdt:tkprog:nosuch", exact=(
@@ -505,3 +567,109 @@ def test_ustack_user_events_no_frame_pointer():
     assert ev == [("stk:hit", ["inner (%s)" % real, "nofp_mid (%s)" % real])] * n, ev[:2]
     folded = tklib.tracekit("convert", "--to", "folded", "--stacks", d, "-o", "-").stdout
     assert folded == "nofp_mid;inner %d\n" % n, folded
+
+
+def test_ustack_probe_at_function_entry_named():
+    """--ustack with a uprobe on chain_c's first byte: the kernel's stack
+    starts at that pc, which folded stacks name chain_c, as report does
+    (chain_c+0x0), not by the byte before it (another function, or a
+    bare address); and rbp is still chain_b's there, so the kernel's walk
+    skips chain_b: the probe reads the return address from the stack
+    (__caller) and the readers put it back, main -> chain_a -> chain_b ->
+    chain_c exactly (the stack was chain_c alone)."""
+    n = 7
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        tklib.record(d, [USTACK, str(n)], "-q", "-F", "--ustack",
+                     "-e", "uprobe:%s:chain_c" % USTACK)
+    real = os.path.realpath(USTACK)
+    ev = kernlib.report(d)
+    assert [e["event"] for e in ev] == ["uprobe:chain_c", "ftrace:user_stack"] * n, ev[:2]
+    assert "__caller=0x" in ev[0]["text"], ev[0]
+    for e in ev[1::2]:
+        frames = [re.sub(r"\+0x[0-9a-f]+ ", " ", f) for f in e["stack"][:4]]
+        assert e["stack"][0].startswith("chain_c+0x0 ") and frames == [
+            "%s (%s)" % (f, real) for f in ("chain_c", "chain_b", "chain_a", "main")], e["stack"]
+    for args in (("report", d, "--stacks"), ("convert", "--to", "folded", "--stacks", d,
+                                              "-o", "-")):
+        out = tklib.tracekit(*args).stdout
+        assert len(out.splitlines()) == 1 and \
+            out.endswith(";main;chain_a;chain_b;chain_c %d\n" % n), (args, out)
+    # without --ustack, no such field
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        tklib.record(d, [USTACK, "1"], "-q", "-F", "-e", "uprobe:%s:chain_c" % USTACK)
+    assert "__caller" not in kernlib.report(d)[0]["text"]
+
+
+def test_ustack_usdt_sites_alike():
+    """--ustack with USDT probes: every site of an event has the same
+    fields, __caller among them (the kernel refuses sites that differ),
+    and each event its stack."""
+    need_prog()
+    d = os.path.join(tklib.tmpdir(), "t")
+    ev, _ = record(d, PROG, 5, "--ustack", "-e", "usdt:%s:tkprog:*" % PROG)
+    ticks = [e for e in ev if e["event"] == "usdt:tkprog_tick"]
+    assert len(ticks) == 5 and all("__caller=" in e["text"] for e in ticks), ticks[:1]
+    assert len([e for e in ev if e["event"] == "ftrace:user_stack"]) == 10, len(ev)
+
+
+def test_ustack_follows_selected_events():
+    """--events keeps each stack with the event it follows: report
+    --events 'syscalls:*' prints every getppid with its user stack, not
+    the getppid alone, and convert --to folded --events 'syscalls:*'
+    folds those stacks (it printed nothing, with status 0); an event left
+    out takes its stack with it.  A folded output with no stack says
+    why it is empty."""
+    n = 10
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        tklib.record(d, [USTACK, str(n)], "-q", "-F", "--ustack",
+                     "-e", "syscalls:sys_enter_getppid", "-e", "uprobe:%s:chain_c" % USTACK)
+    ev = kernlib.report(d, "--events", "syscalls:*")
+    assert [e["event"] for e in ev] == ["syscalls:sys_enter_getppid", "ftrace:user_stack"] * n, \
+        [e["event"] for e in ev][:6]
+    assert all(e["stack"][0].startswith("chain_c+") for e in ev[1::2]), ev[:2]
+    p = tklib.tracekit("convert", "--to", "folded", "--stacks", "--events", "syscalls:*",
+                       d, "-o", "-")
+    assert p.stdout.endswith(";main;chain_a;chain_b;chain_c %d\n" % n) and \
+        len(p.stdout.splitlines()) == 1 and p.stderr == "", (p.stdout, p.stderr)
+    ev = kernlib.report(d, "--events", "uprobe:*")
+    assert [e["event"] for e in ev] == ["uprobe:chain_c", "ftrace:user_stack"] * n, ev[:4]
+    plain = os.path.join(tklib.tmpdir(), "plain")
+    with kernlib.guard():
+        tklib.record(plain, [USTACK, "1"], "-q", "-F", "-e", "syscalls:sys_enter_getppid")
+    p = tklib.tracekit("convert", "--to", "folded", "--stacks", plain, "-o", "-")
+    assert p.stdout == "" and p.stderr == (
+        "tracekit: warning: nothing to fold: no stack was recorded with the events read "
+        "(record --ustack, --stack or --func-stack)\n"), p.stderr
+
+
+def test_path_name_past_a_wrapper_script():
+    """A command found in $PATH as a wrapper script first (a version
+    manager's shim) and as the program in a later directory: the probe's
+    PATH by name is the program (it was the script, refused as 'not an
+    x86-64 program or library'), and the script's exec of it records; a
+    note says that a script may run another program."""
+    need_prog()
+    base = tklib.tmpdir()
+    shims, bins = os.path.join(base, "shims"), os.path.join(base, "bin")
+    os.mkdir(shims)
+    os.mkdir(bins)
+    real = os.path.join(bins, "tkprog")
+    with open(PROG, "rb") as f, open(real, "wb") as g:
+        g.write(f.read())
+    os.chmod(real, 0o755)
+    with open(os.path.join(shims, "tkprog"), "w") as f:
+        f.write("#!/bin/sh\nexec %s \"$@\"\n" % real)
+    os.chmod(os.path.join(shims, "tkprog"), 0o755)
+    d = os.path.join(base, "t")
+    env = dict(PATH=shims + ":" + bins + ":" + os.environ.get("PATH", ""))
+    with kernlib.guard():
+        p = tklib.record(d, ["tkprog", "5"], "-F", "-e", "uprobe:tkprog:f(i)", env=env)
+    assert of(kernlib.report(d), "uprobe:f") == [{"i": str(i)} for i in range(5)]
+    # the script could run another program: said
+    assert p.stderr.startswith(
+        "tracekit: 'uprobe:tkprog:f(i)': '%s' is a script: the probe is on '%s', the first "
+        "program 'tkprog' in $PATH, which may not be the one the script runs (give that "
+        "one's path)\n" % (os.path.join(shims, "tkprog"), real)), p.stderr

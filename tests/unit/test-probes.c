@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include "common/visible.h"
 #include "format/probes.h"
 #include "tk-test.h"
 
@@ -143,8 +144,41 @@ static void resolve(const char *dwarf, const char *nodwarf)
 	tk_probe_set_free(&set);
 }
 
+/* What the kernel's probe syntax takes, and text made printable. */
+static void kernel_syntax(void)
+{
+	struct tk_probe_field fl = { .name = "i", .type = "s32", .loc = TK_LOC_REG, .reg = "di" };
+	struct tk_probe p = { .kind = TK_PROBE_UPROBE, .event = "f", .path = "/bin/x",
+			      .fields = &fl, .nfields = 1, .spec = "uprobe:x:f" };
+	char err[256], out[16];
+
+	CHECK(tk_probe_name_ok("a_1", 32));
+	CHECK(!tk_probe_name_ok("1a", 32));
+	CHECK(!tk_probe_name_ok("a b", 32));
+	CHECK(!tk_probe_name_ok("a\xc3\xa9", 32)); /* letters of no locale */
+	CHECK(!tk_probe_name_ok("abcd", 3));
+	CHECK_INT(tk_probe_check(&p, "tracekit_1_uprobe", "p:...", err, sizeof(err)), 0);
+	p.path = "/a/b#c";
+	CHECK_INT(tk_probe_check(&p, "tracekit_1_uprobe", "p:...", err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "'uprobe:x:f': cannot probe '/a/b#c': it holds '#' (a comment to the kernel) at byte 4, which a probe definition cannot carry");
+	p.path = "/a/\x0b";
+	CHECK_INT(tk_probe_check(&p, "tracekit_1_uprobe", "p:...", err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "'uprobe:x:f': cannot probe '/a/\\x0b': it holds control character 0x0b at byte 3, which a probe definition cannot carry");
+	p.path = "/bin/x";
+	snprintf(fl.name, sizeof(fl.name), "q=%%di");
+	CHECK_INT(tk_probe_check(&p, "tracekit_1_uprobe", "p:...", err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "'uprobe:x:f': field 'q=%di' is not a name the kernel takes (a C identifier of at most 32 characters)");
+	snprintf(fl.name, sizeof(fl.name), "i");
+	snprintf(fl.type, sizeof(fl.type), "u64 x");
+	CHECK_INT(tk_probe_check(&p, "tracekit_1_uprobe", "p:...", err, sizeof(err)), -EINVAL);
+	CHECK_STR(tk_visible(out, sizeof(out), "a\x1b[2Jb"), "a\\x1b[2Jb");
+	CHECK_STR(tk_visible(out, sizeof(out), "\xc3\xa9\xc2\x9b\\"), "\xc3\xa9\\xc2\\x9b\\\\");
+	CHECK_STR(tk_visible(out, 6, "ab\ncd"), "ab");
+}
+
 int main(int argc, char **argv)
 {
+	kernel_syntax();
 	parse_ok();
 	parse_bad("uprobe:x", "'uprobe:x': give the file and the function, as uprobe:PATH:FUNC");
 	parse_bad("uprobe:x:f(1a:s32)", "'uprobe:x:f(1a:s32)': '1a' is not an argument name");
