@@ -79,7 +79,7 @@ static const struct tk_probe_field *field(const struct tk_probe *p, const char *
 
 static void resolve(const char *dwarf, const char *nodwarf)
 {
-	struct tk_probe_target t = { dwarf, 0 };
+	struct tk_probe_target t = { .program = dwarf };
 	struct tk_probe_set set = { 0 };
 	const struct tk_probe_field *f;
 	char spec[512], note[256], err[512];
