@@ -34,6 +34,8 @@ int cmd_extract(int argc, char **argv);
 /* Print "tracekit: <message>" on stderr. */
 void tk_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tk_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Each line of @text (may be NULL) as a warning; @text is cut up. */
+void tk_warn_lines(char *text);
 
 /* Remove directory @dir and everything in it (a trace being replaced or
  * abandoned); symbolic links are removed, not followed. */

@@ -211,12 +211,7 @@ int cmd_convert(int argc, char **argv)
 	ret = tk_export_run(ops, &o, &err, &warn) < 0 ? TK_EXIT_FAILURE : 0;
 	if (ret)
 		tk_error("%s", err ? err : "conversion failed");
-	for (char *line = warn, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		tk_warn("%s", line);
-	}
+	tk_warn_lines(warn);
 	free(err);
 	free(warn);
 	goto out;

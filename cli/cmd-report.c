@@ -563,12 +563,7 @@ static int report_stacks(struct report *r)
 	ret = tk_export_run(tk_export_find("folded"), &o, &err, &warn);
 	if (ret < 0)
 		tk_error("%s", err ? err : "cannot read the stacks");
-	for (char *line = warn, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		tk_warn("%s", line);
-	}
+	tk_warn_lines(warn);
 	free(err);
 	free(warn);
 	return ret < 0 ? TK_EXIT_FAILURE : 0;

@@ -59,6 +59,16 @@ void tk_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+void tk_warn_lines(char *text)
+{
+	for (char *line = text, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		tk_warn("%s", line);
+	}
+}
+
 static int remove_entry(const char *path, const struct stat *sb, int flag,
 			struct FTW *ftw)
 {
