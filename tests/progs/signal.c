@@ -16,7 +16,9 @@
  *               prof   setitimer(ITIMER_PROF) every US microseconds
  *                      (SIGPROF; CPU time, ticks at the kernel's HZ)
  *               kill   a killer thread sends SIGUSR1 to the worker
- *                      (tgkill) as fast as it can
+ *                      (tgkill) every US microseconds, busy-waiting in
+ *                      between (unpaced, it kept the worker in its
+ *                      handler and a run took 10 to 120 s)
  *             (default real,prof,kill)
  *   -i US     timer interval in microseconds (default 20)
  *   -w        warm up: a worker fires sig:start before it takes signals,
@@ -46,6 +48,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 #include <tracekit/tracekit.h>
 
@@ -81,6 +84,7 @@ static uint64_t emitted[NSRC];
 static uint64_t n_min = 200000, h_min = 2000, cap = 1000000;
 static int warm, stop;
 static pid_t current_tid; /* the worker the killer aims at */
+static long interval_us = 20;
 static struct {
 	pid_t tid;
 	uint64_t loop, handler;
@@ -129,14 +133,26 @@ static void mask_all(int how)
 	pthread_sigmask(how, &set, NULL);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void *killer(void *arg)
 {
 	pid_t pid = getpid();
+	uint64_t next = now_ns();
 
 	(void)arg;
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		pid_t tid = __atomic_load_n(&current_tid, __ATOMIC_ACQUIRE);
 
+		if (now_ns() < next)
+			continue;
+		next += (uint64_t)interval_us * 1000u;
 		if (tid)
 			syscall(SYS_tgkill, pid, tid, SIGUSR1);
 	}
@@ -182,7 +198,6 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	uint64_t loop = 0, handler = 0;
-	long interval = 20;
 	char modes[64] = "real,prof,kill";
 	int workers = 1, c;
 	struct sigaction sa;
@@ -195,7 +210,7 @@ int main(int argc, char **argv)
 		case 'H': h_min = strtoull(optarg, NULL, 10); break;
 		case 'c': cap = strtoull(optarg, NULL, 10); break;
 		case 'm': snprintf(modes, sizeof(modes), "%s", optarg); break;
-		case 'i': interval = atol(optarg); break;
+		case 'i': interval_us = atol(optarg); break;
 		case 'w': warm = 1; break;
 		default: return 2;
 		}
@@ -211,7 +226,7 @@ int main(int argc, char **argv)
 		else
 			return 2;
 	}
-	if (interval < 1 || cap < n_min || workers < 1 || workers > MAX_WORKERS)
+	if (interval_us < 1 || cap < n_min || workers < 1 || workers > MAX_WORKERS)
 		return 2;
 
 	memset(&sa, 0, sizeof(sa));
@@ -230,7 +245,8 @@ int main(int argc, char **argv)
 	if (use[USR1] && pthread_create(&th, NULL, killer, NULL) != 0)
 		return 3;
 	for (int s = ALRM; s <= PROF; s++) {
-		struct itimerval it = { { 0, interval }, { 0, interval } };
+		struct itimerval it = { { 0, interval_us },
+					  { 0, interval_us } };
 
 		if (use[s] && setitimer(s == ALRM ? ITIMER_REAL : ITIMER_PROF,
 					&it, NULL) < 0)
