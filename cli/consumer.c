@@ -46,6 +46,7 @@
 #include <unistd.h>
 #include "session.h"
 #include "common/unix-socket.h"
+#include "common/visible.h"
 #include "tracekit/runtime.h"
 
 /* Descriptors made ready ahead, and kept ready, in the free ring. */
@@ -584,6 +585,7 @@ static struct rec_stream *stream_new(struct rec_session *s, struct rec_process *
 	st->tid = d->tid;
 	memcpy(st->comm, d->comm, 16);
 	st->comm[16] = '\0';
+	tk_visible_name(st->comm); /* the program's bytes */
 	memcpy(st->made_comm, st->comm, sizeof(st->comm));
 	st->out_fd = -1;
 	st->instance = s->next_instance++;
@@ -1049,6 +1051,7 @@ static void desc_last_name(const struct tk_rb_stream *d, char out[17])
 
 	memcpy(out, name, 16);
 	out[16] = '\0';
+	tk_visible_name(out); /* the program's bytes */
 }
 
 /* A name written when the thread ended wins over what /proc last said;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "record-watch.h"
+#include "common/visible.h"
 
 #define LIVE_MS 1000   /* the live line, rewritten */
 #define INDEX_MS 1000  /* the index, rewritten even when nothing came */
@@ -117,7 +118,9 @@ void watch_renames(struct rec_session *s)
 			continue;
 		}
 		comm[n] = '\0';
-		comm[strcspn(comm, "\n")] = '\0';
+		if (comm[n - 1] == '\n')
+			comm[n - 1] = '\0';
+		tk_visible_name(comm); /* any byte but NUL, by prctl() */
 		if (comm[0] && strlen(comm) < sizeof(st->comm))
 			memcpy(st->comm, comm, strlen(comm) + 1);
 	}

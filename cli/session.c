@@ -33,6 +33,7 @@
 #include "common/protocol.h"
 #include "record-functrace.h"
 #include "common/unix-socket.h"
+#include "common/visible.h"
 #include "tracekit/runtime.h"
 
 #define MIN_CLOCK_SPAN_NS 200000000ull
@@ -272,6 +273,8 @@ static void on_hello(struct rec_process *p, const struct tk_msg_hello *h)
 	p->ppid = h->ppid ? h->ppid : ppid_of(h->pid);
 	memcpy(p->comm, h->comm, 16);
 	p->comm[16] = '\0';
+	/* names the program chose: printed in the summary and by report */
+	tk_visible_name(p->comm);
 	free(p->exe);
 	p->exe = strndup(h->exe, sizeof(h->exe));
 	p->keys = h->keys != 0;
@@ -283,6 +286,7 @@ static void on_hello(struct rec_process *p, const struct tk_msg_hello *h)
 	p->nsites = h->nsites;
 	memcpy(p->keys_why, h->keys_why, sizeof(h->keys_why));
 	p->keys_why[sizeof(p->keys_why) - 1] = '\0';
+	tk_visible_name(p->keys_why);
 }
 
 /* Event @id of @p, its descriptor at @desc (@size bytes at most). */
@@ -506,6 +510,7 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 		p->nobuf_err = nb->err;
 		memcpy(p->nobuf_what, nb->what, sizeof(nb->what));
 		p->nobuf_what[sizeof(nb->what)] = '\0';
+		tk_visible_name(p->nobuf_what);
 		break;
 	}
 	case TK_MSG_MODULE:

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "common/regular-file.h"
 #include "common/ringbuf-layout.h"
+#include "common/visible.h"
 #include "trace.h"
 
 #define MAX_DESC_FILE (64u << 20)
@@ -232,6 +233,7 @@ static int add_process(struct tk_trace *t, const struct kv *kv, int n,
 	if (!opt_u64(kv, n, "lost_nobuf", &p->lost_nobuf))
 		return -EINVAL;
 	copy_str(p->comm, sizeof(p->comm), get(kv, n, "comm"));
+	tk_visible_name(p->comm); /* printed on every line */
 	p->exe = strdup(get(kv, n, "exe") ? get(kv, n, "exe") : "");
 	t->nprocesses++;
 	if (asprintf(&path, "%s/%s", t->dir, events) < 0)
@@ -266,6 +268,7 @@ static int add_stream(struct tk_trace *t, const struct kv *kv, int n)
 	s->file = strdup(file);
 	t->nstreams++;
 	copy_str(s->comm, sizeof(s->comm), get(kv, n, "comm"));
+	tk_visible_name(s->comm);
 	if (!opt_u64(kv, n, "instance", &s->instance) ||
 	    !opt_u64(kv, n, "events", &s->events) ||
 	    !opt_u64(kv, n, "bytes", &s->bytes) ||
