@@ -659,3 +659,39 @@ def test_forked_child_first_event_never_waits():
     mine = [r for r in rows if r["pid"] == child]
     assert sum(r["events"] + r["lost"] for r in mine) == 1, (
         "the child's first event is neither recorded nor counted: %r" % err[-1500:])
+
+
+def no_control_bytes(text):
+    """The control characters (C0 but newline, DEL, C1) in TEXT."""
+    return re.findall("[\x00-\x09\x0b-\x1f\x7f\x80-\x9f]", text)
+
+
+def test_thread_names_printable():
+    """A thread may name itself anything but NUL (prctl): names with
+    terminal escapes went raw to the recorder's summary and to report,
+    which then rewrote the user's terminal.  Each such byte is a '?',
+    in the summary, in the trace and in report, and a hostile manifest
+    is read the same way."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    rec = start_record(d, ["names"])
+    rc, err = finish(rec)
+    assert rc == 0, err[-1500:]
+    main, thread = [int(w) for w in rec.rest.split()[1:3]]
+    assert not no_control_bytes(err), err
+    rows, _ = tklib.summary(err)
+    assert sorted((r["name"], r["tid"], r["events"]) for r in rows) == sorted(
+        [("?]0;x?", main, 1), ("?[2Jz", thread, 2)]), err
+    p = tk("report", d, check=True)
+    assert not no_control_bytes(p.stdout), p.stdout
+    assert "# stream ?]0;x?-%d: 1 events, 0 lost" % main in p.stdout.splitlines(), p.stdout
+    assert "# stream ?[2Jz-%d: 2 events, 0 lost" % thread in p.stdout.splitlines(), p.stdout
+    # a manifest written by anyone: escapes spelled %XX
+    path = os.path.join(d, "tracekit.manifest")
+    with open(path) as f:
+        text = f.read()
+    assert "comm=?[2Jz " in text, text
+    with open(path, "w") as f:
+        f.write(text.replace("comm=?[2Jz", "comm=%1B[2Jz%C2%9B"))
+    p = tk("report", d, check=True)
+    assert not no_control_bytes(p.stdout), p.stdout
+    assert "# stream ?[2Jz??-%d: 2 events, 0 lost" % thread in p.stdout.splitlines(), p.stdout

@@ -37,6 +37,11 @@
  *                                  its first event and prints "child PID
  *                                  nvcsw N" (voluntary context switches
  *                                  during it: 0 when it never waited)
+ *   prog-hostile names             thread names with terminal escapes:
+ *                                  the main thread named ESC "]0;x" BEL
+ *                                  before its event, a thread that fires
+ *                                  as "plain" and leaves named ESC "[2Jz";
+ *                                  prints "names MAIN-TID THREAD-TID"
  *
  * Events: test:seq (thread, seq, msg) of tests/progs/test-events.h.
  */
@@ -334,6 +339,29 @@ static int fork_first(void)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 5;
 }
 
+static void *renamed_thread(void *arg)
+{
+	*(pid_t *)arg = gettid_();
+	prctl(PR_SET_NAME, "plain");
+	fire(1, 0);
+	prctl(PR_SET_NAME, "\033[2Jz");
+	fire(1, 1);
+	return NULL;
+}
+
+static int names(void)
+{
+	pthread_t t;
+	pid_t tid = 0;
+
+	prctl(PR_SET_NAME, "\033]0;x\007");
+	fire(0, 0);
+	if (pthread_create(&t, NULL, renamed_thread, &tid) || pthread_join(t, NULL))
+		return 4;
+	printf("names %d %d\n", (int)gettid_(), (int)tid);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 2 ? atol(argv[2]) : 0;
@@ -359,5 +387,7 @@ int main(int argc, char **argv)
 		return fire_n(n);
 	if (!strcmp(argv[1], "fork-first"))
 		return fork_first();
+	if (!strcmp(argv[1], "names"))
+		return names();
 	return 2;
 }
