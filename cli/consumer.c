@@ -588,6 +588,7 @@ static struct rec_stream *stream_new(struct rec_session *s, struct rec_process *
 	tk_visible_name(st->comm); /* the program's bytes */
 	memcpy(st->made_comm, st->comm, sizeof(st->comm));
 	st->out_fd = -1;
+	st->cut = UINT64_MAX;
 	st->instance = s->next_instance++;
 	a->cur[i] = st;
 	s->streams[s->nstreams++] = st;
@@ -751,8 +752,14 @@ static void packet_written(struct drain_req *r, int res)
 	struct rec_stream *st = w->st;
 	struct rec_session *s = st->session;
 
-	if (res < 0) {
-		write_failed(s, st, -res);
+	if (res < 0 || r->off >= st->cut) {
+		/* a failed write may have left part of its packets in
+		 * the file (a short write, then a full disk): the file is
+		 * cut where it began, and what follows it is lost too */
+		if (res < 0)
+			write_failed(s, st, -res);
+		if (res < 0 && r->off < st->cut)
+			st->cut = r->off;
 		st->lost_write += w->events;
 	} else {
 		st->bytes += r->len;
@@ -974,8 +981,19 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 		end = commit;
 		count = events_bound(events, commit);
 	}
-	if (!count || (st->out_fd < 0 && open_output(s, st) < 0) ||
-	    !(w = write_get(s))) {
+	if (count && (s->failed || (st->out_fd < 0 && open_output(s, st) < 0) ||
+		      !(w = write_get(s)))) {
+		/* the recording failed (disk full, no descriptor): what
+		 * it could not write is counted lost, not dropped */
+		st->lost_write += count;
+		count = 0;
+		/* in the manifest, with its losses (a file that is not
+		 * there holds nothing: tk_stream_open()) */
+		if (!st->file && asprintf(&st->file, "user/%u-%u", st->proc->pid,
+					  st->tid) < 0)
+			st->file = NULL;
+	}
+	if (!count) {
 		free(copy);
 		return;
 	}
@@ -1018,8 +1036,9 @@ static void flush_stream(struct rec_session *s, struct rec_stream *st,
 		stream_corrupt(st, "its produced counter is out of range");
 		return;
 	}
-	for (uint64_t seq = first; seq <= produced && !s->failed; seq++) {
-		if (!drain_room(&s->drain))
+	/* (once the recording has failed, write_copy() counts them) */
+	for (uint64_t seq = first; seq <= produced; seq++) {
+		if (!s->failed && !drain_room(&s->drain))
 			drain_wait_all(&s->drain);
 		write_copy(s, st, seq, seq == produced, give);
 	}
@@ -1032,9 +1051,12 @@ static void flush_stream(struct rec_session *s, struct rec_stream *st,
  * (its writes have completed). */
 static void close_output(struct rec_session *s, struct rec_stream *st)
 {
+	uint64_t end = st->cut < st->off ? st->cut : st->off;
+
 	if (st->out_fd < 0)
 		return;
-	if (st->alloc > st->off && ftruncate(st->out_fd, (off_t)st->off) < 0)
+	if ((st->alloc > end || st->cut != UINT64_MAX) &&
+	    ftruncate(st->out_fd, (off_t)end) < 0)
 		write_failed(s, st, errno);
 	close(st->out_fd);
 	st->out_fd = -1;

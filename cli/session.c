@@ -716,12 +716,58 @@ void session_clock_now(struct rec_session *s)
 		s->clock.freq = 1;
 }
 
+/*
+ * Room for the last index, taken when the first is written: a recording
+ * that fills the disk would otherwise end without its manifest, and
+ * report could read nothing of what it wrote (the manifest, the CTF
+ * metadata and the descriptors take ~250 bytes a stream, a few KiB a
+ * process).  Given back to write the last index when the disk is full,
+ * and removed after it; a killed recorder leaves it behind.
+ */
+#define INDEX_RESERVE (1u << 20)
+
+static void reserve(struct rec_session *s, bool make)
+{
+	char *path;
+	int fd;
+
+	if (asprintf(&path, "%s/.reserve", s->dir) < 0)
+		return;
+	if (!make) {
+		unlink(path);
+	} else if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0) {
+		if (fallocate(fd, 0, 0, INDEX_RESERVE) < 0)
+			unlink(path); /* no room, or no fallocate: none */
+		close(fd);
+	}
+	free(path);
+}
+
+static int write_index(struct rec_session *s, bool incomplete);
+
 int session_finish(struct rec_session *s)
 {
-	return session_write_index(s, false);
+	int ret = write_index(s, false);
+
+	if (ret == -ENOSPC || ret == -EDQUOT) {
+		/* the disk is full: the room kept for this */
+		reserve(s, false);
+		ret = write_index(s, false);
+	}
+	reserve(s, false);
+	return ret;
 }
 
 int session_write_index(struct rec_session *s, bool incomplete)
+{
+	if (!s->reserved) {
+		s->reserved = true;
+		reserve(s, true);
+	}
+	return write_index(s, incomplete);
+}
+
+static int write_index(struct rec_session *s, bool incomplete)
 {
 	struct tk_trace t;
 	int ret;

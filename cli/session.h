@@ -109,6 +109,8 @@ struct rec_stream {
 	bool direct;        /* out_fd is O_DIRECT: packets padded to blocks */
 	uint64_t off;       /* where the next packet goes in the file */
 	uint64_t alloc;     /* bytes of the file allocated ahead (O_DIRECT) */
+	uint64_t cut;       /* where its first failed write began: the file
+			     * ends there (UINT64_MAX: none failed) */
 	char *file;
 	uint64_t instance;
 	uint64_t events, bytes, packets;
@@ -209,6 +211,7 @@ struct rec_session {
 	int reserve_fd;   /* closed to refuse one when out of descriptors */
 	char error[512]; /* first fatal error, for the tool to print */
 	bool failed;
+	bool reserved; /* the index's room, DIR/.reserve, was made */
 };
 
 /* session.c */
