@@ -79,45 +79,79 @@ def umount_quietly(mnt):
     tklib.run(["umount", mnt], check=False)
 
 
+def failed_recording_readable(d, err):
+    """The trace D of a recording that failed (stderr ERR) is readable,
+    holds what the summary says was written, counts the rest as lost,
+    and the room kept for its index is gone."""
+    rows, total = tklib.summary(err)
+    assert total and total["lost"] > 0, "nothing said lost: %r" % err[-1500:]
+    count = tk("report", "--count", d)
+    assert count.returncode == 0, count.stderr
+    assert count.stdout.split()[-2:] == [str(total["events"]), "total"], (count.stdout, err)
+    head = tk("report", d, check=True).stdout
+    assert "# incomplete" not in head, head[:800]
+    for r in rows:
+        if r["lost"]:
+            assert "# stream %s-%d: %d events, %d lost (%d no space" % (
+                r["name"], r["tid"], r["events"], r["lost"], r["lost"]) in head, head[:800]
+    assert ".reserve" not in os.listdir(d), os.listdir(d)
+
+
 def test_disk_full_says_what_is_readable():
-    """A recording that fills the disk fails, keeps the trace that was at
-    the output, and names where its own data is, saying whether report
-    can read it (it named a directory without a manifest, as if it were
-    a trace)."""
-    mnt = small_tmpfs()
+    """A recording that fills the disk fails and keeps the trace that was
+    at the output.  It named a directory without a manifest (report could
+    read none of it) or a trace whose last counts were lost ("incomplete",
+    0 lost); a buffered write cut short left part of a packet that report
+    could not decode.  Now room is kept for the index: the trace is
+    readable, holds exactly the events the summary says were written,
+    and what could not be written is counted lost."""
+    mnt = small_tmpfs("3m")
     try:
         d = os.path.join(mnt, "t")
         test_cli.record_basic(d, "-n", "100")
         before = tk("report", d, check=True).stdout
-        p = tk("record", "-o", d, "-b", "4096", "--", test_cli.BASIC, "-n", "300000")
+        p = tk("record", "-o", d, "-b", "4096", "--", test_cli.BASIC, "-n", "300000",
+               "-t", "2")
         assert p.returncode == 1, p.stderr
         assert "No space left on device" in p.stderr, p.stderr
         new = [n for n in os.listdir(mnt) if n.startswith("t.new-")]
         assert len(new) == 1, os.listdir(mnt)
         new = os.path.join(mnt, new[0])
-        last = p.stderr.splitlines()[-1]
-        readable = tk("report", new)
-        if readable.returncode == 0:
-            assert last == "tracekit: '%s' is kept as it was; this recording is in '%s'" % (
-                d, new), p.stderr
-        else:
-            assert last == ("tracekit: '%s' is kept as it was; what this recording wrote "
-                            "is in '%s', without a manifest (report cannot read it)"
-                            % (d, new)), p.stderr
-            one_error(readable, exact="tracekit: '%s' is not a tracekit trace (no "
-                                      "tracekit.manifest)" % new)
+        assert p.stderr.splitlines()[-1] == \
+            "tracekit: '%s' is kept as it was; this recording is in '%s'" % (d, new), p.stderr
+        failed_recording_readable(new, p.stderr)
         assert tk("report", d, check=True).stdout == before
         # no trace there before: the output itself holds what it wrote
         shutil.rmtree(d)
         shutil.rmtree(new)
-        p = tk("record", "-o", d, "-b", "4096", "--", test_cli.BASIC, "-n", "300000")
+        p = tk("record", "-o", d, "-b", "4096", "--", test_cli.BASIC, "-n", "300000",
+               "-t", "2")
         assert p.returncode == 1 and "No space left on device" in p.stderr, p.stderr
-        if tk("report", d).returncode != 0:
-            assert p.stderr.splitlines()[-1] == (
-                "tracekit: what this recording wrote is in '%s', without a manifest "
-                "(report cannot read it)" % d), p.stderr
+        failed_recording_readable(d, p.stderr)
     finally:
         umount_quietly(mnt)
+
+
+def test_out_of_descriptors_readable():
+    """The recorder out of file descriptors (ulimit -n) for a thread's
+    file: the manifest named the file it could not create, so report
+    read nothing of the trace, and the events still in the buffers were
+    neither written nor counted.  The trace is readable, the stream
+    without a file shows its events as lost."""
+    import resource
+    for limit in range(12, 17):
+        d = os.path.join(tklib.tmpdir(), "t%d" % limit)
+        p = subprocess.run([tklib.TRACEKIT, "record", "-o", d, "--", test_cli.BASIC,
+                            "-n", "1000", "-t", "16"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE,
+                                                                 (limit, limit)))
+        if "cannot create '%s/user/" % d in p.stderr:
+            break
+    else:
+        raise tklib.Skip("no descriptor limit from 12 to 16 stops a thread's file")
+    assert p.returncode == 1 and "Too many open files" in p.stderr, p.stderr
+    failed_recording_readable(d, p.stderr)
 
 
 PEER_RULE = ("its control socket answers only root and the user it runs as, and only "
