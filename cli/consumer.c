@@ -1032,7 +1032,8 @@ static void flush_stream(struct rec_session *s, struct rec_stream *st,
 	first = st->submitted;
 	if (a->mode == TK_RB_OVERWRITE)
 		first = produced > a->slots ? produced - a->slots : 0;
-	if (produced < first || produced - first > a->slots) {
+	/* (UINT64_MAX: the loop below would never end) */
+	if (produced < first || produced - first > a->slots || produced >= COUNT_MAX) {
 		stream_corrupt(st, "its produced counter is out of range");
 		return;
 	}
