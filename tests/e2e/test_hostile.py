@@ -496,13 +496,13 @@ def corrupt_line(err, tid):
             if l.startswith("tracekit: ") and re.search(r"\b%d\b" % tid, l) and "corrupt" in l]
 
 
-def test_scribbled_counters_recorder_ends():
+def test_scribbled_counters_recorder_ends(*opts):
     """Every slot's commit 0 and produced UINT64_MAX: the recorder spun
     in its drain loop for good, deaf to SIGTERM (1,008 s, no manifest).
     It must end on SIGTERM, write a readable trace and say which stream
     was corrupt."""
     d = os.path.join(tklib.tmpdir(), "t")
-    rec = start_record(d, ["scribble-max"])
+    rec = start_record(d, ["scribble-max"], *opts)
     tid = None
     try:
         tid = int(read_line(rec, "scribbled")[1])
@@ -518,6 +518,13 @@ def test_scribbled_counters_recorder_ends():
     assert rc >= 0, "the recorder died of signal %d: %r" % (-rc, err[-1500:])
     assert tk("report", d).returncode == 0, "report cannot read the trace"
     assert corrupt_line(err, tid), "no line says stream %d is corrupt: %r" % (tid, err[-1500:])
+
+
+def test_scribbled_counters_overwrite_ends():
+    """The same in overwrite mode: the last look at the ring counted
+    packet numbers up to produced, UINT64_MAX, and wrapped round for
+    good (100 % CPU, deaf to SIGTERM, the program a zombie)."""
+    test_scribbled_counters_recorder_ends("--overwrite")
 
 
 def test_produced_far_ahead_bounded():
