@@ -298,9 +298,15 @@ static int add_event(struct rec_process *p, uint32_t id, const void *desc,
 	char why[160], *blob;
 	int ret;
 
-	for (unsigned i = 0; i < p->nevents; i++)
-		if (p->events[i].id == id)
-			return 0; /* a forked child's, known from its parent */
+	/* ids are 16 bits in the streams, 0xffff taken (lib/registry.c):
+	 * no more events than that, and each found in a bit, not a scan
+	 * (300,000 announced took the recorder minutes) */
+	if (id >= TK__ID_EXTENDED)
+		return -EPROTO;
+	if (!p->known && !(p->known = calloc(TK__ID_EXTENDED / 64 + 1, 8)))
+		return -ENOMEM;
+	if (p->known[id / 64] >> (id % 64) & 1)
+		return 0; /* a forked child's, known from its parent */
 	evs = realloc(p->events, (p->nevents + 1) * sizeof(*evs));
 	if (!evs)
 		return -ENOMEM;
@@ -311,6 +317,7 @@ static int add_event(struct rec_process *p, uint32_t id, const void *desc,
 		return ret;
 	evs[p->nevents].id = id;
 	p->nevents++;
+	p->known[id / 64] |= 1ull << (id % 64);
 	padded = (used + 7) & ~(size_t)7;
 	blob = realloc(p->desc_blob, p->desc_size + 8 + padded);
 	if (!blob)
@@ -436,6 +443,10 @@ static void message_text(char *out, size_t size, const char *src, size_t len)
 	out[i] = '\0';
 }
 
+/* ERROR messages said per process: a program may send them without end
+ * (100,000 lines in 3 s on the recorder's standard error). */
+#define ERRORS_SAID 10
+
 /* Handle one message: returns its size, 0 when none is waiting, < 0 when
  * the process is to be dropped. */
 static int process_message(struct rec_session *s, struct rec_process *p)
@@ -529,9 +540,13 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 				 (int)s->opt->attach_pid, text);
 			s->failed = true;
 			ret = -ECONNREFUSED;
-		} else {
+		} else if (p->errors < ERRORS_SAID) {
 			fprintf(stderr, "tracekit: process %u: %s\n", p->pid, text);
+		} else if (p->errors == ERRORS_SAID) {
+			fprintf(stderr, "tracekit: process %u: more messages, not shown\n",
+				p->pid);
 		}
+		p->errors += p->errors <= ERRORS_SAID;
 		break;
 	}
 	default:
@@ -617,6 +632,11 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 			 * bursts when threads start together. */
 			while ((ret = process_message(s, p)) > 0 && p->fd >= 0)
 				;
+			/* (other errors are said where they happen, or
+			 * are the process leaving) */
+			if (ret == -EPROTO || ret == -EINVAL)
+				fprintf(stderr, "tracekit: process %u: dropped: it broke the control protocol\n",
+					p->pid);
 			if (ret < 0) {
 				/* gone (or dropped): write out what it left */
 				process_close(p);
@@ -946,6 +966,7 @@ void session_free(struct rec_session *s)
 		for (unsigned j = 0; j < p->nevents; j++)
 			tk_event_info_free(&p->events[j]);
 		free(p->events);
+		free(p->known);
 		free(p->desc_blob);
 		free(p->exe);
 		free(p);

@@ -178,6 +178,8 @@ struct rec_process {
 	size_t desc_size;
 	struct tk_event_info *events;
 	unsigned nevents;
+	uint64_t *known; /* a bit per event id it announced (add_event) */
+	unsigned errors; /* ERROR messages it sent (the first few said) */
 };
 
 struct rec_session {
