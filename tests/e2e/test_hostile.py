@@ -736,3 +736,34 @@ def test_thread_names_printable():
     p = tk("report", d, check=True)
     assert not no_control_bytes(p.stdout), p.stdout
     assert "# stream ?[2Jz??-%d: 2 events, 0 lost" % thread in p.stdout.splitlines(), p.stdout
+
+
+def test_error_messages_bounded():
+    """A process may send ERROR messages without end: each was a line on
+    the recorder's standard error (3.6 MB in 3 s).  The first ten of a
+    process are said, then one line that more came."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    rec = start_record(d, ["errors", "1000"])
+    rc, err = finish(rec)
+    assert rc == 0 and rec.rest == "sent 1000\n", (rc, err[-1500:])
+    pid = int(re.search(r"\(pid (\d+)\)", err).group(1))
+    said = [l for l in err.splitlines() if l.startswith("tracekit: process %d: " % pid)]
+    assert said == ["tracekit: process %d: error %d" % (pid, i) for i in range(10)] + \
+        ["tracekit: process %d: more messages, not shown" % pid], said
+
+
+def test_event_ids_bounded():
+    """Event ids are 16 bits in the streams (0xffff marks the extended
+    header), but the recorder took any id a process announced, and
+    looked each up by a scan of all it had: 300,000 announced took it
+    minutes (and their memory).  An id no stream can carry is refused,
+    the process dropped, and said; a small id with a broken descriptor
+    is dropped and said too (it was dropped without a word)."""
+    for ident in (0xffff, 0x10000, 5):
+        d = os.path.join(tklib.tmpdir(), "t%d" % ident)
+        rec = start_record(d, ["event-id", str(ident)])
+        rc, err = finish(rec)
+        assert rc == 0 and rec.rest == "dropped\n", (ident, rc, rec.rest, err[-1500:])
+        pid = int(re.search(r"\(pid (\d+)\)", err).group(1))
+        assert "tracekit: process %d: dropped: it broke the control protocol" % pid \
+            in err.splitlines(), (ident, err[-1500:])

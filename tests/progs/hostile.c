@@ -42,6 +42,15 @@
  *                                  before its event, a thread that fires
  *                                  as "plain" and leaves named ESC "[2Jz";
  *                                  prints "names MAIN-TID THREAD-TID"
+ *   prog-hostile errors N          a second connection to the recorder
+ *                                  (TRACEKIT_SESSION): HELLO, N ERROR
+ *                                  messages "error K"; prints "sent N"
+ *   prog-hostile event-id ID       a second connection: HELLO, an EVENT
+ *                                  of id ID (its descriptor the runtime's
+ *                                  test:seq one is not needed: zeros),
+ *                                  EVENTS_DONE; prints "dropped" when the
+ *                                  recorder closes it, "kept" when it
+ *                                  answers with a CONFIG
  *
  * Events: test:seq (thread, seq, msg) of tests/progs/test-events.h.
  */
@@ -59,8 +68,11 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "common/protocol.h"
 #include "common/ringbuf-layout.h"
 #include "test-events.h"
 
@@ -362,6 +374,64 @@ static int names(void)
 	return 0;
 }
 
+/* A connection of our own to the recorder, HELLO said; -1 if none. */
+static int session_connect(void)
+{
+	const char *name = getenv(TK_SESSION_ENV);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct tk_msg_hello h = { .m = { TK_MSG_HELLO, sizeof(h) },
+				  .version = TK_PROTOCOL_VERSION };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || !name || strlen(name) >= sizeof(sa.sun_path) - 1)
+		return -1;
+	memcpy(sa.sun_path + 1, name, strlen(name));
+	if (connect(fd, (struct sockaddr *)&sa,
+		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name))) < 0)
+		return -1;
+	h.pid = (uint32_t)getpid();
+	h.ppid = (uint32_t)getppid();
+	strcpy(h.comm, "hostile");
+	if (send(fd, &h, sizeof(h), MSG_NOSIGNAL) != sizeof(h))
+		return -1;
+	return fd;
+}
+
+static int errors(long n)
+{
+	struct tk_msg_error e = { { TK_MSG_ERROR, sizeof(e) }, "" };
+	int fd = session_connect();
+
+	if (fd < 0)
+		return 4;
+	for (long i = 0; i < n; i++) {
+		snprintf(e.text, sizeof(e.text), "error %ld", i);
+		if (send(fd, &e, sizeof(e), MSG_NOSIGNAL) != sizeof(e))
+			return 4;
+	}
+	printf("sent %ld\n", n);
+	close(fd);
+	return 0;
+}
+
+static int event_id(uint32_t id)
+{
+	struct { struct tk_msg_event m; char desc[256]; } ev;
+	struct tk_msg done = { TK_MSG_EVENTS_DONE, sizeof(done) };
+	struct tk_msg reply;
+	int fd = session_connect();
+
+	memset(&ev, 0, sizeof(ev));
+	ev.m.m = (struct tk_msg){ TK_MSG_EVENT, sizeof(ev) };
+	ev.m.id = id;
+	if (fd < 0 || send(fd, &ev, sizeof(ev), MSG_NOSIGNAL) != sizeof(ev))
+		return 4;
+	send(fd, &done, sizeof(done), MSG_NOSIGNAL);
+	printf("%s\n", recv(fd, &reply, sizeof(reply), 0) > 0 ? "kept" : "dropped");
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 2 ? atol(argv[2]) : 0;
@@ -389,5 +459,9 @@ int main(int argc, char **argv)
 		return fork_first();
 	if (!strcmp(argv[1], "names"))
 		return names();
+	if (!strcmp(argv[1], "errors"))
+		return errors(n);
+	if (!strcmp(argv[1], "event-id"))
+		return event_id((uint32_t)n);
 	return 2;
 }
