@@ -767,3 +767,23 @@ def test_event_ids_bounded():
         pid = int(re.search(r"\(pid (\d+)\)", err).group(1))
         assert "tracekit: process %d: dropped: it broke the control protocol" % pid \
             in err.splitlines(), (ident, err[-1500:])
+
+
+def test_field_names_identifiers():
+    """A field name went into the CTF metadata (TSDL) as the process
+    wrote it: 'x; }; event { name = "pwn"; ...' made babeltrace2 refuse
+    the whole user/ trace (every process's), and control bytes reached
+    report.  A field is named by a C identifier, as TK_FIELDS and the
+    markers name them; a process that says otherwise is dropped, and
+    said."""
+    for name, fate in (("ok_1", "kept"), ('x; }; event { name = "pwn"; }', "dropped"),
+                       ("a\x1b[2J", "dropped"), ("1a", "dropped")):
+        d = os.path.join(tklib.tmpdir(), "t")
+        shutil.rmtree(d, ignore_errors=True)
+        rec = start_record(d, ["event-field", name])
+        rc, err = finish(rec)
+        assert rc == 0 and rec.rest == fate + "\n", (name, rc, rec.rest, err[-1500:])
+        pid = int(re.search(r"\(pid (\d+)\)", err).group(1))
+        said = "tracekit: process %d: dropped: it broke the control protocol" % pid
+        assert (said in err.splitlines()) == (fate == "dropped"), (name, err[-1500:])
+        assert not no_control_bytes(err), err

@@ -51,6 +51,9 @@
  *                                  EVENTS_DONE; prints "dropped" when the
  *                                  recorder closes it, "kept" when it
  *                                  answers with a CONFIG
+ *   prog-hostile event-field NAME  the same with a well-formed descriptor
+ *                                  (event hostile:bad) of one u32 field
+ *                                  named NAME
  *
  * Events: test:seq (thread, seq, msg) of tests/progs/test-events.h.
  */
@@ -414,7 +417,25 @@ static int errors(long n)
 	return 0;
 }
 
-static int event_id(uint32_t id)
+/* One u32 field named @field, at @p (zeros, 256 bytes). */
+static void descriptor(char *p, const char *field)
+{
+	struct tk_desc_head h = { .magic = TK_DESC_MAGIC, .version = TK_DESC_VERSION,
+				  .nfields = 1, .size = 256 };
+	struct tk_field_desc f = { .kind = TK_KIND_UINT, .size = 4 };
+	uint16_t strings = sizeof(h) + sizeof(f);
+
+	snprintf(f.name, sizeof(f.name), "%s", field);
+	h.off_provider = strings;
+	h.off_name = strings + 8;
+	h.off_fmt = h.off_args = strings + 12;
+	memcpy(p, &h, sizeof(h));
+	memcpy(p + sizeof(h), &f, sizeof(f));
+	strcpy(p + h.off_provider, "hostile");
+	strcpy(p + h.off_name, "bad");
+}
+
+static int event_id(uint32_t id, const char *field)
 {
 	struct { struct tk_msg_event m; char desc[256]; } ev;
 	struct tk_msg done = { TK_MSG_EVENTS_DONE, sizeof(done) };
@@ -424,6 +445,8 @@ static int event_id(uint32_t id)
 	memset(&ev, 0, sizeof(ev));
 	ev.m.m = (struct tk_msg){ TK_MSG_EVENT, sizeof(ev) };
 	ev.m.id = id;
+	if (field)
+		descriptor(ev.desc, field);
 	if (fd < 0 || send(fd, &ev, sizeof(ev), MSG_NOSIGNAL) != sizeof(ev))
 		return 4;
 	send(fd, &done, sizeof(done), MSG_NOSIGNAL);
@@ -462,6 +485,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "errors"))
 		return errors(n);
 	if (!strcmp(argv[1], "event-id"))
-		return event_id((uint32_t)n);
+		return event_id((uint32_t)n, NULL);
+	if (!strcmp(argv[1], "event-field") && argc > 2)
+		return event_id(100, argv[2]);
 	return 2;
 }
