@@ -324,6 +324,38 @@ static char *printk_formats_sane(const char *buf)
 	return out;
 }
 
+/*
+ * The lines of a saved_cmdlines file that have the kernel's shape, 'PID
+ * COMM', copied into a new buffer (NULL if out of memory), each control
+ * byte of a COMM made '?'.  A task may name itself with any byte but NUL:
+ * a newline in a name splits its line in two, and libtraceevent (1.7)
+ * stops at the first line it cannot read, so that one such task left
+ * every later pid without its name ("<...>") in every recording while
+ * its line stayed in the kernel's cache.
+ */
+static char *saved_cmdlines_sane(const char *buf)
+{
+	size_t n = 0;
+	char *out = malloc(strlen(buf) + 1);
+
+	if (!out)
+		return NULL;
+	for (const char *l = buf; *l;) {
+		size_t len = strcspn(l, "\n"), pid = strspn(l, "0123456789");
+
+		if (pid >= 1 && pid <= 10 && pid + 1 < len && l[pid] == ' ') {
+			for (size_t i = 0; i < len; i++)
+				out[n + i] = (unsigned char)l[i] < 0x20 || l[i] == 0x7f ? '?'
+											  : l[i];
+			n += len;
+			out[n++] = '\n';
+		}
+		l += len + (l[len] == '\n');
+	}
+	out[n] = '\0';
+	return out;
+}
+
 /* Optional text files that name pids and printk strings (kallsyms, the
  * biggest, is read when first needed: tk_kernel_load_symbols). */
 static void parse_extras(struct tk_kernel *k, const char *kdir)
@@ -334,7 +366,7 @@ static void parse_extras(struct tk_kernel *k, const char *kdir)
 		char *(*sane)(const char *);
 	} extras[] = {
 		{ "printk_formats", tep_parse_printk_formats, printk_formats_sane },
-		{ "saved_cmdlines", tep_parse_saved_cmdlines, NULL },
+		{ "saved_cmdlines", tep_parse_saved_cmdlines, saved_cmdlines_sane },
 	};
 
 	for (size_t i = 0; i < sizeof(extras) / sizeof(extras[0]); i++) {
