@@ -48,6 +48,26 @@ def test_printk_formats_checked():
     assert p.stdout == good.stdout
 
 
+def test_saved_cmdlines_checked():
+    """A task may name itself with a newline (prctl): its line in the
+    kernel's saved_cmdlines splits in two, libtraceevent stopped at the
+    half it could not read, and every pid after it printed as '<...>' in
+    every recording made while the line stayed in the kernel's cache.
+    report keeps the lines of the kernel's shape, 'PID COMM', and makes
+    a control byte of a COMM '?'."""
+    d = test_kernel_read._kernel_trace_copy()
+    path = os.path.join(d, "kernel", "saved_cmdlines")
+    good = tk("report", d, check=True)
+    assert "<...>" not in good.stdout, good.stdout[:2000]
+    with open(path, "rb") as f:
+        lines = f.read()
+    with open(path, "wb") as f:
+        f.write(b"1 a\nb=c d%\n\n12x y\n 3 z\n4 \x1b]0;t\x07\n" + lines)
+    p = tk("report", d)
+    assert (p.returncode, p.stderr) == (0, ""), (p.returncode, p.stderr[-3000:])
+    assert p.stdout == good.stdout, p.stdout[:2000]
+
+
 def test_output_with_trailing_slash():
     """record -o EXISTING/ replaces the trace at EXISTING (it recorded,
     then could not move the new trace into place and left it inside the
