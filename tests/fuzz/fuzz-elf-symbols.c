@@ -12,10 +12,8 @@
  * entry's function one of them, and its site the entry or the function's
  * start.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
- *	common/elf-symbols.c tests/fuzz/fuzz-elf-symbols.c \
- *	-o fuzz-elf-symbols
- *   ./fuzz-elf-symbols tests/fuzz/corpus/fuzz-elf-symbols
+ *   tests/fuzz/run 1    # builds it in build-fuzz/ (tests/fuzz/meson.build)
+ *   build-fuzz/tests/fuzz/fuzz-elf-symbols tests/fuzz/corpus/fuzz-elf-symbols
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
