@@ -147,12 +147,10 @@ int cmd_convert(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (optind < argc)
-		o.dir = argv[optind++];
-	if (optind < argc) {
-		tk_error("unexpected argument '%s'", argv[optind]);
+	if (!opt_operands_max(&p, argc, argv, 1))
 		goto out;
-	}
+	if (optind < argc)
+		o.dir = argv[optind];
 	if (!to) {
 		tk_error("convert needs --to FORMAT (see 'tracekit convert --help')");
 		goto out;

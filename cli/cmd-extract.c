@@ -69,11 +69,8 @@ static int parse(struct extract *x, int argc, char **argv)
 			return TK_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		tk_error("unexpected argument '%s' (see 'tracekit extract --help')",
-			 argv[optind]);
+	if (!opt_operands_max(&p, argc, argv, 0))
 		return TK_EXIT_USAGE;
-	}
 	return 0;
 }
 

@@ -147,12 +147,10 @@ static int parse_options(struct hist_args *a, int argc, char **argv)
 			return -1; /* said by opt_next */
 		}
 	}
-	if (optind < argc)
-		a->dir = argv[optind++];
-	if (optind < argc) {
-		tk_error("unexpected argument '%s'", argv[optind]);
+	if (!opt_operands_max(&p, argc, argv, 1))
 		return -1;
-	}
+	if (optind < argc)
+		a->dir = argv[optind];
 	if (a->from || a->to || a->match) {
 		if (!a->from || !a->to || !a->match) {
 			tk_error("a latency needs --from, --to and --match");

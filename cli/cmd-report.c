@@ -210,12 +210,10 @@ static int parse_options(struct report *r, int argc, char **argv)
 			return -1;
 		}
 	}
-	if (optind < argc)
-		r->dir = argv[optind++];
-	if (optind < argc) {
-		tk_error("unexpected argument '%s'", argv[optind]);
+	if (!opt_operands_max(&p, argc, argv, 1))
 		return -1;
-	}
+	if (optind < argc)
+		r->dir = argv[optind];
 	/* in the terms of --ts, wherever it was given */
 	if ((from && report_bound_parse(r->ts, "--from", from, &r->from) < 0) ||
 	    (to && report_bound_parse(r->ts, "--to", to, &r->to) < 0))
