@@ -479,7 +479,8 @@ fail_quiet:
 
 /* --ustack: the objects the processes mapped join those whose symbols
  * the trace saves (record-functrace.c saves them). */
-static int save_code_maps(struct record_kernel *rk, pid_t alive)
+static int save_code_maps(struct record_kernel *rk, struct rec_session *s,
+			  pid_t alive)
 {
 	const struct tk_code_map *maps;
 	struct tk_sym_module *mods;
@@ -500,7 +501,7 @@ static int save_code_maps(struct record_kernel *rk, pid_t alive)
 			(unsigned long long)lost);
 	ret = tk_sym_modules_from_maps(maps, n, &mods, &nmods);
 	if (!ret)
-		ret = functrace_add_modules(mods, nmods);
+		ret = functrace_add_modules(s->functrace, mods, nmods);
 	tk_sym_modules_free(mods, nmods);
 	if (ret < 0)
 		tk_error("out of memory");
@@ -545,7 +546,7 @@ int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
 	int ret, failed = 0;
 
 	if (!rk->cap)
-		return save_code_maps(rk, s->opt->attach_pid);
+		return save_code_maps(rk, s, s->opt->attach_pid);
 	tk_kinstance_tracing_on(&rk->inst, false);
 	ret = tk_kcapture_stop(rk->cap, err, sizeof(err));
 	if (ret) {
@@ -576,7 +577,7 @@ int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
 		m->nkcpu++;
 	}
 	s->kernel = m;
-	if (save_code_maps(rk, s->opt->attach_pid) < 0)
+	if (save_code_maps(rk, s, s->opt->attach_pid) < 0)
 		failed = -1;
 	/* the files must be closed before the instance can go */
 	tk_kcapture_free(rk->cap);

@@ -79,13 +79,15 @@ void clock_sample(bool use_tsc, uint64_t *tsc, uint64_t *mono, uint64_t *real)
 	}
 }
 
-int session_init(struct rec_session *s, const struct rec_options *opt)
+int session_init(struct rec_session *s, const struct rec_options *opt,
+		 struct rec_functrace *ft)
 {
 	struct sockaddr_un sa;
 	struct rlimit rl;
 
 	memset(s, 0, sizeof(*s));
 	s->opt = opt;
+	s->functrace = ft;
 	s->listen_fd = -1;
 	drain_init(&s->drain);
 	if (consumer_init(s) < 0) {
@@ -509,7 +511,8 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 		break;
 	}
 	case TK_MSG_MODULE:
-		ret = p->hello ? functrace_on_module(p->pid, buf, (size_t)n) : -EPROTO;
+		ret = p->hello ? functrace_on_module(s->functrace, p->pid, buf,
+						       (size_t)n) : -EPROTO;
 		break;
 	case TK_MSG_ERROR: {
 		char text[sizeof(((struct tk_msg_error *)0)->text)];

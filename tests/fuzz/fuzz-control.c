@@ -43,6 +43,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cli/record-functrace.h"
 #include "cli/session.h"
 #include "common/protocol.h"
 #include "common/ringbuf-layout.h"
@@ -168,6 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool ready;
+	struct rec_functrace ft = { 0 };
 	struct rec_options opt;
 	struct rec_session s;
 	int peer;
@@ -188,7 +190,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opt.pool_max = 64;
 	opt.streams_max = 8;
 	opt.attach_pid = getpid();
-	if (session_init(&s, &opt) < 0)
+	if (session_init(&s, &opt, &ft) < 0)
 		abort();
 	if (session_attach(&s, getpid()) < 0)
 		abort();
@@ -206,6 +208,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (session_finish(&s) < 0 && !s.error[0])
 		__builtin_trap(); /* an error without a message */
 	session_free(&s);
+	functrace_free(&ft); /* each input from nothing */
 	close(peer);
 	return 0;
 }
