@@ -1118,7 +1118,8 @@ static void wake_blocked(struct rec_arena *a)
 	 * the load of waiters: a store followed by a load of another
 	 * variable may pass it otherwise (x86 does), and a writer that has
 	 * just counted itself in and missed the space would wait; pairs
-	 * with the SEQ_CST increment of waiters in lib/stream.c:wait_space() */
+	 * with the SEQ_CST fence after the increment of waiters in
+	 * lib/stream.c:wait_space() */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!__atomic_load_n(&a->hdr->waiters, __ATOMIC_SEQ_CST))
 		return;
