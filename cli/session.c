@@ -89,6 +89,7 @@ int session_init(struct rec_session *s, const struct rec_options *opt,
 	s->opt = opt;
 	s->functrace = ft;
 	s->listen_fd = -1;
+	s->reserve_fd = -1;
 	drain_init(&s->drain);
 	if (consumer_init(s) < 0) {
 		snprintf(s->error, sizeof(s->error), "cannot start a thread: %s",
@@ -123,6 +124,9 @@ int session_init(struct rec_session *s, const struct rec_options *opt,
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	/* held back, to refuse a connection when out of them
+	 * (accept_process) */
+	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	s->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
 			      0);
 	if (s->listen_fd < 0 ||
