@@ -140,7 +140,7 @@ int session_init(struct rec_session *s, const struct rec_options *opt,
 	return 0;
 }
 
-static struct rec_process *process_new(struct rec_session *s, int fd)
+struct rec_process *session_add_process(struct rec_session *s, int fd)
 {
 	struct rec_process *p, **procs;
 
@@ -187,7 +187,7 @@ int session_attach(struct rec_session *s, pid_t pid)
 		close(fd);
 		return ret;
 	}
-	if (!process_new(s, fd)) {
+	if (!session_add_process(s, fd)) {
 		close(fd);
 		return -ENOMEM;
 	}
@@ -567,7 +567,7 @@ static bool accept_process(struct rec_session *s)
 	}
 	if (fd < 0)
 		return false;
-	if (!tk_peer_allowed(fd) || !process_new(s, fd))
+	if (!tk_peer_allowed(fd) || !session_add_process(s, fd))
 		close(fd);
 	return true;
 }

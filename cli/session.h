@@ -220,6 +220,10 @@ struct rec_session {
  * (the caller's, outliving the session). */
 int session_init(struct rec_session *s, const struct rec_options *opt,
 		 struct rec_functrace *ft);
+/* A process on control connection @fd (accepted, or connected by
+ * session_attach), with the next class id; NULL when out of memory.
+ * What it says (HELLO, EVENT...) fills it in. */
+struct rec_process *session_add_process(struct rec_session *s, int fd);
 /* Connect to process @pid's control socket (record -P). */
 int session_attach(struct rec_session *s, pid_t pid);
 /* Drain the buffers (s->drained: packets written) and handle control
