@@ -165,7 +165,7 @@ static int move_pages(struct extract *x)
 		return -1;
 	}
 	cpus = tk_kcapture_cpus(x->cap, &n);
-	if (tk_ksave_end(&x->k, x->dir, cpus, n, err, sizeof(err)) < 0) {
+	if (tk_ksave_end(&x->k, x->dir, cpus, n, NULL, err, sizeof(err)) < 0) {
 		tk_error("%s", err);
 		return -1;
 	}

@@ -981,8 +981,13 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 			stop_at = now_ms() + STOP_GRACE_MS;
 		}
 		if (child > 0) {
+			siginfo_t end = { .si_pid = 0 };
 			int status;
 
+			/* its last name, read before it is reaped */
+			if (waitid(P_PID, (id_t)child, &end, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+			    end.si_pid == child)
+				record_kernel_name(&r->kernel, child);
 			if (waitpid(child, &status, WNOHANG) == child) {
 				describe_exit(r->opt.argv[0], status);
 				r->child_status = status;

@@ -508,6 +508,12 @@ static int save_code_maps(struct record_kernel *rk, struct rec_session *s,
 	return ret;
 }
 
+void record_kernel_name(struct record_kernel *rk, pid_t pid)
+{
+	if (rk->cap && pid > 0)
+		(void)tk_kcomms_read(&rk->comms, (int)pid);
+}
+
 bool record_kernel_capturing(const struct record_kernel *rk)
 {
 	return rk->cap != NULL;
@@ -547,6 +553,7 @@ int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
 
 	if (!rk->cap)
 		return save_code_maps(rk, s, s->opt->attach_pid);
+	record_kernel_name(rk, s->opt->attach_pid);
 	tk_kinstance_tracing_on(&rk->inst, false);
 	ret = tk_kcapture_stop(rk->cap, err, sizeof(err));
 	if (ret) {
@@ -554,7 +561,7 @@ int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
 		failed = -1;
 	}
 	cpus = tk_kcapture_cpus(rk->cap, &n);
-	ret = tk_ksave_end(&rk->inst, dir, cpus, n, err, sizeof(err));
+	ret = tk_ksave_end(&rk->inst, dir, cpus, n, &rk->comms, err, sizeof(err));
 	if (ret) {
 		tk_error("%s", err);
 		failed = -1;
@@ -651,6 +658,7 @@ void record_kernel_free(struct record_kernel *rk)
 	tk_kinstance_destroy(&rk->inst);
 	remove_probes(rk);
 	tk_mmaps_free(rk->maps);
+	tk_kcomms_free(&rk->comms);
 	for (unsigned i = 0; rk->probe_events && i < rk->probes.count; i++)
 		free(rk->probe_events[i]);
 	free(rk->probe_events);
