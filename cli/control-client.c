@@ -6,7 +6,7 @@
  * that accepts and then says nothing (the thread never started, or is
  * stuck) or that closes at once must not leave a client waiting, nor be
  * blamed on the wrong cause: only a peer of another user, not root, is
- * refused (lib/unix-socket.c).
+ * refused (common/unix-socket.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
