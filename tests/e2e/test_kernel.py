@@ -180,25 +180,36 @@ def test_mono_clock_fallback():
     assert ", clock mono at 1000000000 Hz, " in head, head
 
 
-def test_runtime_makes_no_getppid():
-    """-F on a program that makes exactly 777 getppid() calls: the trace
-    holds 777, not 778 (the runtime's set-up made one for its HELLO; the
-    recorder now reads the parent from /proc), and the manifest's ppid is
-    still the parent, the recorder."""
+def test_runtime_makes_no_getpid_getppid_gettid():
+    """-F on a program that makes exactly 777 getppid(), 777 getpid() and
+    777 gettid() calls in its main thread, its events recorded too: the
+    trace holds 777 of each, not the runtime's too (its set-up made a
+    getppid() for its HELLO and three getpid(), for the HELLO, its
+    buffers and its control socket, and the main thread's stream a
+    gettid(); now it reads its pid from /proc/self/stat with its name,
+    the main thread's tid is the pid, and the recorder reads the
+    parent's from /proc), and the manifest's ppid is still the parent,
+    the recorder."""
     with kernlib.guard():
         d = os.path.join(tklib.tmpdir(), "t")
-        rec = subprocess.Popen([tklib.TRACEKIT, "record", "-q", "-o", d, "-e",
-                                "syscalls:sys_enter_getppid", "-F", "--",
-                                tklib.prog("kstat-getppid"), "777"],
+        rec = subprocess.Popen([tklib.TRACEKIT, "record", "-q", "-o", d, "-e", "test:*",
+                                "-e", "syscalls:sys_enter_getppid",
+                                "-e", "syscalls:sys_enter_getpid",
+                                "-e", "syscalls:sys_enter_gettid", "-F", "--",
+                                tklib.prog("kstat-getppid"), "777", "0", "all"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         out, err = rec.communicate(timeout=60)
     assert rec.returncode == 0 and err == "", err
     p = tk("report", d, "--count")
     counts = {l.split()[1]: int(l.split()[0]) for l in p.stdout.splitlines()}
-    assert counts == {"syscalls:sys_enter_getppid": 777, "total": 777}, p.stdout
-    ppids = re.findall(r"^process pid=\d+ ppid=(\d+) ", open(os.path.join(
+    assert counts == {"syscalls:sys_enter_getppid": 777, "syscalls:sys_enter_getpid": 777,
+                      "syscalls:sys_enter_gettid": 777, "test:phase": 2,
+                      "total": 3 * 777 + 2}, p.stdout
+    ppids = re.findall(r"^process pid=(\d+) ppid=(\d+) ", open(os.path.join(
         d, "tracekit.manifest")).read(), re.M)
-    assert ppids == [str(rec.pid)], ppids
+    assert [pp for _, pp in ppids] == [str(rec.pid)], ppids
+    # the pid read from /proc/self/stat is the process's
+    assert out.startswith("ppid %d calls 777" % rec.pid), out
 
 
 def test_func_globs_belong_to_their_tracer():
