@@ -93,6 +93,7 @@ struct record {
 	bool no_user_events;   /* the program is not instrumented */
 	pid_t child;           /* the command, once it runs */
 	int child_status;      /* its wait status once it ended, else -1 */
+	int exec_status;       /* 127 or 126: the command could not run */
 	struct sigaction saved_int, saved_term; /* what the command inherits */
 	sigset_t oldmask;      /* the signal mask before run() */
 	int sigfd;             /* run()'s signals, once it has them */
@@ -166,8 +167,9 @@ static void usage(FILE *f)
 		"Limits: -b and --pool 8 to %u KiB; sub-buffers of 4 to %u KiB,\n"
 		"2 to %u per thread; --block 1 to %u ms; %u threads recording at\n"
 		"once per process (more lose their events, counted).\n\n"
-		"Exit status: the command's, 128 + N if signal N killed it; 1 if the\n"
-		"recording failed; 0 for -P.\n",
+		"Exit status: the command's, 128 + N if signal N killed it; 127 if it\n"
+		"is not found, 126 if it cannot be executed; 1 if the recording\n"
+		"failed; 0 for -P.\n",
 		DEFAULT_SUBBUF_KB, DEFAULT_BLOCK_MS, DEFAULT_BUFFER_KB, POOL_INIT_KB,
 		POOL_START_MAX_KB, DEFAULT_POOL_KB, MAX_POOL_KB, TK_CHUNK_MAX / 1024,
 		TK_RB_MAX_SLOTS, TK_CONFIG_MAX_BLOCK_MS, STREAMS_MAX);
@@ -843,6 +845,16 @@ static int start_command(struct record *r, struct rec_session *s,
 	return 0;
 }
 
+/* Say that the command cannot run (@why, else errno @err's text) and
+ * exit as a shell would: 127 when there is no such file, 126 when it is
+ * there but cannot be executed. */
+static int cannot_run(struct record *r, int err, const char *why)
+{
+	tk_error("cannot run '%s': %s", r->opt.argv[0], why ? why : strerror(err));
+	r->exec_status = err == ENOENT || err == ENOTDIR ? 127 : 126;
+	return -1;
+}
+
 /* Let the held command run; -1 (said) if it could not exec. */
 static int release_command(struct record *r, struct command *c)
 {
@@ -860,8 +872,7 @@ static int release_command(struct record *r, struct command *c)
 	c->exec_error = -1;
 	if (n == (ssize_t)sizeof(child_errno) || child_errno) {
 		waitpid(c->pid, NULL, 0);
-		tk_error("cannot run '%s': %s", r->opt.argv[0], strerror(child_errno));
-		return -1;
+		return cannot_run(r, child_errno, NULL);
 	}
 	return 0;
 }
@@ -1044,12 +1055,10 @@ static int prepare(struct record *r)
 
 	if (r->opt.argv) {
 		r->program = find_program(r->opt.argv[0], false);
-		if (!r->program) {
-			tk_error("cannot run '%s': %s", r->opt.argv[0],
-				 strchr(r->opt.argv[0], '/') ? strerror(errno)
-							     : "command not found");
-			return -1;
-		}
+		if (!r->program)
+			return cannot_run(r, strchr(r->opt.argv[0], '/') ? errno : ENOENT,
+					  strchr(r->opt.argv[0], '/') ? NULL
+								      : "command not found");
 		program = r->program;
 	} else {
 		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)r->opt.attach_pid);
@@ -1190,7 +1199,7 @@ static int run(struct record *r)
 		r->saved_nice = 0;
 	if (prepare(r) < 0 || prepare_output(r) < 0) {
 		record_kernel_free(&r->kernel);
-		return unwind(r, TK_EXIT_FAILURE);
+		return unwind(r, r->exec_status ? r->exec_status : TK_EXIT_FAILURE);
 	}
 	/* -P with kernel events only: the process need not be instrumented */
 	if (r->opt.attach_pid && !r->opt.nrules)
@@ -1265,7 +1274,7 @@ fail:
 	session_free(&s);
 	record_kernel_free(&r->kernel);
 	tk_remove_tree(r->work_dir);
-	return unwind(r, TK_EXIT_FAILURE);
+	return unwind(r, r->exec_status ? r->exec_status : TK_EXIT_FAILURE);
 }
 
 int cmd_record(int argc, char **argv)

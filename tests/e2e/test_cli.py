@@ -236,11 +236,24 @@ def test_error_bad_options():
 
 
 def test_error_program_not_found():
-    d = os.path.join(tklib.tmpdir(), "t")
-    one_error(tk("record", "-o", d, "--", "/nonexistent/prog"),
+    """A command that is not there exits 127, one that is there but
+    cannot be executed 126, as a shell says them; one line, no trace."""
+    base = tklib.tmpdir()
+    d = os.path.join(base, "t")
+    one_error(tk("record", "-o", d, "--", "/nonexistent/prog"), rc=127,
               exact="tracekit: cannot run '/nonexistent/prog': No such file or directory")
-    one_error(tk("record", "-o", d, "--", "no-such-command-xyz"),
+    one_error(tk("record", "-o", d, "--", "no-such-command-xyz"), rc=127,
               exact="tracekit: cannot run 'no-such-command-xyz': command not found")
+    noexec = os.path.join(base, "noexec")
+    open(noexec, "w").write("#!/bin/sh\n")
+    os.chmod(noexec, 0o644)
+    adir = os.path.join(base, "adir")
+    os.mkdir(adir)
+    one_error(tk("record", "-o", d, "--", noexec), rc=126,
+              exact="tracekit: cannot run '%s': Permission denied" % noexec)
+    # found executable (a directory passes access(X_OK)): the exec fails
+    one_error(tk("record", "-o", d, "--", adir), rc=126,
+              exact="tracekit: cannot run '%s': Permission denied" % adir)
     assert not os.path.exists(d)
 
 
