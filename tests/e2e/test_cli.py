@@ -1234,6 +1234,28 @@ def test_attach_silent_control_socket():
             stop(proc)
 
 
+def test_attach_stopped_process():
+    """A process stopped by SIGSTOP answers nothing: list PID and record
+    -P give up after 3 s as for a silent socket, and say it is stopped
+    and how to resume it."""
+    proc, pid = start_basic("-p", "200000")
+    try:
+        os.kill(pid, signal.SIGSTOP)
+        want = ("tracekit: process %d did not answer on its control socket @tracekit-%d "
+                "within 3 s: it is stopped (SIGSTOP or Ctrl-Z; 'kill -CONT %d' resumes it)"
+                % (pid, pid, pid))
+        one_error(tk("list", str(pid), timeout=30), exact=want, rc=1)
+        d = os.path.join(tklib.tmpdir(), "t")
+        one_error(tk("record", "-o", d, "-P", str(pid), timeout=30), exact=want, rc=1)
+        assert not os.path.exists(d), "record -P left %s" % d
+        os.kill(pid, signal.SIGCONT)
+        # running again, it answers
+        assert "test:seq" in tk("list", str(pid), check=True, timeout=30).stdout
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        stop(proc)
+
+
 # ---------------------------------------------------------------- 6. list
 
 SEQ_FORMAT = [
