@@ -406,8 +406,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 			buffer_given = true;
 			break;
 		case OPT_KERNEL_BUFFER:
-			if (!opt_kb("--kernel-buffer", optarg, 4, 4u << 20, false,
-				    &o->kernel_buffer_kb))
+			if (!opt_kernel_kb(optarg, &o->kernel_buffer_kb))
 				goto fail;
 			break;
 		case OPT_SUBBUFS:

@@ -125,6 +125,10 @@ bool opt_pid(const char *arg, pid_t *out);
 bool opt_kb(const char *opt, const char *arg, unsigned long min,
 	    unsigned long max, bool say_max, uint32_t *out);
 
+/* --kernel-buffer (start's -b too): the kernel's buffer per CPU in KiB,
+ * 4 KiB to 4 GiB; false after saying why. */
+bool opt_kernel_kb(const char *arg, uint32_t *out);
+
 /* @s as a decimal number at most @max (no sign, nothing after it). */
 bool opt_uint(const char *s, unsigned long max, unsigned long *out);
 

@@ -146,6 +146,27 @@ def test_start_stop_show_reset():
             cleanup(child, "tracekit")
 
 
+def test_start_kernel_buffer_is_records_option():
+    """start's kernel buffer goes by record's name, --kernel-buffer, and
+    by trace-cmd's -b alike: both size the instance's buffer the same."""
+    with kernlib.guard() as fs:
+        made = {}
+        for opt in ("--kernel-buffer", "-b"):
+            p = tk("start", "-B", "tkbuf", opt, "16", "-e", "sched:sched_switch")
+            try:
+                assert p.returncode == 0, p.stderr
+                inst = os.path.join(fs, "instances", "tkbuf")
+                made[opt] = int(open(os.path.join(inst, "buffer_size_kb")).read().split()[0])
+            finally:
+                assert tk("reset", "-B", "tkbuf").returncode == 0
+        # 16 KiB is 5 pages of 4080 bytes of events: 19 KiB
+        assert made["-b"] == made["--kernel-buffer"] and 16 < made["-b"] < 24, made
+        test_cli.one_error(tk("start", "-B", "tkbuf", "-b", "2", "-e", "sched:sched_switch"),
+                           rc=2, exact="tracekit: --kernel-buffer '2': buffer size must be a "
+                                       "number of KiB, at least 4")
+        assert "--kernel-buffer KB" in tk("start", "--help").stdout
+
+
 def start_cued(child, pid):
     """start the 'tracekit' instance on PID's getppid() calls, then cue
     CHILD: the CLOCK_MONOTONIC times around its calls."""
