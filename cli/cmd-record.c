@@ -1120,6 +1120,8 @@ static void print_summary(struct record *r, const struct rec_session *s)
 	}
 	functrace_print_summary(&r->opt, stderr);
 	record_kernel_summary(&r->kernel, stderr);
+	if (kernel[0])
+		opt_kernel_kb_made(r->opt.kernel_buffer_kb, r->kernel.manifest.buffer_kb);
 	if (r->clock_why[0])
 		fprintf(stderr, "tracekit: events stamped with CLOCK_MONOTONIC%s: %s\n",
 			r->kernel.wanted ? " (kernel events: trace_clock mono)" : "",

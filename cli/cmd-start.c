@@ -225,8 +225,9 @@ int cmd_start(int argc, char **argv)
 		tk_kinstance_destroy(&k);
 		goto out;
 	}
-	tk_kinstance_close(&k);
 	say_started(&st);
+	opt_kernel_kb_made(st.c.buffer_kb, tk_kinstance_buffer_kb(&k));
+	tk_kinstance_close(&k);
 	ret = 0;
 out:
 	tk_kevents_free(&all);

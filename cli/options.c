@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
@@ -283,4 +284,11 @@ bool opt_kb(const char *opt, const char *arg, unsigned long min,
 bool opt_kernel_kb(const char *arg, uint32_t *out)
 {
 	return opt_kb("--kernel-buffer", arg, 4, 4u << 20, false, out);
+}
+
+void opt_kernel_kb_made(uint32_t asked, uint32_t made)
+{
+	if (asked && made && asked != made)
+		fprintf(stderr, "tracekit: --kernel-buffer %u: the kernel made %u KiB per CPU (it rounds up to whole pages of events)\n",
+			asked, made);
 }
