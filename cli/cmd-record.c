@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "clock-now.h"
+#include "filter-check.h"
 #include "find-program.h"
 #include "lib/config.h"
 #include "control-client.h"
@@ -528,10 +529,14 @@ static void collect_events(const struct tk_elf_modules *m,
 	}
 }
 
-/* Each filter must compile for every event its pattern names. */
+/* Each filter must compile for some event its pattern names (those
+ * without its fields are not recorded: filter-check.h). */
 static int check_filter(const struct rec_rule *rule,
 			const struct tk_event_info *events, unsigned count)
 {
+	struct filter_check fc = { 0 };
+	char msg[512];
+
 	for (unsigned j = 0; j < count && rule->filter; j++) {
 		struct tk_filter_error fe;
 		struct tk_filter *f;
@@ -540,12 +545,15 @@ static int check_filter(const struct rec_rule *rule,
 			continue;
 		if (tk_filter_compile(rule->filter, events[j].fields,
 				      events[j].nfields, &f, &fe) < 0) {
-			tk_error("bad filter '%s' for '%s' at column %d: %s",
-				 rule->filter, events[j].full_name, fe.column,
-				 fe.message);
-			return -EINVAL;
+			filter_check_note(&fc, events[j].full_name, &fe);
+			continue;
 		}
+		filter_check_note(&fc, events[j].full_name, NULL);
 		tk_filter_free(f);
+	}
+	if (rule->filter && filter_check_result(&fc, rule->filter, msg, sizeof(msg)) < 0) {
+		tk_error("%s", msg);
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -114,7 +114,7 @@ static bool record_values(struct report_kernel *rk, struct kevent *e,
 }
 
 static int prepare_event(struct report_kernel *rk, struct kevent *e,
-			 struct report_filter_result *fr)
+			 struct filter_check *fr)
 {
 	struct tep_format_field *caller;
 	struct tk_filter_error fe;
@@ -142,14 +142,14 @@ static int prepare_event(struct report_kernel *rk, struct kevent *e,
 	if (tk_filter_compile(rk->o.filter, e->fields, e->nfields, &e->filter,
 			      &fe) < 0) {
 		e->shown = false;
-		report_filter_note(fr, e->name, &fe);
+		filter_check_note(fr, e->name, &fe);
 	} else {
-		fr->any_compiled = true;
+		filter_check_note(fr, e->name, NULL);
 	}
 	return 0;
 }
 
-static int prepare_events(struct report_kernel *rk, struct report_filter_result *fr)
+static int prepare_events(struct report_kernel *rk, struct filter_check *fr)
 {
 	struct tep_event **evs = tep_list_events(rk->k.tep, TEP_EVENT_SORT_ID);
 	int max = -1;
@@ -179,7 +179,7 @@ static int prepare_events(struct report_kernel *rk, struct report_filter_result 
 }
 
 int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
-		       struct report_filter_result *fr,
+		       struct filter_check *fr,
 		       struct report_kernel **out)
 {
 	struct report_kernel *rk = calloc(1, sizeof(*rk));

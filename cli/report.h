@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include "common/filter.h"
 #include "format/trace.h"
+#include "filter-check.h"
 #include "report-line.h"
 
 /* --from T, --to T: a bound in the terms of the clock it was given in
@@ -94,28 +95,10 @@ struct report_kernel_opts {
 	const struct report_who *who;
 };
 
-/* What compiling -F for the events gave: whether it compiled for any,
- * and the error to show if for none. */
-struct report_filter_result {
-	bool any_compiled;
-	const char *first_event; /* the event of the error kept */
-	bool tied; /* other events failed as far into the expression */
-	int column;
-	char message[160];
-};
-
-/* Keep @fe (the filter did not compile for @event) if it is the error to
- * show: the one that got furthest into the expression, as `record -f`
- * says it for the event the user meant ('ms >' is a missing value for
- * an event with a field ms, not an unknown field of all the others);
- * the event is named when it alone got that far. */
-void report_filter_note(struct report_filter_result *fr, const char *event,
-			const struct tk_filter_error *fe);
-
 /* Open DIR's kernel events.  Returns 1 with *out set, 0 when the trace
  * has no kernel part, -1 after printing why it cannot be read. */
 int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
-		       struct report_filter_result *fr,
+		       struct filter_check *fr,
 		       struct report_kernel **out);
 
 /* The CPU number of kernel source @i. */
