@@ -181,6 +181,18 @@ static void place_thread(struct cpu_capture *cc)
 		pthread_setaffinity_np(cc->thread, sizeof(set), &set); /* a hint */
 }
 
+/* The events read out of a CPU's buffer so far, from its @stats file
+ * (an instance whose recorder was killed before it read all). */
+static uint64_t read_before(struct tk_kinstance *k, const char *stats)
+{
+	char *text = tracefs_instance_file_read(k->inst, stats, NULL);
+	const char *line = text ? strstr(text, "\nread events: ") : NULL;
+	uint64_t n = line ? strtoull(line + 14, NULL, 10) : 0;
+
+	free(text);
+	return n;
+}
+
 static int open_cpu(struct tk_kinstance *k, const char *kdir, unsigned cpu,
 		    struct cpu_capture *cc, char *err, size_t errlen)
 {
@@ -188,6 +200,8 @@ static int open_cpu(struct tk_kinstance *k, const char *kdir, unsigned cpu,
 
 	cc->res.cpu = cpu;
 	snprintf(cc->res.file, sizeof(cc->res.file), "kernel/cpu%u.raw", cpu);
+	snprintf(path, sizeof(path), "per_cpu/cpu%u/stats", cpu);
+	cc->res.read_before = read_before(k, path);
 	snprintf(path, sizeof(path), "per_cpu/cpu%u/trace_pipe_raw", cpu);
 	cc->raw_fd = tracefs_instance_file_open(k->inst, path,
 						O_RDONLY | O_NONBLOCK);

@@ -228,7 +228,10 @@ struct tk_kcpu {
 	unsigned cpu;
 	char file[32];     /* relative to the trace directory */
 	uint64_t bytes;    /* written to file */
-	uint64_t entries;  /* events in the file (stats: read + left) */
+	uint64_t entries;  /* events in the file (stats: read + left, less
+			    * read_before) */
+	uint64_t read_before; /* read out before the capture began (by a
+			       * recorder killed, an earlier extract) */
 	uint64_t overrun;  /* overwritten by the kernel (overwrite mode) */
 	uint64_t dropped;  /* not written for lack of space (discard mode) */
 };
