@@ -597,11 +597,20 @@ int cmd_report(int argc, char **argv)
 	ko.count_only = r.count_only;
 	ko.tep_only = r.tep_only;
 	ko.clock = &r.trace.clock;
+	ko.dir = r.dir;
+	ko.overwrite = !strcmp(r.trace.mode, "overwrite");
 	r.who.trace = &r.trace;
 	ko.who = &r.who;
 	if (report_kernel_open(r.dir, &ko, &kf, &r.kernel) < 0) {
 		tk_trace_free(&r.trace);
 		return TK_EXIT_FAILURE;
+	}
+	if (r.kernel) {
+		char left[512];
+
+		report_kernel_left(r.kernel, left, sizeof(left));
+		if (left[0])
+			tk_warn("%s", left);
 	}
 	if (prepare_events(&r, &kf) < 0)
 		return TK_EXIT_FAILURE;

@@ -93,6 +93,8 @@ struct report_kernel_opts {
 	bool tep_only; /* all field text from libtraceevent (for checking) */
 	const struct tk_trace_clock *clock;
 	const struct report_who *who;
+	const char *dir;  /* the trace */
+	bool overwrite;   /* recorded in overwrite mode */
 };
 
 /* Open DIR's kernel events.  Returns 1 with *out set, 0 when the trace
@@ -104,8 +106,15 @@ int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 /* The CPU number of kernel source @i. */
 unsigned report_kernel_cpu(const struct report_kernel *rk, unsigned i);
 
-/* Header lines: events, tracer, clock, and each CPU's pages and losses. */
+/* Header lines: events, tracer, clock, and each CPU's pages and losses;
+ * for an incomplete trace, what became of the events its recorder had
+ * not read (report_kernel_left). */
 void report_kernel_header(const struct report_kernel *rk);
+
+/* An incomplete trace (its recorder killed, or still recording): what
+ * became of the kernel events the recorder had not read yet, and how to
+ * get them, in out[len] ("" for a complete trace). */
+void report_kernel_left(const struct report_kernel *rk, char *out, size_t len);
 
 /* The kernel part's reader, whose CPUs report's merge walks
  * (format/merge.h). */

@@ -48,6 +48,10 @@ struct tk_tracefs {
  * or -errno with the reason in @err. */
 int tk_tracefs_open(struct tk_tracefs *fs, char *err, size_t errlen);
 
+/* Where tracefs is mounted, into dir[len]: false when it is not (nothing
+ * is mounted, unlike tk_tracefs_open). */
+bool tk_tracefs_find(char *dir, size_t len);
+
 /* Undo what tk_tracefs_open() mounted.  The kernel's instances and
  * settings stay. */
 void tk_tracefs_close(struct tk_tracefs *fs);

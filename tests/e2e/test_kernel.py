@@ -385,6 +385,20 @@ def check_ticks(events, pid, at_least, at_most=None):
     return k, nenter
 
 
+def end_run(rec, pid):
+    """Kill the program PID (None: it never started) and the recorder
+    REC (a Popen) if they are still there, and wait for both."""
+    if pid is not None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        kernlib.wait_gone(pid)
+    if rec.poll() is None:
+        rec.kill()
+        rec.wait()
+
+
 def signal_run(target, sig, opts=(), after=0.3):
     """prog-ksys -f under record (-F, getppid events, OPTS); after AFTER
     seconds send SIG to TARGET ('recorder' or 'program').  Returns
@@ -416,15 +430,7 @@ def signal_run(target, sig, opts=(), after=0.3):
             kernlib.wait_gone(pid)
         stdout, stderr = rec.communicate(timeout=30)
     finally:
-        if pid is not None:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            kernlib.wait_gone(pid)
-        if rec.poll() is None:
-            rec.kill()
-            rec.wait()
+        end_run(rec, pid)
     return rec, stdout, stderr, out, tid, before, read_counter(cnt)
 
 
@@ -474,7 +480,9 @@ def test_recorder_sigkill_trace_readable():
     p = tk("report", d, "--no-header")
     assert p.returncode == 0 and p.stderr == (
         "tracekit: warning: '%s' is incomplete: its recorder stopped before finishing it "
-        "(killed?); reading what it wrote\n" % d), (p.returncode, p.stderr)
+        "(killed?); reading what it wrote\n"
+        "tracekit: warning: the kernel events of the recorder's last second may be missing: "
+        "instance 'tracekit-%d', which held them, is gone\n" % (d, rec.pid)), (p.returncode, p.stderr)
     events = kernlib.parse_report(p.stdout)
     k, nenter = check_ticks(events, tid, 0, end)
     assert k > 0 and nenter > 0, (k, nenter)
@@ -490,6 +498,67 @@ def test_recorder_sigkill_trace_readable():
         else:
             between.append(e["name"])
     assert not bad, bad[:3]
+
+
+def test_recorder_sigkill_keeps_kernel_events():
+    """A program makes 502 getppid() calls (main thread 1, worker 500 + 1)
+    and sleeps: its kernel events are far from half the CPU's buffer, yet
+    they reach the trace while the recorder runs (every CPU's pages are
+    read each second, the partial page too), so that once the recorder
+    is killed with SIGKILL, report shows all 502.  It says the kernel's
+    lost counts are unknown and what the killed recorder's instance may
+    still hold, with the command that saves it (which then holds none of
+    the 502); once reset removed the instance, that it is gone."""
+    d = tklib.tmpdir()
+    out, cnt, ready = (os.path.join(d, x) for x in ("trace", "counter", "ready"))
+    with kernlib.guard():
+        rec = subprocess.Popen([tklib.TRACEKIT, "record", "-q", "-o", out, "-e", "kb:*",
+                                "-e", "syscalls:sys_enter_getppid", "-F", "--", KSYS,
+                                "-n", "500", "-f", "-p", "100000000", "-c", cnt, "-r", ready],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=tklib.default_sigint)
+        pid = None
+        try:
+            tklib.wait_for_file(ready)
+            pid = int(open(ready).read().split()[1])
+            counts = {}
+            end = time.time() + 20
+            while counts.get("syscalls:sys_enter_getppid") != 502:
+                assert rec.poll() is None and time.time() < end, \
+                    "the kernel events did not reach the trace: %r" % counts
+                time.sleep(0.1)
+                if read_counter(cnt) != 1:
+                    continue  # the worker's loop has not made its getppid yet
+                p = tk("report", out, "--count")
+                counts = {l.split()[1]: int(l.split()[0]) for l in p.stdout.splitlines()}
+            os.kill(rec.pid, signal.SIGKILL)
+            rec.wait(timeout=30)
+        finally:
+            end_run(rec, pid)
+        inst = "tracekit-%d" % rec.pid
+        incomplete = ("tracekit: warning: '%s' is incomplete: its recorder stopped before "
+                      "finishing it (killed?); reading what it wrote" % out)
+        left = ("the kernel events of the recorder's last second may be missing: instance "
+                "'%s' still holds them ('tracekit extract -B %s -o %s-kernel' saves them)"
+                % (inst, inst, out))
+        p = tk("report", out)
+        assert p.returncode == 0 and p.stderr.splitlines() == [
+            incomplete, "tracekit: warning: " + left], p.stderr
+        head = [l for l in p.stdout.splitlines() if l.startswith("# kernel")]
+        assert head[1:] == ["# kernel cpu %d: %d pages, lost unknown" % (
+            i, os.path.getsize(os.path.join(out, "kernel", "cpu%d.raw" % i)) // 4096)
+            for i in range(len(head) - 2)] + ["# kernel: " + left], head
+        counts = tk("report", out, "--count").stdout.split()
+        assert counts[:2] == ["502", "syscalls:sys_enter_getppid"], counts
+        x = tk("extract", "-B", inst, "-o", out + "-kernel")
+        assert x.returncode == 0 and x.stderr == (
+            "tracekit: 0 kernel events (0 lost) of instance '%s' extracted to '%s-kernel'\n"
+            % (inst, out)), x.stderr
+        assert tk("reset").returncode == 0
+        p = tk("report", out, "--no-header")
+        assert p.stderr.splitlines() == [
+            incomplete, "tracekit: warning: the kernel events of the recorder's last second "
+            "may be missing: instance '%s', which held them, is gone" % inst], p.stderr
 
 
 # ---------------------------------------------------------------- 4. bad input
