@@ -1158,7 +1158,8 @@ def run_on_pty(args, timeout=60):
 
 
 LIVE_RE = re.compile(rb"\rtracekit: (\d+) events/s, [\d.]+ (?:B|KiB|MiB|GiB)/s, (\d+) lost/s "
-                     rb"\((\d+) events, [\d.]+ (?:B|KiB|MiB|GiB), (\d+) lost in all\)\x1b\[K")
+                     rb"\((\d+) events, [\d.]+ (?:B|KiB|MiB|GiB), (\d+) lost in all"
+                     rb"(?:; kernel (\d+) events, [\d.]+ (?:B|KiB|MiB|GiB))?\)\x1b\[K")
 
 
 def test_record_live_line_on_terminal():
@@ -1170,7 +1171,7 @@ def test_record_live_line_on_terminal():
     rc, out = run_on_pty([tklib.TRACEKIT, "record", "-o", d, "--", BASIC, "-n", "25000",
                           "-p", "100000"])
     assert rc == 0, out[-2000:]
-    lines = [tuple(int(x) for x in m.groups()) for m in LIVE_RE.finditer(out)]
+    lines = [tuple(int(x) for x in m.groups()[:4]) for m in LIVE_RE.finditer(out)]
     assert len(lines) >= 2, out[:2000]
     assert sum(l[0] for l in lines) == lines[-1][2], lines
     assert sum(l[1] for l in lines) == lines[-1][3] == 0, lines
@@ -1179,6 +1180,27 @@ def test_record_live_line_on_terminal():
     assert out.count(b"Ctrl-C to stop") == 1
     p = tk("record", "-o", d, "--", BASIC, "-n", "25000", "-p", "100000", check=True)
     assert "events/s" not in p.stderr and "\r" not in p.stderr
+
+
+def test_record_live_line_counts_from_the_start():
+    """The live line counts the events of sub-buffers not yet full, and
+    the kernel's: prog-ksys fires kb:begin, makes 500 getppid() calls (and
+    its main thread one), fires kb:end and kb:sleep, then sleeps 2.5 s:
+    the first line, a second in, says 3 + 501 events in all, 501 of them
+    kernel events (it said 0 events until a user sub-buffer filled, and
+    nothing of the kernel)."""
+    import kernlib
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        rc, out = run_on_pty([tklib.TRACEKIT, "record", "-o", d, "-e", "kb:*", "-e",
+                              "syscalls:sys_enter_getppid", "-F", "--", tklib.prog("ksys"),
+                              "-n", "500", "-s", "2500"])
+    assert rc == 0, out[-2000:]
+    first = LIVE_RE.search(out)
+    assert first, out[:2000]
+    assert (int(first.group(3)), int(first.group(4)), first.group(5)) == (504, 0, b"501"), \
+        first.group(0)
+    assert int(first.group(1)) == 504, first.group(0)
 
 
 def test_attach_big_static_tls():
