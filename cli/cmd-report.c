@@ -642,10 +642,13 @@ int cmd_report(int argc, char **argv)
 		bool keep;
 
 		r.nread++;
-		if ((r.from.set || r.to.set) && !in_window(&r, ev.ts))
+		if (((r.from.set || r.to.set) && !in_window(&r, ev.ts)) ||
+		    (r.cut_source >= 0 && !r.no_cut && ev.ts < r.cut_ts)) {
+			if (ev.kcpu && !r.profile)
+				report_kernel_skip(r.kernel, (unsigned)(ev.kcpu -
+					report_kernel_handle(r.kernel)->cpus));
 			continue;
-		if (r.cut_source >= 0 && !r.no_cut && ev.ts < r.cut_ts)
-			continue;
+		}
 		if (ev.kcpu) {
 			if (!r.profile)
 				r.nshown += report_kernel_emit(r.kernel, (unsigned)(ev.kcpu -

@@ -389,12 +389,38 @@ static bool kernel_selected(struct report_kernel *rk, struct kevent *e,
 	       (record_values(rk, e, c) && tk_filter_match(e->filter, rk->values));
 }
 
+/* The kernel event of CPU @i's record, or the unknown one. */
+static struct kevent *event_of(struct report_kernel *rk, const struct tk_kernel_cpu *c)
+{
+	int id = tk_kernel_event_id(&rk->k, c->data);
+
+	return id >= 0 && (unsigned)id < rk->nids && rk->events[id].ev ? &rk->events[id]
+								    : &rk->unknown;
+}
+
+/* A record not printed still names its pids as a printed one would. */
+static void note_comms(struct report_kernel *rk, struct kevent *e,
+		       const struct tk_kernel_cpu *c)
+{
+	if (!e->print)
+		return;
+	if (!rk->k.symbols_loaded && tk_kprint_needs_symbols(e->print))
+		tk_kernel_load_symbols(&rk->k);
+	tk_kprint_note_comms(e->print, &rk->seq, c->data, c->data_size, c->cpu, c->ts);
+}
+
+void report_kernel_skip(struct report_kernel *rk, unsigned i)
+{
+	struct tk_kernel_cpu *c = &rk->k.cpus[i];
+
+	note_comms(rk, event_of(rk, c), c);
+}
+
 bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 {
 	struct tk_kernel_cpu *c = &rk->k.cpus[i];
+	struct kevent *e = event_of(rk, c);
 	int id = tk_kernel_event_id(&rk->k, c->data);
-	struct kevent *e = id >= 0 && (unsigned)id < rk->nids && rk->events[id].ev
-				   ? &rk->events[id] : &rk->unknown;
 	char line[16384];
 	struct tk_obuf o;
 	bool keep;
@@ -420,13 +446,12 @@ bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 		if (e->caller_off >= 0 && (unsigned)e->caller_off + 8 <= c->data_size)
 			memcpy(&rk->caller[i], c->data + e->caller_off, 8);
 	}
-	if (!keep)
-		return false;
-	pid = tk_kernel_pid(&rk->k, c->data);
-	if (rk->o.count_only) {
-		e->count++;
-		return true;
+	if (!keep || rk->o.count_only) {
+		note_comms(rk, e, c);
+		e->count += keep;
+		return keep;
 	}
+	pid = tk_kernel_pid(&rk->k, c->data);
 	report_line_start(&o, line, sizeof(line));
 	put_who(rk, &o, pid, c->cpu);
 	put_latency(&o, tk_kernel_flags(&rk->k, c->data),

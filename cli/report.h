@@ -124,6 +124,10 @@ struct tk_kernel *report_kernel_handle(struct report_kernel *rk);
  * whether it was. */
 bool report_kernel_emit(struct report_kernel *rk, unsigned i);
 
+/* CPU @i's current event is out of the window: not printed, but the
+ * comms it names count for the lines after it, as when it is printed. */
+void report_kernel_skip(struct report_kernel *rk, unsigned i);
+
 /* Whether CPU @i lost events to overwriting (overwrite mode): its first
  * event is then not the first it had. */
 bool report_kernel_overwritten(const struct report_kernel *rk, unsigned i);

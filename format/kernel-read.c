@@ -352,6 +352,12 @@ static void parse_extras(struct tk_kernel *k, const char *kdir)
 		}
 		free(path);
 	}
+	/* Until its first lookup, libtraceevent keeps registered comms in a
+	 * list that takes a pid twice, and the lookup then finds either:
+	 * look one up now, so that a comm the sched_switch plugin registers
+	 * later never replaces the one a pid has, whichever line is printed
+	 * first. */
+	(void)tep_data_comm_from_pid(k->tep, 1); /* not 0: "<idle>" has no lookup */
 }
 
 static void common_field(struct tk_kernel *k, const char *name, unsigned *off,
