@@ -324,6 +324,34 @@ static char *printk_formats_sane(const char *buf)
 	return out;
 }
 
+/*
+ * The lines of a saved_cmdlines file that have the kernel's shape, "PID
+ * COMM", copied into a new buffer (NULL if out of memory).  A thread may
+ * name itself with a newline in its name ("a\nb"): the kernel writes it
+ * as is, and libtraceevent stops at the line that is no "PID COMM",
+ * every pid after it left unnamed ("<...>").
+ */
+static char *cmdlines_sane(const char *buf)
+{
+	char *out = malloc(strlen(buf) + 1);
+	size_t n = 0;
+
+	if (!out)
+		return NULL;
+	for (const char *l = buf; *l;) {
+		size_t len = strcspn(l, "\n"), digits = strspn(l, "0123456789");
+
+		if (digits >= 1 && digits <= 10 && digits + 1 < len && l[digits] == ' ') {
+			memcpy(out + n, l, len);
+			n += len;
+			out[n++] = '\n';
+		}
+		l += len + (l[len] == '\n');
+	}
+	out[n] = '\0';
+	return out;
+}
+
 /* Optional text files that name pids and printk strings (kallsyms, the
  * biggest, is read when first needed: tk_kernel_load_symbols). */
 static void parse_extras(struct tk_kernel *k, const char *kdir)
@@ -334,7 +362,7 @@ static void parse_extras(struct tk_kernel *k, const char *kdir)
 		char *(*sane)(const char *);
 	} extras[] = {
 		{ "printk_formats", tep_parse_printk_formats, printk_formats_sane },
-		{ "saved_cmdlines", tep_parse_saved_cmdlines, NULL },
+		{ "saved_cmdlines", tep_parse_saved_cmdlines, cmdlines_sane },
 	};
 
 	for (size_t i = 0; i < sizeof(extras) / sizeof(extras[0]); i++) {

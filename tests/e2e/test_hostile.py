@@ -48,6 +48,26 @@ def test_printk_formats_checked():
     assert p.stdout == good.stdout
 
 
+def test_saved_cmdlines_checked():
+    """kernel/saved_cmdlines lines that are not 'PID COMM' (a thread named
+    "a\\nb=c d%" leaves half a name on a line of its own in the kernel's
+    file): libtraceevent stopped there and every pid after it lost its
+    name ('<...>'); report passes them over and keeps the good ones."""
+    d = test_kernel_read._kernel_trace_copy()
+    path = os.path.join(d, "kernel", "saved_cmdlines")
+    with open(path, "rb") as f:
+        lines = [l for l in f.read().split(b"\n") if re.match(rb"^\d+ .", l)]
+    with open(path, "wb") as f:
+        f.write(b"\n".join(lines) + b"\n")
+    good = tk("report", d, check=True)
+    assert "<...>" not in good.stdout, good.stdout[:2000]
+    with open(path, "wb") as f:
+        f.write(b"17 a\nb=c d%\n\nxyz\n12\n 13 x\n99999999999 y\n" + b"\n".join(lines))
+    p = tk("report", d)
+    assert (p.returncode, p.stderr) == (0, ""), (p.returncode, p.stderr[-3000:])
+    assert p.stdout == good.stdout
+
+
 def test_output_with_trailing_slash():
     """record -o EXISTING/ replaces the trace at EXISTING (it recorded,
     then could not move the new trace into place and left it inside the
