@@ -30,7 +30,8 @@
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
  *	tests/fuzz/fuzz-control.c cli/session.c cli/consumer.c \
- *	cli/drain.c cli/control-client.c lib/arena.c common/clock.c \
+ *	cli/drain.c cli/control-client.c cli/filter-check.c lib/arena.c \
+ *	lib/self.c common/clock.c \
  *	cli/record-functrace.c format/trace-write.c \
  *	format/ctf-metadata.c format/event-info.c format/printfmt.c \
  *	format/printf-spec.c format/elf-events.c format/symbols.c \
