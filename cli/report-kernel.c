@@ -259,7 +259,7 @@ void report_kernel_left(const struct report_kernel *rk, char *out, size_t len)
 	const struct tk_kernel *k = &rk->k;
 	pid_t owner = tk_kinstance_owner(k->instance);
 	const char *what = rk->o.overwrite
-		? "its kernel events are missing (overwrite mode reads them at the end)"
+		? "the kernel events are missing (in overwrite mode the recorder reads them at the end)"
 		: "the kernel events of the recorder's last second may be missing";
 	size_t dl = strlen(rk->o.dir);
 	int shown;
