@@ -91,6 +91,7 @@ struct record {
 	int owner;             /* enum func_owner: the last -p's tracer */
 	char *program;         /* resolved CMD */
 	struct record_kernel kernel;
+	struct rec_functrace functrace; /* the user function tracer's state */
 	bool no_user_events;   /* the program is not instrumented */
 	pid_t child;           /* the command, once it runs */
 	int child_status;      /* its wait status once it ended, else -1 */
@@ -838,7 +839,7 @@ static int start_command(struct record *r, struct rec_session *s,
 		sigaction(SIGTERM, &r->saved_term, NULL);
 		sigprocmask(SIG_SETMASK, oldmask, NULL);
 		setenv(TK_SESSION_ENV, s->sock_name, 1);
-		functrace_child_env(&r->opt);
+		functrace_child_env(&r->functrace, &r->opt);
 		execv(r->program, r->opt.argv);
 		child_errno = errno;
 		if (write(errpipe[1], &child_errno, sizeof(child_errno)) < 0)
@@ -998,8 +999,13 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 			stop_at = now_ms() + STOP_GRACE_MS;
 		}
 		if (child > 0) {
+			siginfo_t end = { .si_pid = 0 };
 			int status;
 
+			/* its last name, read before it is reaped */
+			if (waitid(P_PID, (id_t)child, &end, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+			    end.si_pid == child)
+				record_kernel_name(&r->kernel, child);
 			if (waitpid(child, &status, WNOHANG) == child) {
 				describe_exit(r->opt.argv[0], status);
 				r->child_status = status;
@@ -1022,11 +1028,13 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 		} else if (patch_by) {
 			/* -P -p: what the function tracer could patch decides;
 			 * the objects come in one burst after CONFIG */
-			if (!patch_seen && functrace_heard_from((uint32_t)r->opt.attach_pid))
+			if (!patch_seen && functrace_heard_from(&r->functrace,
+								     (uint32_t)r->opt.attach_pid))
 				patch_seen = now_ms() + 100;
 			if ((patch_seen && now_ms() >= patch_seen) || now_ms() > patch_by) {
 				patch_by = 0;
-				if (functrace_attach_check(&r->opt, (uint32_t)r->opt.attach_pid,
+				if (functrace_attach_check(&r->functrace, &r->opt,
+							   (uint32_t)r->opt.attach_pid,
 							   r->force, s->error,
 							   sizeof(s->error)) < 0)
 					return -ENOEXEC;
@@ -1072,7 +1080,7 @@ static int prepare(struct record *r)
 		program = exe;
 	}
 	if (record_kernel_tracer(&r->opt, program) < 0 ||
-	    functrace_record_check(&r->opt, program, r->force) < 0 ||
+	    functrace_record_check(&r->functrace, &r->opt, program, r->force) < 0 ||
 	    precheck_program(r) < 0 || record_kernel_check(&r->kernel, &r->opt) < 0)
 		return -1;
 	if (r->opt.user_stack && !r->kernel.wanted && r->no_user_events) {
@@ -1126,7 +1134,7 @@ static void print_summary(struct record *r, const struct rec_session *s)
 		session_print_streams(s, stderr);
 		session_describe(s, user, sizeof(user));
 	}
-	functrace_print_summary(&r->opt, stderr);
+	functrace_print_summary(&r->functrace, &r->opt, stderr);
 	record_kernel_summary(&r->kernel, stderr);
 	if (kernel[0])
 		opt_kernel_kb_made(r->opt.kernel_buffer_kb, r->kernel.manifest.buffer_kb);
@@ -1158,6 +1166,7 @@ static void record_free(struct record *r)
 	free(r->program);
 	free((char *)r->final_dir);
 	free(r->work_dir);
+	functrace_free(&r->functrace);
 }
 
 /* Give the signals back as they were before run() took them, and the
@@ -1213,7 +1222,7 @@ static int run(struct record *r)
 	/* -P with kernel events only: the process need not be instrumented */
 	if (r->opt.attach_pid && !r->opt.nrules)
 		user = false;
-	if (session_init(&s, &r->opt) < 0) {
+	if (session_init(&s, &r->opt, &r->functrace) < 0) {
 		tk_error("%s", s.error);
 		goto fail;
 	}
@@ -1261,7 +1270,7 @@ static int run(struct record *r)
 	if (record_kernel_stop(&r->kernel, &s, r->work_dir) < 0)
 		s.failed = true;
 	/* after the kernel's side: --ustack adds the objects it saw mapped */
-	if (functrace_save_symbols(&r->opt, r->opt.outdir) < 0)
+	if (functrace_save_symbols(&r->functrace, &r->opt, r->opt.outdir) < 0)
 		s.failed = true;
 	if (session_finish(&s) < 0) {
 		tk_error("%s", s.error);

@@ -119,11 +119,8 @@ static int parse(struct start *st, int argc, char **argv)
 			return -1;
 		}
 	}
-	if (optind < argc) {
-		tk_error("unexpected argument '%s' (see 'tracekit start --help')",
-			 argv[optind]);
+	if (!opt_operands_max(&p, argc, argv, 0))
 		return -1;
-	}
 	if (!st->rules.count && !c->tracer) {
 		tk_error("nothing to trace: give -e EVENT or -p TRACER");
 		return -1;

@@ -96,30 +96,25 @@ static uint32_t pow2_at_least(uint32_t n)
 static const char *check_geometry(const struct tk_arena *h, size_t size,
 				  uint32_t pid)
 {
-	uint64_t off, want;
+	uint64_t off;
 
 	if (h->magic != TK_ARENA_MAGIC || h->version != TK_ARENA_VERSION)
 		return "not a tracekit arena of this version";
 	if (h->pid != pid)
 		return "made by another process";
-	if (h->mode > TK_RB_OVERWRITE || h->chunk_size < TK_CHUNK_MIN ||
-	    h->chunk_size > TK_CHUNK_MAX || h->chunk_size % 4096 ||
-	    h->slots < TK_RB_MIN_SLOTS || h->slots > TK_RB_MAX_SLOTS ||
-	    !h->streams_max || h->streams_max > TK_ARENA_MAX_STREAMS ||
-	    !h->chunks_max || (uint64_t)h->chunks_max * h->chunk_size > TK_POOL_MAX ||
+	if (!tk_rb_geometry_ok(h->mode, h->chunk_size, h->slots, h->streams_max,
+			       h->chunks_max) ||
 	    h->stream_size != tk_rb_stream_size(h->slots) ||
 	    h->ring_size != pow2_at_least(h->chunks_max > h->streams_max ?
 					  h->chunks_max : h->streams_max))
 		return "geometry out of range";
 	off = page_up(sizeof(*h));
-	want = off + 3 * page_up((size_t)h->ring_size * 4) +
-	       page_up((size_t)h->streams_max * 8) +
-	       (uint64_t)h->streams_max * h->stream_size;
 	if (h->chunk_ring != off || h->stream_ring != off + page_up((size_t)h->ring_size * 4) ||
 	    h->recycle_ring != off + 2 * page_up((size_t)h->ring_size * 4) ||
 	    h->produced != off + 3 * page_up((size_t)h->ring_size * 4) ||
 	    h->streams != h->produced + page_up((size_t)h->streams_max * 8) ||
-	    h->control_size != size || page_up(want) != size)
+	    h->control_size != size ||
+	    tk_arena_control_size(h->ring_size, h->streams_max, h->slots) != size)
 		return "layout out of range";
 	return NULL;
 }
@@ -316,7 +311,7 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	if (p->arena)
 		why = "a second arena";
 	else if (fstat(fds[0], &sb) < 0 || sb.st_size < 4096 ||
-		 (uint64_t)sb.st_size > (4ull << 30))
+		 (uint64_t)sb.st_size > tk_arena_control_max())
 		why = "its control part has no sane size";
 	else if (!sealed_memfd(fds[0], size = (size_t)sb.st_size))
 		why = "its control part is not a sealed memfd";
@@ -1123,7 +1118,8 @@ static void wake_blocked(struct rec_arena *a)
 	 * the load of waiters: a store followed by a load of another
 	 * variable may pass it otherwise (x86 does), and a writer that has
 	 * just counted itself in and missed the space would wait; pairs
-	 * with the SEQ_CST increment of waiters in lib/stream.c:wait_space() */
+	 * with the SEQ_CST fence after the increment of waiters in
+	 * lib/stream.c:wait_space() */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!__atomic_load_n(&a->hdr->waiters, __ATOMIC_SEQ_CST))
 		return;

@@ -6,8 +6,8 @@
  * that accepts and then says nothing (the thread never started, or is
  * stuck) or that closes at once must not leave a client waiting, nor be
  * blamed on the wrong cause: only a peer of another user, not root, is
- * refused (lib/unix-socket.c).  A stopped process (SIGSTOP, a debugger)
- * answers nothing until it runs again: the message says so.
+ * refused (common/unix-socket.c).  A stopped process (SIGSTOP, a
+ * debugger) answers nothing until it runs again: the message says so.
  */
 #define _GNU_SOURCE
 #include <errno.h>

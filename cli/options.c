@@ -207,6 +207,19 @@ int opt_next(struct opt_parser *p, int argc, char **argv)
 	return c == ':' ? '?' : c;
 }
 
+bool opt_operands_max(const struct opt_parser *p, int argc, char **argv,
+		      int max)
+{
+	if (argc - optind <= max)
+		return true;
+	if (p->optstring[0] == '+') /* options end at the first operand */
+		tk_error("unexpected argument '%s' (see 'tracekit %s --help')",
+			 argv[optind + max], p->verb);
+	else
+		tk_error("unexpected argument '%s'", argv[optind + max]);
+	return false;
+}
+
 int opt_rules_add(struct opt_rules *l, int c, const char *arg)
 {
 	struct tk_krule *grown;

@@ -107,6 +107,13 @@ void opt_init(struct opt_parser *p, const char *verb);
  * value). */
 int opt_next(struct opt_parser *p, int argc, char **argv);
 
+/* Whether at most @max operands follow the options (argv[optind..]).
+ * If more do, says the first one too many ("unexpected argument"), for
+ * the verbs whose options end at their first operand with a pointer to
+ * their --help (it may be a misplaced option), and returns false. */
+bool opt_operands_max(const struct opt_parser *p, int argc, char **argv,
+		      int max);
+
 /* -e @arg (@c 'e': a pattern more) or -f @arg (@c 'f': the filter of
  * the last pattern).  Keeps @arg, not a copy.  0, or -1 after saying
  * why (an empty -e, a -f before any -e, out of memory). */

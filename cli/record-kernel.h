@@ -38,7 +38,12 @@ struct record_kernel {
 	struct tk_mmaps *maps;     /* --ustack: the processes' code mappings */
 	struct tk_trace_kernel manifest;
 	char *pid_text;
+	struct tk_kcomms comms; /* the traced pids' comms, read by us */
 };
+
+/* Keep @pid's comm, as /proc says it now, for the trace's
+ * saved_cmdlines (while capturing; the kernel's own may have lost it). */
+void record_kernel_name(struct record_kernel *rk, pid_t pid);
 
 /* Whether kernel pages are being captured (between a successful
  * record_kernel_start and record_kernel_stop). */

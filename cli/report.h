@@ -71,6 +71,37 @@ static inline bool report_who_all(const struct report_who *w)
 bool report_who_selects(const struct report_who *w, uint32_t pid,
 			uint32_t tid, const char *comm);
 
+/* The selecting options of report and convert, and hist's --pid, --tid
+ * and --comm, read alike by report_select_option: each is noted in
+ * `what` as given, for the line that says nothing matched. */
+struct report_select {
+	const char **patterns;        /* --events */
+	unsigned npatterns;
+	struct report_who who;        /* --pid, --tid, --comm */
+	struct report_bound from, to; /* --from, --to (convert's --until) */
+	const char *from_arg, *to_arg; /* the window as given */
+	const char *to_opt;           /* "--to" or "--until" */
+	char what[512];               /* the selecting options, as given */
+};
+
+/* Option @c (OPT_EVENTS, OPT_PID, OPT_TID, OPT_COMM, OPT_FROM, or the
+ * window's end: OPT_TO, or OPT_UNTIL where --to is another option) with
+ * @arg, noted and kept; the window is read by report_select_window.
+ * 0, or -1 after saying why. */
+int report_select_option(struct report_select *s, int c, const char *arg);
+/* Note another selecting option (report's -F) in s->what. */
+void report_select_note(struct report_select *s, const char *opt,
+			const char *arg);
+/* The window in the terms of --ts @ts, wherever --ts was given: 0, or
+ * -1 after saying why (a time that is none, --from after its end). */
+int report_select_window(struct report_select *s, enum ts_mode ts);
+/* Whether timestamp @ts is in the window (@first: the trace's first
+ * event). */
+bool report_select_in_window(const struct report_select *s,
+			     const struct tk_trace_clock *c, uint64_t first,
+			     uint64_t ts);
+void report_select_free(struct report_select *s);
+
 /* The fields every event offers -F besides its own, as the kernel's
  * events have them: common_pid (the thread), common_comm, common_cpu.
  * report_common_fields() appends their descriptors to @fields[0..n)

@@ -80,14 +80,17 @@ void clock_sample(bool use_tsc, uint64_t *tsc, uint64_t *mono, uint64_t *real)
 	}
 }
 
-int session_init(struct rec_session *s, const struct rec_options *opt)
+int session_init(struct rec_session *s, const struct rec_options *opt,
+		 struct rec_functrace *ft)
 {
 	struct sockaddr_un sa;
 	struct rlimit rl;
 
 	memset(s, 0, sizeof(*s));
 	s->opt = opt;
+	s->functrace = ft;
 	s->listen_fd = -1;
+	s->reserve_fd = -1;
 	drain_init(&s->drain);
 	if (consumer_init(s) < 0) {
 		snprintf(s->error, sizeof(s->error), "cannot start a thread: %s",
@@ -122,6 +125,9 @@ int session_init(struct rec_session *s, const struct rec_options *opt)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	/* held back, to refuse a connection when out of them
+	 * (accept_process) */
+	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	s->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
 			      0);
 	if (s->listen_fd < 0 ||
@@ -135,7 +141,7 @@ int session_init(struct rec_session *s, const struct rec_options *opt)
 	return 0;
 }
 
-static struct rec_process *process_new(struct rec_session *s, int fd)
+struct rec_process *session_add_process(struct rec_session *s, int fd)
 {
 	struct rec_process *p, **procs;
 
@@ -182,7 +188,7 @@ int session_attach(struct rec_session *s, pid_t pid)
 		close(fd);
 		return ret;
 	}
-	if (!process_new(s, fd)) {
+	if (!session_add_process(s, fd)) {
 		close(fd);
 		return -ENOMEM;
 	}
@@ -512,7 +518,8 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 		break;
 	}
 	case TK_MSG_MODULE:
-		ret = p->hello ? functrace_on_module(p->pid, buf, (size_t)n) : -EPROTO;
+		ret = p->hello ? functrace_on_module(s->functrace, p->pid, buf,
+						       (size_t)n) : -EPROTO;
 		break;
 	case TK_MSG_ERROR: {
 		char text[sizeof(((struct tk_msg_error *)0)->text)];
@@ -563,7 +570,7 @@ static bool accept_process(struct rec_session *s)
 	}
 	if (fd < 0)
 		return false;
-	if (!tk_peer_allowed(fd) || !process_new(s, fd))
+	if (!tk_peer_allowed(fd) || !session_add_process(s, fd))
 		close(fd);
 	return true;
 }

@@ -81,6 +81,7 @@ struct rec_options {
 
 struct rec_process;
 struct rec_arena;
+struct rec_functrace;
 
 /* Packets of one stream being written, in one write: in place from the
  * arena's chunks (recording) or a copy (at the end). */
@@ -180,6 +181,9 @@ struct rec_process {
 
 struct rec_session {
 	const struct rec_options *opt;
+	/* the function tracer's state of this recording (MODULE messages
+	 * go there), the caller's (record-functrace.h) */
+	struct rec_functrace *functrace;
 	char *dir;
 	int listen_fd;
 	int wake_fd; /* eventfd writers signal while we sleep */
@@ -212,7 +216,14 @@ struct rec_session {
 };
 
 /* session.c */
-int session_init(struct rec_session *s, const struct rec_options *opt);
+/* A recording with options @opt, the function tracer's state in @ft
+ * (the caller's, outliving the session). */
+int session_init(struct rec_session *s, const struct rec_options *opt,
+		 struct rec_functrace *ft);
+/* A process on control connection @fd (accepted, or connected by
+ * session_attach), with the next class id; NULL when out of memory.
+ * What it says (HELLO, EVENT...) fills it in. */
+struct rec_process *session_add_process(struct rec_session *s, int fd);
 /* Connect to process @pid's control socket (record -P). */
 int session_attach(struct rec_session *s, pid_t pid);
 /* Drain the buffers (s->drained: packets written) and handle control

@@ -55,7 +55,12 @@
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int listen_fd = -1;
-static int session_fd = -1; /* under the registry lock */
+/* Written under the registry lock (session_open, session_close: RELEASE
+ * stores), read without it by tk_session_send, the listener's poll and
+ * nobuf_at_exit (ACQUIRE loads, their partners): a reader takes only the
+ * number, whole, and nothing written before it; the fd of a session that
+ * ended stays open, shut down, until the next one opens (retired_fd). */
+static int session_fd = -1;
 static int retired_fd = -1; /* shut down, closed when the next one opens */
 static char session_name[108];
 static bool child_join;  /* a forked child: join from the listener thread */

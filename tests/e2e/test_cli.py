@@ -251,6 +251,23 @@ def test_error_bad_options():
     assert not os.path.exists(d)
 
 
+def test_error_stray_operands():
+    # the first operand too many is named; the verbs whose options end
+    # at their first operand point to their --help
+    for args, extra in ((("report", "a", "b", "c"), "b"),
+                        (("convert", "--to", "chrome", "a", "b"), "b"),
+                        (("hist", "a", "b", "-e", "x", "--key", "y"), "b"),
+                        (("list", "-e", "a", "b", "c"), "c"),
+                        (("list", "-t", "b", "c"), "b"),
+                        (("list", "-f", "a", "b"), "b")):
+        one_error(tk(*args), rc=2, exact="tracekit: unexpected argument '%s'" % extra)
+    for verb in ("start", "stop", "show", "extract", "reset"):
+        one_error(tk(verb, "b", "c"), rc=2,
+                  exact="tracekit: unexpected argument 'b' (see 'tracekit %s --help')" % verb)
+    one_error(tk("reset", "-a", "-B", "x", "b"), rc=2,
+              exact="tracekit: give -B NAME or -a, not both")
+
+
 def test_error_program_not_found():
     """A command that is not there exits 127, one that is there but
     cannot be executed 126, as a shell says them; one line, no trace."""
