@@ -118,7 +118,8 @@ static void usage(FILE *f)
 		"                    (slower; to check the fast printer against it)\n"
 		"  --tep-stats       after the events, on stderr: how many of each kernel\n"
 		"                    event libtraceevent printed (not the fast printer)\n\n"
-		"Exit status 1 when the options select no event (said on stderr).\n");
+		"Exit status 1 when the options select no event, or the filter fits\n"
+		"no event (said on stderr).\n");
 }
 
 static int parse_options(struct report *r, int argc, char **argv)
@@ -186,11 +187,12 @@ static int parse_options(struct report *r, int argc, char **argv)
 }
 
 /* Decide for each event whether it is shown and with which filter.  A
- * filter that compiles for no event at all is an error, worded as
- * `record -f` words it (report_filter_note says which event's). */
-static int prepare_events(struct report *r, struct report_filter_result *kf)
+ * filter that compiles for no event at all is an error, as for
+ * `record -f` (filter-check.h). */
+static int prepare_events(struct report *r, struct filter_check *kf)
 {
 	struct tk_trace *t = &r->trace;
+	char msg[512];
 
 	for (unsigned i = 0; i < t->nprocesses; i++)
 		r->nstates += t->processes[i].nevents;
@@ -224,22 +226,17 @@ static int prepare_events(struct report *r, struct report_filter_result *kf)
 			free(all);
 			if (ret < 0) {
 				st->shown = false;
-				report_filter_note(kf, st->ev->full_name, &fe);
+				filter_check_note(kf, st->ev->full_name, &fe);
 			} else {
-				kf->any_compiled = true;
+				filter_check_note(kf, st->ev->full_name, NULL);
 			}
 		}
 	}
 	r->fvalues = calloc(r->fvalues_cap + 1, sizeof(*r->fvalues));
 	if (!r->fvalues)
 		return -ENOMEM;
-	if (r->filter && !kf->any_compiled && kf->first_event) {
-		if (kf->tied)
-			tk_error("bad filter '%s' at column %d: %s", r->filter,
-				 kf->column, kf->message);
-		else
-			tk_error("bad filter '%s' for '%s' at column %d: %s",
-				 r->filter, kf->first_event, kf->column, kf->message);
+	if (r->filter && filter_check_result(kf, r->filter, msg, sizeof(msg)) < 0) {
+		tk_error("%s", msg);
 		return -EINVAL;
 	}
 	return 0;
@@ -525,7 +522,7 @@ int cmd_report(int argc, char **argv)
 	static char outbuf[1 << 20];
 	struct report r;
 	struct report_kernel_opts ko;
-	struct report_filter_result kf;
+	struct filter_check kf;
 	struct tk_merge_event ev;
 	char err[512];
 	bool more;
@@ -551,14 +548,23 @@ int cmd_report(int argc, char **argv)
 	ko.count_only = r.count_only;
 	ko.tep_only = r.tep_only;
 	ko.clock = &r.trace.clock;
+	ko.dir = r.dir;
+	ko.overwrite = !strcmp(r.trace.mode, "overwrite");
 	r.sel.who.trace = &r.trace;
 	ko.who = &r.sel.who;
 	if (report_kernel_open(r.dir, &ko, &kf, &r.kernel) < 0) {
 		tk_trace_free(&r.trace);
 		return TK_EXIT_FAILURE;
 	}
+	if (r.kernel) {
+		char left[512];
+
+		report_kernel_left(r.kernel, left, sizeof(left));
+		if (left[0])
+			tk_warn("%s", left);
+	}
 	if (prepare_events(&r, &kf) < 0)
-		return TK_EXIT_USAGE;
+		return TK_EXIT_FAILURE;
 	if (check_patterns(&r) < 0)
 		return TK_EXIT_FAILURE;
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));

@@ -1418,10 +1418,35 @@ void consumer_flush_all(struct rec_session *s)
 	}
 }
 
-/* What stream @st has so far, for the live line: events written and in
- * closed packets not yet written, bytes written and committed in its
- * ring (the open packet too), and lost; everything read from the shared
- * memory bounded, nothing changed. */
+/* The events committed so far in the open packet of slot @sl, packet
+ * @seq (discard mode, the live line): walked in the shared memory, where
+ * no writer changes the bytes below commit. */
+static uint64_t open_events(const struct rec_stream *st,
+			    const struct tk_rb_slot *sl, uint64_t seq)
+{
+	uint64_t commit, count = 0;
+	uint32_t size = 0;
+	const char *pkt;
+
+	/* pairs with the RELEASE store of seq in lib/stream.c:packet_open():
+	 * the slot's chunk is this packet's */
+	if (__atomic_load_n(&sl->seq, __ATOMIC_ACQUIRE) != seq + 1)
+		return 0;
+	/* pairs with the RELEASE store of commit in
+	 * include/tracekit/runtime.h:tk__commit(): the bytes below are
+	 * whole events */
+	commit = __atomic_load_n(&sl->commit, __ATOMIC_ACQUIRE);
+	pkt = chunk_addr(st->arena, st->index,
+			 __atomic_load_n(&sl->chunk, __ATOMIC_RELAXED), &size);
+	if (pkt && commit >= sizeof(struct tk_packet_header) && commit <= size)
+		whole_events_of(st, pkt, commit, &count);
+	return count;
+}
+
+/* What stream @st has so far, for the live line: events written, in
+ * closed packets not yet written and in the open one, bytes written and
+ * committed in its ring (the open packet too), and lost; everything
+ * read from the shared memory bounded, nothing changed. */
 void consumer_stream_progress(const struct rec_stream *st, uint64_t *events,
 			      uint64_t *bytes, uint64_t *lost)
 {
@@ -1459,6 +1484,8 @@ void consumer_stream_progress(const struct rec_stream *st, uint64_t *events,
 			*events += events_bound(
 				__atomic_load_n(&sl->events, __ATOMIC_RELAXED),
 				commit);
+		else
+			*events += open_events(st, sl, seq);
 	}
 }
 

@@ -132,6 +132,13 @@ bool opt_pid(const char *arg, pid_t *out);
 bool opt_kb(const char *opt, const char *arg, unsigned long min,
 	    unsigned long max, bool say_max, uint32_t *out);
 
+/* --kernel-buffer (start's -b too): the kernel's buffer per CPU in KiB,
+ * 4 KiB to 4 GiB; false after saying why. */
+bool opt_kernel_kb(const char *arg, uint32_t *out);
+/* Say on stderr what the kernel made of --kernel-buffer @asked (KiB per
+ * CPU) when it is not @made: it rounds up to whole pages of events. */
+void opt_kernel_kb_made(uint32_t asked, uint32_t made);
+
 /* @s as a decimal number at most @max (no sign, nothing after it). */
 bool opt_uint(const char *s, unsigned long max, unsigned long *out);
 

@@ -519,27 +519,40 @@ bool record_kernel_capturing(const struct record_kernel *rk)
 	return rk->cap != NULL;
 }
 
-uint64_t record_kernel_bytes(const struct record_kernel *rk, const char *dir)
+void record_kernel_progress(struct record_kernel *rk, const char *dir,
+			    uint64_t *events, uint64_t *bytes, uint64_t *lost)
 {
-	uint64_t bytes = 0;
+	int ncpus = rk->cap ? tk_kinstance_cpus(&rk->inst) : 0;
 	char *kdir;
 	struct dirent *e;
 	DIR *d;
 
+	*events = *bytes = *lost = 0;
+	for (int i = 0; i < ncpus; i++) {
+		struct tk_kcpu c = { 0 };
+		char file[48], *text;
+
+		snprintf(file, sizeof(file), "per_cpu/cpu%d/stats", i);
+		text = tk_kinstance_file_text(&rk->inst, file);
+		if (text && tk_kstats_parse(text, strlen(text), &c) == 0) {
+			*events += c.entries;
+			*lost += c.overrun + c.dropped;
+		}
+		free(text);
+	}
 	if (!rk->cap || asprintf(&kdir, "%s/kernel", dir) < 0)
-		return 0;
+		return;
 	d = opendir(kdir);
 	while (d && (e = readdir(d))) {
 		struct stat st;
 
 		if (!strncmp(e->d_name, "cpu", 3) &&
 		    fstatat(dirfd(d), e->d_name, &st, 0) == 0)
-			bytes += (uint64_t)st.st_size;
+			*bytes += (uint64_t)st.st_size;
 	}
 	if (d)
 		closedir(d);
 	free(kdir);
-	return bytes;
 }
 
 int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,

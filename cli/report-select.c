@@ -2,8 +2,7 @@
 /*
  * report-select.c - which events report shows (report.h): --events
  * patterns, --ts, --pid/--tid/--comm, the fields every event offers -F
- * (common_pid, common_comm, common_cpu), --from/--to, and which event's
- * error a bad -F is shown for.
+ * (common_pid, common_comm, common_cpu), --from/--to.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,20 +40,6 @@ int report_parse_ts(const char *arg, enum ts_mode *mode, bool delta)
 	tk_error("--ts '%s': use mono, real, raw%s", arg,
 		 delta ? ", start or delta" : " or start");
 	return -1;
-}
-
-void report_filter_note(struct report_filter_result *fr, const char *event,
-			const struct tk_filter_error *fe)
-{
-	if (fr->first_event && fe->column <= fr->column) {
-		if (fe->column == fr->column && strcmp(event, fr->first_event))
-			fr->tied = true;
-		return;
-	}
-	fr->first_event = event;
-	fr->tied = false;
-	fr->column = fe->column;
-	snprintf(fr->message, sizeof(fr->message), "%s", fe->message);
 }
 
 int report_ids_parse(const char *opt, const char *arg, uint32_t **ids, unsigned *n)

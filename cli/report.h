@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include "common/filter.h"
 #include "format/trace.h"
+#include "filter-check.h"
 #include "report-line.h"
 
 /* --from T, --to T: a bound in the terms of the clock it was given in
@@ -123,37 +124,28 @@ struct report_kernel_opts {
 	bool tep_only; /* all field text from libtraceevent (for checking) */
 	const struct tk_trace_clock *clock;
 	const struct report_who *who;
+	const char *dir;  /* the trace */
+	bool overwrite;   /* recorded in overwrite mode */
 };
-
-/* What compiling -F for the events gave: whether it compiled for any,
- * and the error to show if for none. */
-struct report_filter_result {
-	bool any_compiled;
-	const char *first_event; /* the event of the error kept */
-	bool tied; /* other events failed as far into the expression */
-	int column;
-	char message[160];
-};
-
-/* Keep @fe (the filter did not compile for @event) if it is the error to
- * show: the one that got furthest into the expression, as `record -f`
- * says it for the event the user meant ('ms >' is a missing value for
- * an event with a field ms, not an unknown field of all the others);
- * the event is named when it alone got that far. */
-void report_filter_note(struct report_filter_result *fr, const char *event,
-			const struct tk_filter_error *fe);
 
 /* Open DIR's kernel events.  Returns 1 with *out set, 0 when the trace
  * has no kernel part, -1 after printing why it cannot be read. */
 int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
-		       struct report_filter_result *fr,
+		       struct filter_check *fr,
 		       struct report_kernel **out);
 
 /* The CPU number of kernel source @i. */
 unsigned report_kernel_cpu(const struct report_kernel *rk, unsigned i);
 
-/* Header lines: events, tracer, clock, and each CPU's pages and losses. */
+/* Header lines: events, tracer, clock, and each CPU's pages and losses;
+ * for an incomplete trace, what became of the events its recorder had
+ * not read (report_kernel_left). */
 void report_kernel_header(const struct report_kernel *rk);
+
+/* An incomplete trace (its recorder killed, or still recording): what
+ * became of the kernel events the recorder had not read yet, and how to
+ * get them, in out[len] ("" for a complete trace). */
+void report_kernel_left(const struct report_kernel *rk, char *out, size_t len);
 
 /* The kernel part's reader, whose CPUs report's merge walks
  * (format/merge.h). */

@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include "session.h"
 #include "control-client.h"
+#include "filter-check.h"
 #include "common/filter.h"
 #include "common/pattern.h"
 #include "common/protocol.h"
@@ -376,6 +377,7 @@ static int check_rules(struct rec_session *s, struct rec_process *p,
 {
 	for (unsigned i = 0; i < s->opt->nrules; i++) {
 		const struct rec_rule *r = &s->opt->rules[i];
+		struct filter_check fc = { 0 };
 		bool matched = false;
 
 		for (unsigned j = 0; j < p->nevents; j++) {
@@ -390,14 +392,15 @@ static int check_rules(struct rec_session *s, struct rec_process *p,
 				continue;
 			if (tk_filter_compile(r->filter, ev->fields, ev->nfields,
 					      &f, &fe) < 0) {
-				snprintf(s->error, sizeof(s->error),
-					 "bad filter '%s' for '%s' at column %d: %s",
-					 r->filter, ev->full_name, fe.column,
-					 fe.message);
-				return -EINVAL;
+				filter_check_note(&fc, ev->full_name, &fe);
+				continue;
 			}
+			filter_check_note(&fc, ev->full_name, NULL);
 			tk_filter_free(f);
 		}
+		if (r->filter && filter_check_result(&fc, r->filter, s->error,
+						     sizeof(s->error)) < 0)
+			return -EINVAL;
 		if (!matched && need_match && strcmp(r->pattern, "all") != 0) {
 			const char **names = calloc(p->nevents + 1, sizeof(*names));
 			const char *near = NULL;

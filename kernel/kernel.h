@@ -48,6 +48,10 @@ struct tk_tracefs {
  * or -errno with the reason in @err. */
 int tk_tracefs_open(struct tk_tracefs *fs, char *err, size_t errlen);
 
+/* Where tracefs is mounted, into dir[len]: false when it is not (nothing
+ * is mounted, unlike tk_tracefs_open). */
+bool tk_tracefs_find(char *dir, size_t len);
+
 /* Undo what tk_tracefs_open() mounted.  The kernel's instances and
  * settings stay. */
 void tk_tracefs_close(struct tk_tracefs *fs);
@@ -228,7 +232,10 @@ struct tk_kcpu {
 	unsigned cpu;
 	char file[32];     /* relative to the trace directory */
 	uint64_t bytes;    /* written to file */
-	uint64_t entries;  /* events in the file (stats: read + left) */
+	uint64_t entries;  /* events in the file (stats: read + left, less
+			    * read_before) */
+	uint64_t read_before; /* read out before the capture began (by a
+			       * recorder killed, an earlier extract) */
 	uint64_t overrun;  /* overwritten by the kernel (overwrite mode) */
 	uint64_t dropped;  /* not written for lack of space (discard mode) */
 };

@@ -419,7 +419,7 @@ static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 	w->thread = t;
 	t->cpu_src = tk_cpu_source();
 	d->pid = a->hdr->pid;
-	d->tid = (uint32_t)syscall(SYS_gettid);
+	d->tid = tk_self_tid();
 	prctl(PR_GET_NAME, d->comm, 0, 0, 0);
 	/* the hold taken by arena_hold() is the stream's, until
 	 * stream_finish() drops it */
