@@ -938,7 +938,8 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 			    end.si_pid == child)
 				record_kernel_name(&r->kernel, child);
 			if (waitpid(child, &status, WNOHANG) == child) {
-				describe_exit(r->opt.argv[0], status);
+				if (!r->opt.quiet)
+					describe_exit(r->opt.argv[0], status);
 				r->child_status = status;
 				return 0;
 			}

@@ -1100,17 +1100,22 @@ def test_attach_interrupted_at_any_point():
 
 def test_record_exit_status_is_the_commands():
     """record exits with its command's status, 128 + N when signal N
-    killed it, as time and strace do; the trace is complete either way."""
+    killed it, as time and strace do, and says how it ended unless -q;
+    the trace is complete either way."""
     for cmd, rc, said in ((["sh", "-c", "exit 127"], 127, "'sh' exited with status 127"),
                           (["sh", "-c", "exit 3"], 3, "'sh' exited with status 3"),
                           (["sh", "-c", "kill -SEGV $$"], 128 + 11,
                            "'sh' was killed by signal 11 (Segmentation fault)"),
                           ([BASIC, "-n", "5"], 0, None)):
-        d = os.path.join(tklib.tmpdir(), "t")
-        p = tk("record", "-q", "-o", d, "--", *cmd)
-        assert p.returncode == rc, (cmd, p.returncode, p.stderr)
-        assert p.stderr == ("tracekit: %s\n" % said if said else ""), p.stderr
-        assert os.path.exists(os.path.join(d, "tracekit.manifest"))
+        for quiet in (True, False):
+            d = os.path.join(tklib.tmpdir(), "t")
+            p = tk("record", *(["-q"] if quiet else []), "-o", d, "--", *cmd)
+            assert p.returncode == rc, (cmd, p.returncode, p.stderr)
+            ended = [l for l in p.stderr.splitlines() if "exited with" in l or "killed by" in l]
+            assert ended == ([] if quiet or not said else ["tracekit: " + said]), p.stderr
+            if quiet:
+                assert p.stderr == "", p.stderr
+            assert os.path.exists(os.path.join(d, "tracekit.manifest"))
     # Ctrl-C: passed on to the command, which dies of it (SIGINT as a
     # terminal leaves it: not ignored, as it is for a background job)
     d = os.path.join(tklib.tmpdir(), "t")
