@@ -248,6 +248,9 @@ def test_error_bad_options():
               exact="tracekit: -P 'abc': not a process id")
     one_error(tk("frobnicate"), rc=2,
               exact="tracekit: unknown command 'frobnicate' (see 'tracekit --help')")
+    one_error(tk("recrod", "--", "true"), rc=2,
+              exact="tracekit: unknown command 'recrod' (did you mean 'record'?)")
+    one_error(tk("hsit"), rc=2, exact="tracekit: unknown command 'hsit' (did you mean 'hist'?)")
     assert not os.path.exists(d)
 
 
