@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 #include "cli.h"
+#include "common/visible.h"
 #include "common/filter.h"
 #include "common/pattern.h"
 #include "format/event-info.h"
@@ -342,9 +343,12 @@ static void print_header(const struct report *r)
 	       t->host, start, t->clock.tsc ? "tsc" : "mono", t->clock.freq,
 	       t->mode[0] ? t->mode : "discard");
 	for (unsigned i = 0; i < t->nprocesses; i++) {
+		char exe[4 * 4096 + 1]; /* the program's path: any byte */
+
 		printf("# process %u (%s) %s, %u events defined",
 		       t->processes[i].pid, t->processes[i].comm,
-		       t->processes[i].exe, t->processes[i].nevents);
+		       tk_visible(exe, sizeof(exe), t->processes[i].exe),
+		       t->processes[i].nevents);
 		if (t->processes[i].lost_nobuf)
 			printf(", %" PRIu64 " lost with no buffer",
 			       t->processes[i].lost_nobuf);

@@ -410,7 +410,9 @@ int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 		}
 		if (strcmp(kind, "host") == 0) {
 			copy_str(t->host, sizeof(t->host), tk_manifest_get(&r, "name"));
+			tk_visible_name(t->host);
 			copy_str(t->mode, sizeof(t->mode), tk_manifest_get(&r, "mode"));
+			tk_visible_name(t->mode);
 		} else if (strcmp(kind, "clock") == 0) {
 			if (set_clock(t, &r))
 				goto bad;

@@ -835,3 +835,23 @@ def test_field_names_identifiers():
         said = "tracekit: process %d: dropped: it broke the control protocol" % pid
         assert (said in err.splitlines()) == (fate == "dropped"), (name, err[-1500:])
         assert not no_control_bytes(err), err
+
+
+def test_exe_path_printed_escaped():
+    """report's header names each process's executable, a path that may
+    hold any byte but NUL and '/': it went raw to the terminal.  Control
+    bytes are printed as \\xNN, the rest of the path as it is."""
+    base = tklib.tmpdir()
+    odd = os.path.join(base, "a\x1b[2Jb\x07")
+    os.mkdir(odd)
+    prog = os.path.join(odd, "basic")
+    shutil.copy(test_cli.BASIC, prog)
+    d = os.path.join(base, "t")
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(tklib.BUILD, "lib"))
+    tklib.record(d, [prog, "-n", "3"], "-q", check=True, env=env)
+    out = tklib.tracekit("report", d, check=True).stdout
+    header = [l for l in out.splitlines() if l.startswith("# process ")]
+    assert len(header) == 1, out[:2000]
+    assert header[0].endswith(" %s/a\\x1b[2Jb\\x07/basic, 3 events defined"
+                              % os.path.realpath(base)), header
+    assert not no_control_bytes(out), out[:2000]
