@@ -855,3 +855,20 @@ def test_exe_path_printed_escaped():
     assert header[0].endswith(" %s/a\\x1b[2Jb\\x07/basic, 3 events defined"
                               % os.path.realpath(base)), header
     assert not no_control_bytes(out), out[:2000]
+
+
+def test_hello_pid_is_the_kernels():
+    """A process said its pid in HELLO and the recorder believed it: that
+    pid names the /proc files it reads and the trace's process.  A
+    connection claiming pid 1 is recorded under its real pid (the
+    kernel's SO_PEERCRED), with its real parent."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    rec = start_record(d, ["hello-pid", "1"])
+    rc, err = finish(rec)
+    assert rc == 0 and rec.rest == "kept\n", (rc, rec.rest, err[-1500:])
+    pid = int(re.search(r"\(pid (\d+)\)", err).group(1))
+    out = tklib.tracekit("report", d, check=True).stdout
+    procs = [l for l in out.splitlines() if l.startswith("# process ")]
+    assert procs and all(l.startswith("# process %d (" % pid) for l in procs), procs
+    manifest = open(os.path.join(d, "tracekit.manifest")).read()
+    assert re.search(r"\bpid=1\b", manifest) is None, manifest
