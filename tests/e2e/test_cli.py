@@ -262,7 +262,8 @@ def test_error_stray_operands():
                         (("hist", "a", "b", "-e", "x", "--key", "y"), "b"),
                         (("list", "-e", "a", "b", "c"), "c"),
                         (("list", "-t", "b", "c"), "b"),
-                        (("list", "-f", "a", "b"), "b")):
+                        (("list", "-f", "a", "b"), "b"),
+                        (("list", "/bin/true", "extra"), "extra")):
         one_error(tk(*args), rc=2, exact="tracekit: unexpected argument '%s'" % extra)
     for verb in ("start", "stop", "show", "extract", "reset"):
         one_error(tk(verb, "b", "c"), rc=2,
