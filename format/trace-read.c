@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -357,6 +358,22 @@ static void lost_since_update(struct tk_trace *t)
 	}
 }
 
+/* Whether @dir holds what record makes first (its events/ and user/
+ * directories): a recorder killed while it started, before its first
+ * manifest. */
+static bool started_only(const char *dir)
+{
+	char sub[PATH_MAX];
+	struct stat st;
+
+	for (unsigned i = 0; i < 2; i++) {
+		snprintf(sub, sizeof(sub), "%s/%s", dir, i ? "user" : "events");
+		if (stat(sub, &st) < 0 || !S_ISDIR(st.st_mode))
+			return false;
+	}
+	return true;
+}
+
 int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 			size_t errlen)
 {
@@ -380,6 +397,10 @@ int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 		if (stat(dir, &st) < 0)
 			snprintf(err, errlen, "cannot open '%s': %s", dir,
 				 strerror(errno));
+		else if (ret == -ENOENT && started_only(dir))
+			snprintf(err, errlen,
+				 "'%s' holds no trace: its recorder stopped while it started, before it wrote %s",
+				 dir, TK_MANIFEST_NAME);
 		else if (ret == -ENOENT)
 			snprintf(err, errlen, "'%s' is not a tracekit trace (no %s)",
 				 dir, TK_MANIFEST_NAME);

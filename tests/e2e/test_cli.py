@@ -409,6 +409,13 @@ def test_error_report_not_a_trace():
     one_error(tk("report", empty), contains=(empty,),
               exact="tracekit: '%s' is not a tracekit trace (no tracekit.manifest)"
               % empty)
+    # what record makes first, killed before its first manifest
+    started = os.path.join(base, "started")
+    for sub in ("", "events", "user"):
+        os.mkdir(os.path.join(started, sub))
+    one_error(tk("report", started), contains=(started,),
+              exact="tracekit: '%s' holds no trace: its recorder stopped while it started,"
+              " before it wrote tracekit.manifest" % started)
     missing = os.path.join(base, "missing")
     one_error(tk("report", missing), contains=(missing,),
               exact="tracekit: cannot open '%s': No such file or directory" % missing)
