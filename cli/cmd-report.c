@@ -339,6 +339,8 @@ static void print_header(const struct report *r)
 	printf("# tracekit trace '%s'\n", t->dir);
 	if (t->incomplete)
 		printf("# incomplete: the recorder stopped before finishing it; what it wrote until then is here, with the counts of its last update\n");
+	else if (t->recovered)
+		printf("# recovered: the recorder stopped before finishing it; 'tracekit recover' cut its files after their last whole packet and counted them\n");
 	printf("# host %s, started %s, clock %s at %" PRIu64 " Hz, %s mode\n",
 	       t->host, start, t->clock.tsc ? "tsc" : "mono", t->clock.freq,
 	       t->mode[0] ? t->mode : "discard");

@@ -22,6 +22,7 @@ static const struct tk_command commands[] = {
 	{ "show", cmd_show, "print what an instance started by 'start' holds" },
 	{ "extract", cmd_extract, "make a trace directory of what an instance started by 'start' holds" },
 	{ "reset", cmd_reset, "remove an instance started by 'start'" },
+	{ "recover", cmd_recover, "make the trace of a recorder that was killed whole for every reader" },
 };
 
 static void usage(FILE *f)

@@ -782,7 +782,7 @@ static void reserve(struct rec_session *s, bool make)
 	char *path;
 	int fd;
 
-	if (asprintf(&path, "%s/.reserve", s->dir) < 0)
+	if (asprintf(&path, "%s/" TK_INDEX_RESERVE, s->dir) < 0)
 		return;
 	if (!make) {
 		unlink(path);

@@ -872,3 +872,25 @@ def test_hello_pid_is_the_kernels():
     assert procs and all(l.startswith("# process %d (" % pid) for l in procs), procs
     manifest = open(os.path.join(d, "tracekit.manifest")).read()
     assert re.search(r"\bpid=1\b", manifest) is None, manifest
+
+
+def test_recover_cuts_only_what_is_ours():
+    """recover cuts a stream file after its last whole packet only where
+    what follows is a killed recorder's (zeros, a packet cut short): a
+    manifest may name any file below the trace, and one that is not a
+    stream file was cut to nothing.  It is refused, one line, exit 1,
+    and left as it was."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    tklib.record(d, [test_cli.BASIC, "-n", "3"], "-q", check=True)
+    manifest = os.path.join(d, "tracekit.manifest")
+    text = open(manifest).read().split("\n", 1)
+    open(manifest, "w").write("tracekit version=1 state=recording\n" + text[1])
+    stream = sorted(os.listdir(os.path.join(d, "user")))
+    victim = os.path.join(d, "user", [f for f in stream if f != "metadata"][0])
+    open(victim, "w").write("not a stream file\n")
+    p = tklib.tracekit("recover", d, check=False)
+    assert (p.returncode, p.stdout) == (1, ""), p
+    assert p.stderr == ("tracekit: '%s' offset 0: neither a packet nor space never written: "
+                        "not a stream file to recover\n" % victim), p.stderr
+    assert open(victim).read() == "not a stream file\n"
+    assert open(manifest).readline() == "tracekit version=1 state=recording\n"
