@@ -405,6 +405,9 @@ int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 		if (stat(dir, &st) < 0)
 			snprintf(err, errlen, "cannot open '%s': %s", dir,
 				 strerror(errno));
+		else if (!S_ISDIR(st.st_mode))
+			snprintf(err, errlen, "'%s' is not a tracekit trace (not a directory)",
+				 dir);
 		else if (ret == -ENOENT && started_only(dir))
 			snprintf(err, errlen,
 				 "'%s' holds no trace: its recorder stopped while it started, before it wrote %s",

@@ -416,6 +416,10 @@ def test_error_report_not_a_trace():
     one_error(tk("report", started), contains=(started,),
               exact="tracekit: '%s' holds no trace: its recorder stopped while it started,"
               " before it wrote tracekit.manifest" % started)
+    afile = os.path.join(base, "afile")
+    open(afile, "w").write("x\n")
+    one_error(tk("report", afile), contains=(afile,),
+              exact="tracekit: '%s' is not a tracekit trace (not a directory)" % afile)
     missing = os.path.join(base, "missing")
     one_error(tk("report", missing), contains=(missing,),
               exact="tracekit: cannot open '%s': No such file or directory" % missing)
