@@ -824,16 +824,6 @@ static void command_before_exec(void *arg)
 	functrace_child_env(&e->r->functrace, &e->r->opt);
 }
 
-static void describe_exit(const char *cmd, int status)
-{
-	if (WIFEXITED(status) && WEXITSTATUS(status))
-		fprintf(stderr, "tracekit: '%s' exited with status %d\n", cmd,
-			WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		fprintf(stderr, "tracekit: '%s' was killed by signal %d (%s)\n", cmd,
-			WTERMSIG(status), strsignal(WTERMSIG(status)));
-}
-
 /* What record exits with once the trace is complete: the command's own
  * status, 128 + N when signal N killed it (as a shell, time or strace
  * report it); 0 for -P. */
@@ -939,7 +929,7 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 				record_kernel_name(&r->kernel, child);
 			if (waitpid(child, &status, WNOHANG) == child) {
 				if (!r->opt.quiet)
-					describe_exit(r->opt.argv[0], status);
+					held_command_say_end(r->opt.argv[0], status);
 				r->child_status = status;
 				return 0;
 			}

@@ -486,6 +486,8 @@ int cmd_stat(int argc, char **argv)
 								 : 100000);
 	}
 	tk_counters_disable(&cs);
+	if (o.cmd)
+		held_command_say_end(o.cmd[0], status);
 	if (tk_counters_read(&cs) < 0) {
 		tk_error("cannot read the event counters: %s", strerror(errno));
 		goto out;

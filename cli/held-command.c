@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -96,6 +97,16 @@ int held_command_cannot_run(const char *name, int err, const char *why)
 {
 	tk_error("cannot run '%s': %s", name, why ? why : strerror(err));
 	return err == ENOENT || err == ENOTDIR ? 127 : 126;
+}
+
+void held_command_say_end(const char *name, int status)
+{
+	if (WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "tracekit: '%s' exited with status %d\n", name,
+			WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		fprintf(stderr, "tracekit: '%s' was killed by signal %d (%s)\n", name,
+			WTERMSIG(status), strsignal(WTERMSIG(status)));
 }
 
 char *held_command_find(const char *name, int *status)

@@ -33,6 +33,10 @@ void held_command_cancel(struct held_command *c);
  * 126 when it is there but cannot be executed. */
 int held_command_cannot_run(const char *name, int err, const char *why);
 
+/* Say how command @name ended, by its wait @status, when it failed:
+ * "exited with status N", "was killed by signal N (NAME)". */
+void held_command_say_end(const char *name, int status);
+
 /* Find @name as the shell does (find-program.h); NULL after saying why,
  * with *@status the shell's exit status for it. */
 char *held_command_find(const char *name, int *status);
