@@ -479,7 +479,7 @@ def test_speedscope_opens_chrome_json():
     d = tree_trace()
     path = convert(d, "chrome")
     got = browser("speedscope", path, "")
-    assert got["errors"] == [], got
+    assert got["errors"] == [] and got["blocked"] == [], got
     assert got["title"] == os.path.basename(path) + " - speedscope", got
     assert any(re.fullmatch(r"prog-functree \(pid \d+\), prog-functree \(tid \d+\).*", t)
                for t in got["toolbar"]), got["toolbar"]
@@ -537,14 +537,15 @@ def test_devtools_reads_chrome_json():
 
 
 def test_svg_in_chromium():
-    """The SVG in headless Chromium: the widest frame above main is
-    sleeper; hovering names it with its share; a click zooms it to the
-    full width; a search colours it and reports its share."""
+    """The SVG in headless Chromium, offline (a request for anything but
+    a local file is refused and fails the test): the widest frame above
+    main is sleeper; hovering names it with its share; a click zooms it
+    to the full width; a search colours it and reports its share."""
     node()
     d = tree_trace()
     path = convert(d, "svg")
     got = browser("svg", path, "sleep", "")
-    assert got["errors"] == [], got
+    assert got["errors"] == [] and got["blocked"] == [], got
     assert got["hot"] == "sleeper" and got["label"] == "sleeper", got
     m = re.fullmatch(r"sleeper \((\d+\.\d+) ms, (\d+\.\d+)%\)", got["hover"])
     assert m and float(m.group(1)) >= 20, got
