@@ -423,9 +423,9 @@ static int print_result(struct tk_cursor *c, struct latency *l,
  * start trigger carries the filter that decides which starts are saved.
  * Ends are not selected: an end counts when its start was kept. */
 static bool start_selected(struct tk_cursor *c, const struct hist_latency_opts *o,
-			   const struct tk_filter *f, const struct tk_value *values)
+			   struct hist_filter *hf, unsigned ki, const struct tk_value *values)
 {
-	if (f && !tk_filter_match(f, values))
+	if (!hist_filter_match(c, hf, ki, values))
 		return false;
 	if (!o->who || report_who_all(o->who))
 		return true;
@@ -441,7 +441,7 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 		     const char *dir)
 {
 	struct latency l = { 0 };
-	struct tk_filter *filters[HIST_MAX_KINDS] = { 0 };
+	struct hist_filter filters = { 0 };
 	unsigned char *rec = NULL, *krec = NULL;
 	uint64_t starts = 0, ends = 0, starts_left = 0, first = 0;
 	bool same = !strcmp(from->name, to->name);
@@ -455,7 +455,7 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 	l.keymap.keysize = (l.keymap.keysize + 7) & ~(size_t)7;
 	l.slow_cap = o->slowest;
 	l.slow = calloc(o->slowest + 1, sizeof(*l.slow));
-	if (hist_filters_compile(c, o->filter, from, filters) < 0)
+	if (hist_filters_compile(c, o->filter, from, &filters) < 0)
 		goto out;
 	rec = calloc(1, l.map.keysize + 8);
 	krec = calloc(1, l.keymap.keysize + 8);
@@ -515,7 +515,7 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 			bool added, sel;
 
 			starts++;
-			sel = start_selected(c, o, filters[ki], values);
+			sel = start_selected(c, o, &filters, ki, values);
 			l.unselected += !sel;
 			for (unsigned k = 0; k < o->nmatch; k++)
 				hist_key_encode(&o->from_keys[k], ki, c, values, rec);
@@ -586,7 +586,6 @@ out:
 		munmap(l.lats, l.lats_cap * sizeof(*l.lats));
 	free(l.slow);
 	free(rec);
-	for (unsigned i = 0; i < from->nkinds; i++)
-		tk_filter_free(filters[i]);
+	hist_filter_free(&filters);
 	return ret;
 }

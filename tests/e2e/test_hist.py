@@ -152,6 +152,25 @@ def test_latency_selection():
     for sel in (("--tid", str(tid)), ("--comm", "prog-lat*")):
         stats, _, _, _ = parse_latency(hist(d, *base, *sel).stdout)
         assert stats["count"] == len([x for x in all_pairs if x[1]["tid"] == tid]), (sel, stats)
+    # -f knows the fields --key knows of every event, as report -F does
+    mine = len([x for x in all_pairs if x[1]["tid"] == tid])
+    pid = tklib.report_lines(d)[0]["tid"]
+    for flt in ("tid == %d" % tid, "common_pid == %d" % tid,
+                'comm ~ "prog-lat*" && tid == %d' % tid,
+                'common_comm == "prog-latency" && pid == %d && tid == %d' % (pid, tid)):
+        stats, _, _, _ = parse_latency(hist(d, *base, "-f", flt).stdout)
+        assert stats["count"] == mine, (flt, stats)
+    assert mine == len(all_pairs)  # one thread: no start of another
+    p = hist(d, *base, "-f", "tid != %d" % tid, check=False)
+    assert p.returncode == 1 and p.stderr.startswith(
+        "tracekit: no 'lat:done' matched a 'lat:start' on id"), p.stderr
+    cpus = {}
+    for x in all_pairs:
+        cpus[x[1]["cpu"]] = cpus.get(x[1]["cpu"], 0) + 1
+    for cpu, n in cpus.items():
+        for flt in ("cpu == %d" % cpu, "common_cpu == %d" % cpu):
+            stats, _, _, _ = parse_latency(hist(d, *base, "-f", flt).stdout)
+            assert stats["count"] == n, (flt, stats, cpus)
     p = hist(d, *base, "--tid", str(tid + 100000), check=False)
     assert p.returncode == 1 and p.stderr.startswith(
         "tracekit: no 'lat:done' matched a 'lat:start' on id"), p.stderr
@@ -363,6 +382,17 @@ def test_kernel_syscall_pairs():
     out = hist(d, "-e", "syscalls:sys_enter_getppid", "--key", "common_pid.execname").stdout
     m = re.search(r"^\{ common_pid: (\S+) \[(\d+)\] \} hitcount: +(\d+)$", out, re.M)
     assert m and int(m.group(2)) == pid and int(m.group(3)) == len(enters), out
+    # -f on the thread's name, number and CPU, as --key has them
+    for flt in ('common_comm ~ "prog-kstat*"', 'comm ~ "prog-kstat*"', "tid == %d" % pid):
+        out = hist(d, "-e", "syscalls:sys_enter_getppid", "--key", "common_pid",
+                   "-f", flt).stdout
+        assert re.findall(r"^\{ common_pid: +(\d+) \} hitcount: +(\d+)$", out, re.M) == \
+            [(str(pid), str(len(enters)))], (flt, out)
+    for cpu in {e["cpu"] for e in enters}:
+        out = hist(d, "-e", "syscalls:sys_enter_getppid", "--key", "common_pid",
+                   "-f", "common_pid == %d && cpu == %d" % (pid, cpu)).stdout
+        assert re.search(r"^    Hits: %d$" % len([e for e in enters if e["cpu"] == cpu]),
+                         out, re.M), out
     assert "prog-kstat-getppid".startswith(m.group(1)), m.group(1)
 
 
