@@ -425,7 +425,7 @@ static int print_result(struct tk_cursor *c, struct latency *l,
 static bool start_selected(struct tk_cursor *c, const struct hist_latency_opts *o,
 			   struct hist_filter *hf, unsigned ki, const struct tk_value *values)
 {
-	if (!hist_filter_match(c, hf, ki, values))
+	if (hf->f[ki] && !hist_filter_match(c, hf, ki, values))
 		return false;
 	if (!o->who || report_who_all(o->who))
 		return true;

@@ -289,7 +289,7 @@ int hist_table_run(struct tk_cursor *c, const struct hist_event *e,
 			short_records++;
 			continue;
 		}
-		if (!hist_filter_match(c, &filters, ki, values)) {
+		if (filters.f[ki] && !hist_filter_match(c, &filters, ki, values)) {
 			filtered++;
 			continue;
 		}
