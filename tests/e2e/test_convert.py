@@ -593,6 +593,27 @@ def test_convert_errors():
         assert open(target).read() == "old"
 
 
+def test_nothing_to_fold():
+    """A trace of user events only, no stack and no function_graph call:
+    folded and svg say there is nothing to fold, exit 1 and write no
+    file (an empty flame graph would be no answer); with --stacks on a
+    function_graph trace, the same, naming the options that record
+    stacks. chrome and tracedat write those events."""
+    d = os.path.join(tmpdir(), "t")
+    record(d, [BASIC, "-n", "10"])
+    for fmt, suffix in (("folded", ".folded"), ("svg", ".svg")):
+        one_error(tracekit("convert", "--to", fmt, d, check=False), rc=1,
+                  exact="tracekit: nothing to fold in trace '%s': no stack and no "
+                  "function_graph call in the events read" % d)
+        assert not os.path.exists(d + suffix)
+    assert os.path.getsize(convert(d, "chrome")) > 0
+    t = tree_trace()
+    p = tracekit("convert", "--to", "folded", "--stacks", t, "-o", "-", check=False)
+    one_error(p, rc=1, exact="tracekit: nothing to fold in trace '%s': no stack was "
+              "recorded with the events read (record --ustack, --stack or --func-stack)" % t)
+    assert p.stdout == ""
+
+
 def test_selection_as_report():
     """--tid, --events, --from/--until keep in every format what report
     keeps with the same options (convert's --until is report's --to):
