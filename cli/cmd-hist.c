@@ -49,7 +49,7 @@ static void usage(FILE *f)
 		"  --sort S[,S]       count, a key or a value, each .ascending or\n"
 		"                     .descending (default: count and values largest\n"
 		"                     first, keys smallest first); default: count\n"
-		"  -f FILTER          only events matching FILTER (ftrace syntax, on\n"
+		"  -f, -F FILTER      only events matching FILTER (ftrace syntax, on\n"
 		"                     the event's fields and those --key knows of\n"
 		"                     every event: common_pid, tid, pid, comm, cpu...;\n"
 		"                     FIELD.function == NAME: the function at an address)\n"
@@ -87,6 +87,7 @@ static int parse_options(struct hist_args *a, int argc, char **argv)
 			a->event = optarg;
 			break;
 		case 'f':
+		case 'F': /* as report names it */
 			a->filter = optarg;
 			break;
 		case 'i':

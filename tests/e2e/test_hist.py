@@ -308,6 +308,9 @@ def test_table_exact():
     p = hist(d, "-e", "lat:done", "--key", "kind,comm", "--limit", "1", "-f", "kind < 9")
     first = re.findall(r"^\{ kind: +(\d+), comm: (\S+) +\} hitcount: +(\d+)$", p.stdout, re.M)
     assert first == [("0", "prog-latency", str(sums[0][1] + 2))], p.stdout
+    # -F, report's name for the filter, is the same option
+    assert hist(d, "-e", "lat:done", "--key", "kind,comm", "--limit", "1", "-F",
+                "kind < 9").stdout == p.stdout
     assert re.search(r"^    Filtered out: 1$", p.stdout, re.M), p.stdout
     # the gaps in power-of-two buckets (ftrace's: the power of two at or
     # above the value), smallest first
