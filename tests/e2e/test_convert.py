@@ -418,6 +418,21 @@ def test_chrome_kernel_filtered():
     events = chrome(d)
     assert {e["pid"] for e in events} == {pid}, {(e["pid"], e["name"]) for e in events}
     assert any(e["name"] == "sleeping" for e in events)
+    # every wakeup names its waker "COMM TID", the task report shows the
+    # sched_wakeup in; a waker with no track (another task, left out by
+    # -F, or the idle task) has the mark on the woken thread's own track
+    woke = set()
+    for e in kernlib.report(d, "--events", "sched:sched_wakeup"):
+        woken = int(re.search(r"(?:\bpid=|:)(\d+) ", e["text"]).group(1))
+        woke.add((woken, "%s %d" % (e["comm"] if e["tid"] else "<idle>", e["tid"])))
+    tracks = {e["tid"] & ~(1 << 30) for e in events if e.get("cat") == "sched"}
+    marks = [e for e in events if e["ph"] == "i" and e["name"] == "wakeup"]
+    assert marks, "no wakeup"
+    for e in marks:
+        woken, waker = e["args"]["woken"], e["args"]["waker"]
+        assert (woken, waker) in woke, (e, woke)
+        by = int(waker.rsplit(" ", 1)[1])
+        assert e["tid"] == (by if by in tracks else woken) | 1 << 30, (e, tracks)
 
 
 def wait_until(cond, timeout=60):
