@@ -730,13 +730,15 @@ def test_memory_does_not_grow_with_the_trace():
 
 
 def test_convert_output_names():
-    """The default output is DIR plus the format's suffix; '-o -' writes
-    to standard output (the same bytes); a progress line only on a
-    terminal (not here)."""
+    """The default output is DIR plus the format's suffix (a file of that
+    name is replaced); '-o -' writes to standard output (the same bytes);
+    a progress line only on a terminal (not here)."""
     d = tree_trace()
+    open(d + ".folded", "w").write("old\n")  # replaced, as the docs say
     p = tracekit("convert", "--to", "folded", d)
     assert p.stdout == "" and p.stderr == "", p
     a = open(d + ".folded").read()
+    assert a != "old\n" and folded(d + ".folded")
     p = tracekit("convert", "--to", "folded", d, "-o", "-")
     assert p.stdout == a and p.stderr == ""
     tracekit("convert", "--to", "chrome", d + "/")
