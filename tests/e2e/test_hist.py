@@ -353,6 +353,48 @@ def test_bad_input():
         len(p.stderr.splitlines()) == 1, p.stderr
 
 
+def test_slowest_marks_lost_events():
+    """8 KiB buffers lose events: an interval between two test:seq events
+    of a thread with events lost between them (a 'lost N events' slice
+    of the Chrome JSON, from the last event before to the first after)
+    is counted on the 'lost events:' line and marked in the slowest;
+    none other is."""
+    import json
+    d = os.path.join(tklib.tmpdir(), "t")
+    p = tklib.record(d, [tklib.prog("basic"), "-n", "200000", "-t", "2"], "-b", "8",
+                     timeout=120)
+    assert tklib.summary(p.stderr)[1]["lost"] > 0, p.stderr
+    tklib.tracekit("convert", "-q", "--to", "chrome", d, "-o", d + ".json")
+    events = json.load(open(d + ".json"))["traceEvents"]
+    ns = lambda us: int(round(us * 1000))  # noqa: E731
+    seq = {}
+    for e in events:
+        if e["name"] == "test:seq":
+            seq.setdefault(e["tid"], set()).add(ns(e["ts"]))
+    gaps = set()
+    for e in events:
+        if e.get("cat") != "lost":
+            continue
+        tid = e["tid"] & ~(1 << 29)
+        a, b = ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])
+        if a in seq.get(tid, ()) and b in seq[tid]:
+            gaps.add((tid, tklib.secs_text(a), b - a))
+    assert gaps, "no loss between two events of a thread"
+    out = hist(d, "--from", "test:seq", "--to", "test:seq", "--match", "thread",
+               "--slowest", "200", "--unit", "ns").stdout
+    m = re.search(r"^lost events: (\d+) intervals have events lost in between", out, re.M)
+    assert m and int(m.group(1)) == len(gaps), (out[-3000:], gaps)
+    slow = re.findall(r"^\s+(\d+) ns  from\s+\S+-(\d+) \[\d+\] (\d+\.\d+)  to .*?"
+                      r"thread=\d+(  \[events lost in between\])?$", out, re.M)
+    assert len(slow) == 200, out[-3000:]
+    for dur, tid, start, mark in slow:
+        # the same interval: its start (as printed) and its length (the
+        # JSON's is a difference of ns, hist's ticks in ns: 1 ns apart)
+        gap = [g for g in gaps if g[:2] == (int(tid), start) and abs(g[2] - int(dur)) <= 1]
+        assert bool(mark) == bool(gap), (dur, tid, start, mark, gaps)
+    assert any(s[3] for s in slow), out[-3000:]
+
+
 def test_kernel_syscall_pairs():
     """sys_enter_getppid -> sys_exit_getppid of a thread: one pair per
     call, on a real recording; the histogram of sys_enter_getppid by
