@@ -193,7 +193,8 @@ static int split(char *list, char **out, unsigned max, const char *what)
 static int run_table(struct tk_cursor *c, const struct hist_args *a)
 {
 	struct hist_key keys[HIST_MAX_KEYS], vals[HIST_MAX_KEYS];
-	struct hist_table_opts o = { .keys = keys, .vals = vals, .sort = a->sort,
+	struct hist_table_opts o = { .key_text = a->keys, .keys = keys, .vals = vals,
+				     .sort = a->sort,
 				     .filter = a->filter, .limit = a->limit };
 	struct hist_event e;
 	char *klist = strdup(a->keys), *vlist = a->vals ? strdup(a->vals) : NULL;

@@ -203,9 +203,7 @@ static void print_table(struct tk_cursor *c, const struct table *t,
 	int widths[HIST_MAX_KEYS] = { 0 };
 	char buf[256], num[TK_NUM_MAX];
 
-	printf("# event histogram of %s\n#\n# keys: ", e->name);
-	for (unsigned i = 0; i < o->nkeys; i++)
-		printf("%s%s", i ? "," : "", o->keys[i].name);
+	printf("# event histogram of %s\n#\n# keys: %s", e->name, o->key_text);
 	printf("  values: hitcount");
 	for (unsigned i = 0; i < o->nvals; i++)
 		printf(",%s", o->vals[i].name);

@@ -160,6 +160,7 @@ void hist_map_free(struct hist_map *m);
 
 /* The event histogram: keys, values, sort and how many lines to print. */
 struct hist_table_opts {
+	const char *key_text;  /* --key as given, modifiers included */
 	unsigned nkeys;
 	struct hist_key *keys;
 	unsigned nvals;

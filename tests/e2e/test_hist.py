@@ -209,6 +209,7 @@ def test_user_function_names():
     d = os.path.join(tklib.tmpdir(), "t")
     tklib.record(d, [tklib.prog("functree"), "tree"], "-p", "function_graph")
     out = hist(d, "-e", "ftrace:funcgraph_entry", "--key", "func.sym").stdout
+    assert "\n# keys: func.sym  values: hitcount  sort: count\n" in out, out[:300]
     counts = {m.group(1): int(m.group(2)) for m in re.finditer(
         r"^\{ func: (\S+) +\} hitcount: +(\d+)$", out, re.M)}
     # functree.c: leaf 100 times from main, 50 in each of 2 threads
