@@ -641,6 +641,7 @@ def test_selection_as_report():
     assert {e["tid"] for e in chrome(d, "--tid", str(pid)) if e["ph"] != "M"} == {pid}
     svg = open(convert(d, "svg", "--calls", "--tid", str(pid))).read()
     assert "loop_leaf" in svg and "thread_main" not in svg
+    assert re.search(r'id="info"[^>]*>%d calls<' % sum(want.values()), svg), svg[:2000]
     u = os.path.join(tmpdir(), "u")
     record(u, [BASIC, "-n", "100", "-t", "2"])
     lines = tklib.report_lines(u)
