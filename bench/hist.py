@@ -17,12 +17,15 @@ Then, REPEAT times each (output to /dev/null), the wall time of:
   the same two on the user trace (key thread; test:seq to test:seq)
   trace-cmd hist -i trace.dat  (its histogram of the same events per task)
   trace-cmd report -i trace.dat (reading the same events as text)
-and prints the medians as events read per second.  The recordings hold
+and prints the medians as events read per second of wall time and of
+CPU time (user + system: what a run costs whatever else the machine
+runs), with the load average before and after.  The recordings hold
 the machine-wide tracefs lock and put back any tracing state a tool
 left changed (bench/kernel.py's Kept).
 """
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -42,6 +45,22 @@ def count_events(tk, d):
         if len(parts) == 2 and parts[1] == "total":
             return int(parts[0])
     raise SystemExit("bench: cannot count the events of %s: %s" % (d, p.stderr.strip()))
+
+
+def timed(args):
+    """(wall seconds, CPU seconds of the child) of running ARGS, output to
+    /dev/null; (None, None) if it failed."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = kb.timed(args)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if wall is None:
+        return None, None
+    return wall, (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+
+
+def load():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
 
 
 def main():
@@ -101,17 +120,23 @@ def main():
              ["trace-cmd", "report", "-i", dat]),
         ]
         times = {name: [] for name, _, _ in cases}
+        cpu = {name: [] for name, _, _ in cases}
+        before = load()
         for r in range(1, a.repeat + 1):
             kb.note("[%d/%d] reading" % (r, a.repeat))
             for name, _, args in cases:
-                times[name].append(kb.timed(args))
-        print("| what (%d calls, medians of %d) | events | s | M events/s |" % (
-            a.calls, a.repeat))
-        print("|---|---|---|---|")
+                wall, used = timed(args)
+                times[name].append(wall)
+                cpu[name].append(used)
+        print("load average %s before, %s after" % (before, load()))
+        print("| what (%d calls, medians of %d) | events | s | M events/s | CPU s "
+              "| M events/CPU s |" % (a.calls, a.repeat))
+        print("|---|---|---|---|---|---|")
         for name, n, _ in cases:
-            t = kb.med(times[name])
-            print("| %s | %d | %s | %s |" % (name, n, kb.f(t, "%.3f"),
-                                           kb.f(n / t / 1e6 if t else None, "%.1f")))
+            t, c = kb.med(times[name]), kb.med(cpu[name])
+            print("| %s | %d | %s | %s | %s | %s |" % (
+                name, n, kb.f(t, "%.3f"), kb.f(n / t / 1e6 if t else None, "%.1f"),
+                kb.f(c, "%.3f"), kb.f(n / c / 1e6 if c else None, "%.1f")))
     finally:
         if os.environ.get("BENCH_KEEP") != "1":
             shutil.rmtree(tmp, ignore_errors=True)

@@ -33,7 +33,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"\n"
 		"  --to FORMAT   the format (above)\n"
-		"  -o OUT        the output file\n"
+		"  -o OUT        the output file (replaced if it exists, once the\n"
+		"                conversion has succeeded)\n"
 		"  --calls       folded, svg: weigh function_graph stacks by calls,\n"
 		"                not by self time in ns\n"
 		"  --on-cpu      folded, svg: weigh them by self time on a CPU: without\n"

@@ -49,7 +49,9 @@ static void usage(FILE *f)
 		"  --sort S[,S]       count, a key or a value, each .ascending or\n"
 		"                     .descending (default: count and values largest\n"
 		"                     first, keys smallest first); default: count\n"
-		"  -f FILTER          only events matching FILTER (ftrace syntax;\n"
+		"  -f, -F FILTER      only events matching FILTER (ftrace syntax, on\n"
+		"                     the event's fields and those --key knows of\n"
+		"                     every event: common_pid, tid, pid, comm, cpu...;\n"
 		"                     FIELD.function == NAME: the function at an address)\n"
 		"  --limit N          print the first N entries only\n"
 		"  --from EVENT       latency: where an interval starts\n"
@@ -85,6 +87,7 @@ static int parse_options(struct hist_args *a, int argc, char **argv)
 			a->event = optarg;
 			break;
 		case 'f':
+		case 'F': /* as report names it */
 			a->filter = optarg;
 			break;
 		case 'i':
@@ -190,7 +193,8 @@ static int split(char *list, char **out, unsigned max, const char *what)
 static int run_table(struct tk_cursor *c, const struct hist_args *a)
 {
 	struct hist_key keys[HIST_MAX_KEYS], vals[HIST_MAX_KEYS];
-	struct hist_table_opts o = { .keys = keys, .vals = vals, .sort = a->sort,
+	struct hist_table_opts o = { .key_text = a->keys, .keys = keys, .vals = vals,
+				     .sort = a->sort,
 				     .filter = a->filter, .limit = a->limit };
 	struct hist_event e;
 	char *klist = strdup(a->keys), *vlist = a->vals ? strdup(a->vals) : NULL;

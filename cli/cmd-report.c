@@ -87,7 +87,7 @@ static void usage(FILE *f)
 		"latency columns irqs-off, need-resched, hardirq/softirq, preempt\n"
 		"depth, migrate-disable depth (blank on user lines).\n\n"
 		"  DIR               trace directory (default " TK_DEFAULT_OUTPUT ")\n"
-		"  -F FILTER         only events matching FILTER (ftrace syntax, as record's\n"
+		"  -F, -f FILTER     only events matching FILTER (ftrace syntax, as record's\n"
 		"                    -f, with its messages); events without the fields it\n"
 		"                    names are left out; every event also has the fields\n"
 		"                    common_pid (its thread), common_comm and common_cpu\n"
@@ -101,6 +101,7 @@ static void usage(FILE *f)
 		"  --from T, --to T  only events from time T, up to time T (included): in\n"
 		"                    seconds as --ts prints them (ticks with --ts raw),\n"
 		"                    or +SECONDS after the trace's first event\n"
+		"  --until T         the same as --to T (its name in convert)\n"
 		"  --no-cut          overwrite mode: also the events from before the time\n"
 		"                    every stream covers (the streams that kept more)\n"
 		"  --ts MODE         timestamps: mono (default, seconds of CLOCK_MONOTONIC),\n"
@@ -133,8 +134,9 @@ static int parse_options(struct report *r, int argc, char **argv)
 	while ((c = opt_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case 'F':
+		case 'f': /* as hist and record name it */
 			r->filter = optarg;
-			report_select_note(&r->sel, "-F", optarg);
+			report_select_note(&r->sel, c == 'F' ? "-F" : "-f", optarg);
 			break;
 		case 'i':
 			r->dir = optarg;
@@ -145,6 +147,7 @@ static int parse_options(struct report *r, int argc, char **argv)
 		case OPT_COMM:
 		case OPT_FROM:
 		case OPT_TO:
+		case OPT_UNTIL: /* --to, as convert names it */
 			if (report_select_option(&r->sel, c, optarg) < 0)
 				return -1;
 			break;

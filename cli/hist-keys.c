@@ -12,6 +12,8 @@
 #include <string.h>
 #include <event-parse.h>
 #include "cli.h"
+#include "common/filter.h"
+#include "filter-check.h"
 #include "format/symbols.h"
 #include "hist.h"
 
@@ -25,6 +27,105 @@ static const struct {
 	{ "common_comm", SRC_COMM, false }, { "cpu", SRC_CPU, false },
 	{ "common_cpu", SRC_CPU, false },
 };
+
+#define NSPECIALS (sizeof(specials) / sizeof(specials[0]))
+
+/* Whether special @s is a field of @kind's (pid only for user events). */
+static bool special_of(size_t s, const struct tk_cursor_kind *kind)
+{
+	return !specials[s].user_only || !kind->kernel;
+}
+
+int hist_filters_compile(struct tk_cursor *c, const char *filter,
+			 const struct hist_event *e, struct hist_filter *hf)
+{
+	unsigned most = 0;
+
+	for (unsigned i = 0; filter && i < e->nkinds; i++) {
+		const struct tk_cursor_kind *kind = e->kinds[i];
+		struct tk_field_desc *all = calloc(kind->nfields + NSPECIALS, sizeof(*all));
+		struct filter_check fc = { 0 };
+		struct tk_filter_error fe;
+		unsigned n = kind->nfields;
+		char msg[512];
+		int ret;
+
+		if (!all) {
+			tk_error("out of memory");
+			return -1;
+		}
+		if (n)
+			memcpy(all, kind->fields, n * sizeof(*all));
+		for (size_t s = 0; s < NSPECIALS; s++) {
+			if (!special_of(s, kind))
+				continue;
+			snprintf(all[n].name, sizeof(all[n].name), "%s", specials[s].name);
+			all[n].kind = specials[s].src == SRC_COMM ? TK_KIND_STRING :
+				      specials[s].src == SRC_CPU ? TK_KIND_UINT : TK_KIND_INT;
+			all[n].size = specials[s].src == SRC_COMM ? 0 : 4;
+			n++;
+		}
+		most = n > most ? n : most;
+		/* as its keys, the filter holds for each kind of the event */
+		ret = tk_filter_compile_named(filter, all, n, hist_filter_namer, c, &hf->f[i], &fe);
+		free(all);
+		if (ret < 0) {
+			filter_check_note(&fc, e->name, &fe);
+			filter_check_result(&fc, filter, msg, sizeof(msg));
+			tk_error("%s", msg);
+			return -1;
+		}
+	}
+	if (most && !(hf->values = calloc(most, sizeof(*hf->values)))) {
+		tk_error("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+bool hist_filter_match(struct tk_cursor *c, struct hist_filter *hf, unsigned ki,
+		       const struct tk_value *values)
+{
+	const struct tk_cursor_kind *kind = c->kind;
+	struct tk_value *v = hf->values;
+	unsigned n = kind->nfields;
+
+	if (!hf->f[ki])
+		return true;
+	if (n)
+		memcpy(v, values, n * sizeof(*v));
+	for (size_t s = 0; s < NSPECIALS; s++) {
+		if (!special_of(s, kind))
+			continue;
+		switch (specials[s].src) {
+		case SRC_TID:
+			v[n].i = c->tid;
+			break;
+		case SRC_PID:
+			v[n].i = c->pid;
+			break;
+		case SRC_CPU:
+			v[n].u = c->cpu;
+			break;
+		case SRC_COMM:
+			v[n].str = tk_cursor_comm(c);
+			v[n].len = (uint32_t)strlen(v[n].str);
+			break;
+		default:
+			break;
+		}
+		n++;
+	}
+	return tk_filter_match(hf->f[ki], v);
+}
+
+void hist_filter_free(struct hist_filter *hf)
+{
+	for (unsigned i = 0; i < HIST_MAX_KINDS; i++)
+		tk_filter_free(hf->f[i]);
+	free(hf->values);
+	memset(hf, 0, sizeof(*hf));
+}
 
 int hist_event_find(struct tk_cursor *c, const char *name, struct hist_event *e)
 {
@@ -83,7 +184,7 @@ static int parse_mod(const char *spec, const char *mod, struct hist_key *k)
 static void no_field(const struct hist_event *e, const struct tk_cursor_kind *kind,
 		     const char *field)
 {
-	const char **names = calloc(kind->nfields + sizeof(specials) / sizeof(specials[0]) + 1,
+	const char **names = calloc(kind->nfields + NSPECIALS + 1,
 				    sizeof(*names));
 	unsigned n = 0;
 	const char *close = NULL;

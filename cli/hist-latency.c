@@ -48,6 +48,7 @@ struct instance {
 	struct point start, end;
 	size_t key;   /* its index in the map: the match values */
 	uint32_t group; /* --key: its index in keymap */
+	bool lost;    /* events were lost in between (lost_between) */
 };
 
 struct latency {
@@ -63,7 +64,35 @@ struct latency {
 	struct hist_map keymap; /* --key: the starts' key values */
 	uint32_t *lkeys;        /* --key: lats[i]'s index in keymap */
 	size_t lkeys_cap;
+	/* per source of the cursor: the user stream's events_discarded so
+	 * far, and the time of the first event after its last loss (a
+	 * kernel CPU's: after the last page that says it missed events) */
+	uint64_t *discarded, *lost_at;
+	uint64_t lost_spans; /* intervals with events lost in between */
 };
+
+/* Note a loss just before the cursor's current event, in its source. */
+static void note_loss(struct latency *l, const struct tk_cursor *c)
+{
+	if (c->reader) {
+		if (c->reader->discarded == l->discarded[c->src])
+			return;
+		l->discarded[c->src] = c->reader->discarded;
+	} else if (!c->missed) {
+		return;
+	}
+	l->lost_at[c->src] = c->ts;
+}
+
+/* Whether events of the start's or the end's source were lost between
+ * them: the source went on after a loss later than the start (for the
+ * end's source, the loss may also lie before the start, in the gap
+ * between its last event before and its first after). */
+static bool lost_between(const struct latency *l, const struct point *start,
+			 const struct point *end)
+{
+	return l->lost_at[start->src] > start->ts || l->lost_at[end->src] > start->ts;
+}
 
 static void slow_down(struct latency *l, unsigned i)
 {
@@ -304,7 +333,7 @@ static void print_slowest(struct tk_cursor *c, struct latency *l,
 					c, key, sizeof(key));
 			printf(" %s=%s", o->from_keys[k].name, key);
 		}
-		printf("\n");
+		printf("%s\n", in->lost ? "  [events lost in between]" : "");
 	}
 }
 
@@ -413,6 +442,10 @@ static int print_result(struct tk_cursor *c, struct latency *l,
 	if (l->unselected)
 		printf("not selected: %s starts (-f, --pid, --tid, --comm)\n",
 		       hist_u64(num, l->unselected));
+	if (l->lost_spans)
+		printf("lost events: %s intervals have events lost in between (their "
+		       "times hold recording gaps; marked in the slowest)\n",
+		       hist_u64(num, l->lost_spans));
 	if (l->nslow)
 		print_slowest(c, l, o);
 	return 0;
@@ -423,9 +456,9 @@ static int print_result(struct tk_cursor *c, struct latency *l,
  * start trigger carries the filter that decides which starts are saved.
  * Ends are not selected: an end counts when its start was kept. */
 static bool start_selected(struct tk_cursor *c, const struct hist_latency_opts *o,
-			   const struct tk_filter *f, const struct tk_value *values)
+			   struct hist_filter *hf, unsigned ki, const struct tk_value *values)
 {
-	if (f && !tk_filter_match(f, values))
+	if (hf->f[ki] && !hist_filter_match(c, hf, ki, values))
 		return false;
 	if (!o->who || report_who_all(o->who))
 		return true;
@@ -441,7 +474,7 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 		     const char *dir)
 {
 	struct latency l = { 0 };
-	struct tk_filter *filters[HIST_MAX_KINDS] = { 0 };
+	struct hist_filter filters = { 0 };
 	unsigned char *rec = NULL, *krec = NULL;
 	uint64_t starts = 0, ends = 0, starts_left = 0, first = 0;
 	bool same = !strcmp(from->name, to->name);
@@ -455,11 +488,13 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 	l.keymap.keysize = (l.keymap.keysize + 7) & ~(size_t)7;
 	l.slow_cap = o->slowest;
 	l.slow = calloc(o->slowest + 1, sizeof(*l.slow));
-	if (hist_filters_compile(c, o->filter, from, filters) < 0)
+	l.discarded = calloc(c->merge.nsources + 1, sizeof(*l.discarded));
+	l.lost_at = calloc(c->merge.nsources + 1, sizeof(*l.lost_at));
+	if (hist_filters_compile(c, o->filter, from, &filters) < 0)
 		goto out;
 	rec = calloc(1, l.map.keysize + 8);
 	krec = calloc(1, l.keymap.keysize + 8);
-	if (!rec || !krec || !l.slow)
+	if (!rec || !krec || !l.slow || !l.discarded || !l.lost_at)
 		goto nomem;
 	/* kind->user: roles (bits 0-1), from index (bits 8-15), to index
 	 * (bits 16-23) */
@@ -476,6 +511,8 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 
 		if (!first)
 			first = c->ts; /* --ts start counts from there */
+		if (c->reader ? c->reader->discarded != l.discarded[c->src] : c->missed != 0)
+			note_loss(&l, c);
 		if (!u)
 			continue;
 		values = tk_cursor_values(c);
@@ -502,6 +539,8 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 				in.lat = here.ts - in.start.ts;
 				in.key = (size_t)idx;
 				in.group = l.pending[idx].key;
+				in.lost = lost_between(&l, &in.start, &in.end);
+				l.lost_spans += in.lost;
 				l.pending[idx].valid = false;
 				if (add_lat(&l, in.lat, in.group) < 0)
 					goto nomem;
@@ -515,7 +554,7 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 			bool added, sel;
 
 			starts++;
-			sel = start_selected(c, o, filters[ki], values);
+			sel = start_selected(c, o, &filters, ki, values);
 			l.unselected += !sel;
 			for (unsigned k = 0; k < o->nmatch; k++)
 				hist_key_encode(&o->from_keys[k], ki, c, values, rec);
@@ -585,8 +624,9 @@ out:
 	if (l.lats)
 		munmap(l.lats, l.lats_cap * sizeof(*l.lats));
 	free(l.slow);
+	free(l.discarded);
+	free(l.lost_at);
 	free(rec);
-	for (unsigned i = 0; i < from->nkinds; i++)
-		tk_filter_free(filters[i]);
+	hist_filter_free(&filters);
 	return ret;
 }

@@ -203,9 +203,7 @@ static void print_table(struct tk_cursor *c, const struct table *t,
 	int widths[HIST_MAX_KEYS] = { 0 };
 	char buf[256], num[TK_NUM_MAX];
 
-	printf("# event histogram of %s\n#\n# keys: ", e->name);
-	for (unsigned i = 0; i < o->nkeys; i++)
-		printf("%s%s", i ? "," : "", o->keys[i].name);
+	printf("# event histogram of %s\n#\n# keys: %s", e->name, o->key_text);
 	printf("  values: hitcount");
 	for (unsigned i = 0; i < o->nvals; i++)
 		printf(",%s", o->vals[i].name);
@@ -250,31 +248,10 @@ static void print_table(struct tk_cursor *c, const struct table *t,
 		printf("    Filtered out: %s\n", hist_u64(num, filtered));
 }
 
-int hist_filters_compile(struct tk_cursor *c, const char *filter,
-			 const struct hist_event *e, struct tk_filter **out)
-{
-	for (unsigned i = 0; filter && i < e->nkinds; i++) {
-		struct filter_check fc = { 0 };
-		struct tk_filter_error fe;
-		char msg[512];
-
-		/* as its keys, the filter holds for each kind of the event */
-		if (tk_filter_compile_named(filter, e->kinds[i]->fields,
-					    e->kinds[i]->nfields, hist_filter_namer, c,
-					    &out[i], &fe) < 0) {
-			filter_check_note(&fc, e->name, &fe);
-			filter_check_result(&fc, filter, msg, sizeof(msg));
-			tk_error("%s", msg);
-			return -1;
-		}
-	}
-	return 0;
-}
-
 int hist_table_run(struct tk_cursor *c, const struct hist_event *e,
 		   const struct hist_table_opts *o, const char *dir)
 {
-	struct tk_filter *filters[HIST_MAX_KINDS] = { 0 };
+	struct hist_filter filters = { 0 };
 	struct table t = { 0 };
 	struct sort_ctx s = { 0 };
 	unsigned char *rec = NULL;
@@ -290,7 +267,7 @@ int hist_table_run(struct tk_cursor *c, const struct hist_event *e,
 	s.o = o;
 	if (parse_sort(o->sort ? o->sort : "count", o, &s) < 0)
 		goto out;
-	if (hist_filters_compile(c, o->filter, e, filters) < 0)
+	if (hist_filters_compile(c, o->filter, e, &filters) < 0)
 		goto out;
 	rec = calloc(1, t.map.keysize + 8);
 	if (!rec)
@@ -310,7 +287,7 @@ int hist_table_run(struct tk_cursor *c, const struct hist_event *e,
 			short_records++;
 			continue;
 		}
-		if (filters[ki] && !tk_filter_match(filters[ki], values)) {
+		if (filters.f[ki] && !hist_filter_match(c, &filters, ki, values)) {
 			filtered++;
 			continue;
 		}
@@ -360,8 +337,7 @@ int hist_table_run(struct tk_cursor *c, const struct hist_event *e,
 nomem:
 	tk_error("out of memory reading trace '%s'", dir);
 out:
-	for (unsigned i = 0; i < e->nkinds; i++)
-		tk_filter_free(filters[i]);
+	hist_filter_free(&filters);
 	free(order);
 	free(rec);
 	hist_map_free(&t.map);

@@ -160,6 +160,7 @@ void hist_map_free(struct hist_map *m);
 
 /* The event histogram: keys, values, sort and how many lines to print. */
 struct hist_table_opts {
+	const char *key_text;  /* --key as given, modifiers included */
 	unsigned nkeys;
 	struct hist_key *keys;
 	unsigned nvals;
@@ -169,13 +170,31 @@ struct hist_table_opts {
 	unsigned long limit;   /* 0: every entry */
 };
 
-/* -f FILTER compiled for each kind of @e into out[HIST_MAX_KINDS] (all
- * NULL when @filter is), FIELD.function naming addresses as the events
- * of @c are read; prints the error and returns -1 when it does not
- * compile.  Free each with tk_filter_free. */
+/* -f FILTER compiled for each kind of an event.  Beside the event's own
+ * fields it knows those that --key knows of every event, as report -F
+ * knows common_pid, common_comm and common_cpu: common_pid and tid (the
+ * thread), pid (a user event's process), comm and common_comm, cpu and
+ * common_cpu; an event's own field of the same name comes first. */
 struct tk_filter;
+struct hist_filter {
+	struct tk_filter *f[HIST_MAX_KINDS]; /* per kind; NULL: no filter */
+	struct tk_value *values;             /* a kind's values, then those
+					      * of the fields above */
+};
+
+/* Compile @filter (NULL: none) for each kind of @e into @hf,
+ * FIELD.function naming addresses as the events of @c are read; prints
+ * the error and returns -1 when it does not compile.  Free with
+ * hist_filter_free, also after a failure. */
 int hist_filters_compile(struct tk_cursor *c, const char *filter,
-			 const struct hist_event *e, struct tk_filter **out);
+			 const struct hist_event *e, struct hist_filter *hf);
+
+/* Whether the current event of @c, of kind number @ki, with field
+ * @values, passes the filter (true when there is none). */
+bool hist_filter_match(struct tk_cursor *c, struct hist_filter *hf, unsigned ki,
+		       const struct tk_value *values);
+
+void hist_filter_free(struct hist_filter *hf);
 
 int hist_table_run(struct tk_cursor *c, const struct hist_event *e,
 		   const struct hist_table_opts *o, const char *dir);

@@ -86,7 +86,8 @@ static const struct opt_row {
 	{ 'd', NULL, ARG, V_STAT },
 	{ OPT_SORT, "sort", NO, V_STAT },
 	/* report */
-	{ 'F', NULL, ARG, V_REPORT },
+	{ 'F', NULL, ARG, V_REPORT | V_HIST }, /* hist: -f's other name */
+	{ 'f', NULL, ARG, V_REPORT },          /* -F's other name */
 	{ 'i', NULL, ARG, V_REPORT | V_CONVERT | V_HIST },
 	{ OPT_EVENTS, "events", ARG, V_REPORT | V_CONVERT },
 	{ OPT_TS, "ts", ARG, V_REPORT | V_SHOW | V_CONVERT | V_HIST },
@@ -108,7 +109,7 @@ static const struct opt_row {
 	{ OPT_ON_CPU, "on-cpu", NO, V_CONVERT },
 	{ OPT_STACKS, "stacks", NO, V_CONVERT | V_REPORT },
 	{ OPT_TITLE, "title", ARG, V_CONVERT },
-	{ OPT_UNTIL, "until", ARG, V_CONVERT },
+	{ OPT_UNTIL, "until", ARG, V_CONVERT | V_REPORT }, /* report: --to */
 	/* hist */
 	{ 'e', NULL, ARG, V_HIST },
 	{ 'f', NULL, ARG, V_HIST },

@@ -70,8 +70,11 @@ struct thread {
 	const char *wait_name; /* T_WAITING: runnable, sleeping... */
 	uint64_t since;
 	uint32_t cpu;
-	/* the wakeup whose arrow waits for the next run (waker 0: none) */
+	/* the wakeup whose arrow waits for the next run (waker NULL: none);
+	 * waker_tid is the task that woke it (0: the idle task, an
+	 * interrupt), which may have no track of its own (record -F) */
 	struct thread *waker;
+	uint32_t waker_tid;
 	uint64_t woken_at;
 	/* the open system call */
 	const struct kev *sys;
@@ -759,8 +762,10 @@ static int flow(struct chrome *ch, struct thread *t, char ph, uint64_t id, uint6
 	return 0;
 }
 
-/* The instant "wakeup" (args: the woken thread) on the waker's
- * scheduling track, where an arrow starts.  Viewers that bind a flow's
+/* The instant "wakeup" (args: the woken thread, and the waker as
+ * "COMM TID") on the waker's scheduling track, where an arrow starts; on
+ * the woken thread's own when the waker has no track (the idle task, or
+ * a task record -F left out).  Viewers that bind a flow's
  * start to the slice enclosing it (catapult's trace viewer, Perfetto)
  * find the waker's running slice there; Chrome DevTools' Performance
  * panel binds it only to an event of the same ts, thread and category:
@@ -770,12 +775,18 @@ static void wakeup_mark(struct chrome *ch, const struct thread *waker,
 			const struct thread *woken, uint64_t ts)
 {
 	struct tk_out *o = &ch->x->out;
+	char by[64];
+	int n = snprintf(by, sizeof(by), "%s %u",
+			 woken->waker_tid ? thread_comm(ch, woken->waker_tid) : "<idle>",
+			 woken->waker_tid);
 
 	head(ch, 'i', waker->pid, waker->tid | SCHED_TRACK);
 	put_ts(ch, ts);
 	put_name(ch, "wakeup", "sched");
 	tk_out_str(o, ",\"s\":\"t\",\"args\":{\"woken\":");
 	tk_out_u64(o, woken->tid);
+	tk_out_str(o, ",\"waker\":");
+	tk_out_json_str(o, by, n < 0 ? 0 : (size_t)n < sizeof(by) ? (size_t)n : sizeof(by) - 1);
 	tk_out_mem(o, "}}", 2);
 }
 
@@ -870,6 +881,7 @@ static int on_wakeup(struct chrome *ch, const struct kev *k, struct tk_kernel_cp
 		w->cpu = c->cpu;
 	}
 	t->waker = w;
+	t->waker_tid = waker;
 	t->woken_at = c->ts;
 	return 0;
 }

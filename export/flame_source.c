@@ -489,6 +489,16 @@ struct tk_flame *tk_flame_source_end(struct tk_export *x)
 		tk_export_error(x, "out of memory");
 		return NULL;
 	}
+	/* an empty graph is no answer: say why, and write nothing */
+	if (!f->node[TK_FLAME_ROOT].total) {
+		tk_export_error(x, "nothing to fold in trace '%s': %s", x->trace->dir,
+				x->opts->stacks ? "no stack was recorded with the events read "
+						  "(record --ustack, --stack or --func-stack)"
+				: f == &fs->graph ? "the function_graph calls read weigh nothing"
+						  : "no stack and no function_graph call in the "
+						    "events read");
+		return NULL;
+	}
 	return f;
 }
 

@@ -241,8 +241,10 @@ static int svg_end(struct tk_export *x)
 	tk_out_xml_str(o, title, strlen(title));
 	tk_out_printf(o, "</text>\n<text id=\"unzoom\" x=\"%d\" y=\"22\">Reset zoom</text>\n"
 		      "<text id=\"search\" x=\"%d\" y=\"22\">Search</text>\n"
-		      "<text id=\"info\" x=\"%d\" y=\"22\">%s by %s</text>\n",
-		      PAD, WIDTH - PAD - 100, PAD + 100, wt, f->weighs);
+		      "<text id=\"info\" x=\"%d\" y=\"22\">%s%s%s</text>\n",
+		      PAD, WIDTH - PAD - 100, PAD + 100, wt,
+		      /* a count says what it counts: "165 calls", not "by calls" */
+		      strcmp(f->unit, "ns") ? "" : " by ", strcmp(f->unit, "ns") ? "" : f->weighs);
 	tk_out_printf(o, "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
 		      "<text id=\"matched\" x=\"%d\" y=\"%u\"></text>\n",
 		      PAD, s.height - PAD, WIDTH - PAD - 140, s.height - PAD);

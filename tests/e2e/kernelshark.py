@@ -28,14 +28,6 @@ def missing():
     return None
 
 
-def _free_display():
-    for n in range(90 + os.getpid() % 100, 400):
-        if not os.path.exists("/tmp/.X11-unix/X%d" % n) and \
-                not os.path.exists("/tmp/.X%d-lock" % n):
-            return ":%d" % n
-    raise RuntimeError("no free X display number")
-
-
 def _main_window(env):
     """KernelShark's main window once it has loaded a file: (id, title)."""
     p = subprocess.run(["xdotool", "search", "--name", "^Kernel Shark \\("], env=env,
@@ -65,16 +57,27 @@ def shot(dat, png, size=(1000, 600), timeout=30):
     """Open @dat, take the screen into @png (the window at the top left,
     @size). Returns the main window's title ("Kernel Shark (PATH)") and
     KernelShark's output (stdout and stderr)."""
-    disp = _free_display()
     home = tempfile.mkdtemp(prefix="tracekit-ks.")
     os.chmod(home, 0o700)
-    env = dict(os.environ, DISPLAY=disp, QT_QPA_PLATFORM="xcb", XDG_RUNTIME_DIR=home,
-               HOME=home)
-    xvfb = subprocess.Popen(["Xvfb", disp, "-screen", "0", "%dx%dx24" % size,
-                             "-nolisten", "tcp"],
+    # Xvfb picks a free display itself and writes its number on a pipe
+    # once it listens (-displayfd): two runs side by side cannot take the
+    # same number (a display chosen here by its lock file could be taken
+    # by another run's Xvfb before ours started, ours then failing while
+    # the other answered for it)
+    rfd, wfd = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(wfd), "-screen", "0",
+                             "%dx%dx24" % size, "-nolisten", "tcp"], pass_fds=(wfd,),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(wfd)
     ks = None
     try:
+        with os.fdopen(rfd) as f:
+            number = f.readline().strip()
+        if not number.isdigit() or xvfb.poll() is not None:
+            raise RuntimeError("Xvfb did not start (display %r)" % number)
+        disp = ":" + number
+        env = dict(os.environ, DISPLAY=disp, QT_QPA_PLATFORM="xcb", XDG_RUNTIME_DIR=home,
+                   HOME=home)
         end = time.monotonic() + timeout
         while subprocess.run(["xdotool", "getdisplaygeometry"], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode:

@@ -835,11 +835,18 @@ def test_report_time_window():
     lo, hi = start[20]["ts"], start[120]["ts"]
     want = [e["text"] for e in start if us(lo) <= us(e["ts"]) <= us(hi)]
     assert [e["text"] for e in tklib.report_lines(d, "--from", "+" + lo, "--to", "+" + hi)] == want
-    # with a selection, and counted
+    # --until, convert's name for --to, is the same option here
+    assert [e["text"] for e in tklib.report_lines(d, "--from", "+" + lo, "--until", "+" + hi)] \
+        == want
+    # with a selection, and counted; -f is -F's other name (record's and
+    # hist's name for a filter)
     sel = [e for e in start if us(lo) <= us(e["ts"]) <= us(hi) and "thread=1" in e["text"]]
-    p = tk("report", d, "--count", "--from", "+" + lo, "--to", "+" + hi, "-F", "thread == 1",
-           check=True)
-    assert p.stdout.splitlines() == ["%12d test:seq" % len(sel), "%12d total" % len(sel)]
+    for flag in ("-F", "-f"):
+        p = tk("report", d, "--count", "--from", "+" + lo, "--to", "+" + hi, flag,
+               "thread == 1", check=True)
+        assert p.stdout.splitlines() == ["%12d test:seq" % len(sel), "%12d total" % len(sel)]
+    one_error(tk("report", d, "-f", "thread > 5"), rc=1,
+              exact="tracekit: no event matched -f 'thread > 5' (202 events read)")
     one_error(tk("report", d, "--from", "1.2.3"), rc=2,
               exact="tracekit: --from '1.2.3': not a time (seconds as report prints them, "
                     "or +SECONDS after the first event)")
@@ -848,6 +855,8 @@ def test_report_time_window():
                     "clock ticks with --ts raw, or +SECONDS after the first event)")
     one_error(tk("report", d, "--from", "+2", "--to", "+1"), rc=2,
               exact="tracekit: --from '+2' is after --to '+1'")
+    one_error(tk("report", d, "--from", "+2", "--until", "+1"), rc=2,
+              exact="tracekit: --from '+2' is after --until '+1'")
 
 
 def test_report_empty_selection():

@@ -152,6 +152,25 @@ def test_latency_selection():
     for sel in (("--tid", str(tid)), ("--comm", "prog-lat*")):
         stats, _, _, _ = parse_latency(hist(d, *base, *sel).stdout)
         assert stats["count"] == len([x for x in all_pairs if x[1]["tid"] == tid]), (sel, stats)
+    # -f knows the fields --key knows of every event, as report -F does
+    mine = len([x for x in all_pairs if x[1]["tid"] == tid])
+    pid = tklib.report_lines(d)[0]["tid"]
+    for flt in ("tid == %d" % tid, "common_pid == %d" % tid,
+                'comm ~ "prog-lat*" && tid == %d' % tid,
+                'common_comm == "prog-latency" && pid == %d && tid == %d' % (pid, tid)):
+        stats, _, _, _ = parse_latency(hist(d, *base, "-f", flt).stdout)
+        assert stats["count"] == mine, (flt, stats)
+    assert mine == len(all_pairs)  # one thread: no start of another
+    p = hist(d, *base, "-f", "tid != %d" % tid, check=False)
+    assert p.returncode == 1 and p.stderr.startswith(
+        "tracekit: no 'lat:done' matched a 'lat:start' on id"), p.stderr
+    cpus = {}
+    for x in all_pairs:
+        cpus[x[1]["cpu"]] = cpus.get(x[1]["cpu"], 0) + 1
+    for cpu, n in cpus.items():
+        for flt in ("cpu == %d" % cpu, "common_cpu == %d" % cpu):
+            stats, _, _, _ = parse_latency(hist(d, *base, "-f", flt).stdout)
+            assert stats["count"] == n, (flt, stats, cpus)
     p = hist(d, *base, "--tid", str(tid + 100000), check=False)
     assert p.returncode == 1 and p.stderr.startswith(
         "tracekit: no 'lat:done' matched a 'lat:start' on id"), p.stderr
@@ -190,6 +209,7 @@ def test_user_function_names():
     d = os.path.join(tklib.tmpdir(), "t")
     tklib.record(d, [tklib.prog("functree"), "tree"], "-p", "function_graph")
     out = hist(d, "-e", "ftrace:funcgraph_entry", "--key", "func.sym").stdout
+    assert "\n# keys: func.sym  values: hitcount  sort: count\n" in out, out[:300]
     counts = {m.group(1): int(m.group(2)) for m in re.finditer(
         r"^\{ func: (\S+) +\} hitcount: +(\d+)$", out, re.M)}
     # functree.c: leaf 100 times from main, 50 in each of 2 threads
@@ -289,6 +309,9 @@ def test_table_exact():
     p = hist(d, "-e", "lat:done", "--key", "kind,comm", "--limit", "1", "-f", "kind < 9")
     first = re.findall(r"^\{ kind: +(\d+), comm: (\S+) +\} hitcount: +(\d+)$", p.stdout, re.M)
     assert first == [("0", "prog-latency", str(sums[0][1] + 2))], p.stdout
+    # -F, report's name for the filter, is the same option
+    assert hist(d, "-e", "lat:done", "--key", "kind,comm", "--limit", "1", "-F",
+                "kind < 9").stdout == p.stdout
     assert re.search(r"^    Filtered out: 1$", p.stdout, re.M), p.stdout
     # the gaps in power-of-two buckets (ftrace's: the power of two at or
     # above the value), smallest first
@@ -331,6 +354,48 @@ def test_bad_input():
         len(p.stderr.splitlines()) == 1, p.stderr
 
 
+def test_slowest_marks_lost_events():
+    """8 KiB buffers lose events: an interval between two test:seq events
+    of a thread with events lost between them (a 'lost N events' slice
+    of the Chrome JSON, from the last event before to the first after)
+    is counted on the 'lost events:' line and marked in the slowest;
+    none other is."""
+    import json
+    d = os.path.join(tklib.tmpdir(), "t")
+    p = tklib.record(d, [tklib.prog("basic"), "-n", "200000", "-t", "2"], "-b", "8",
+                     timeout=120)
+    assert tklib.summary(p.stderr)[1]["lost"] > 0, p.stderr
+    tklib.tracekit("convert", "-q", "--to", "chrome", d, "-o", d + ".json")
+    events = json.load(open(d + ".json"))["traceEvents"]
+    ns = lambda us: int(round(us * 1000))  # noqa: E731
+    seq = {}
+    for e in events:
+        if e["name"] == "test:seq":
+            seq.setdefault(e["tid"], set()).add(ns(e["ts"]))
+    gaps = set()
+    for e in events:
+        if e.get("cat") != "lost":
+            continue
+        tid = e["tid"] & ~(1 << 29)
+        a, b = ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])
+        if a in seq.get(tid, ()) and b in seq[tid]:
+            gaps.add((tid, tklib.secs_text(a), b - a))
+    assert gaps, "no loss between two events of a thread"
+    out = hist(d, "--from", "test:seq", "--to", "test:seq", "--match", "thread",
+               "--slowest", "200", "--unit", "ns").stdout
+    m = re.search(r"^lost events: (\d+) intervals have events lost in between", out, re.M)
+    assert m and int(m.group(1)) == len(gaps), (out[-3000:], gaps)
+    slow = re.findall(r"^\s+(\d+) ns  from\s+\S+-(\d+) \[\d+\] (\d+\.\d+)  to .*?"
+                      r"thread=\d+(  \[events lost in between\])?$", out, re.M)
+    assert len(slow) == 200, out[-3000:]
+    for dur, tid, start, mark in slow:
+        # the same interval: its start (as printed) and its length (the
+        # JSON's is a difference of ns, hist's ticks in ns: 1 ns apart)
+        gap = [g for g in gaps if g[:2] == (int(tid), start) and abs(g[2] - int(dur)) <= 1]
+        assert bool(mark) == bool(gap), (dur, tid, start, mark, gaps)
+    assert any(s[3] for s in slow), out[-3000:]
+
+
 def test_kernel_syscall_pairs():
     """sys_enter_getppid -> sys_exit_getppid of a thread: one pair per
     call, on a real recording; the histogram of sys_enter_getppid by
@@ -363,6 +428,17 @@ def test_kernel_syscall_pairs():
     out = hist(d, "-e", "syscalls:sys_enter_getppid", "--key", "common_pid.execname").stdout
     m = re.search(r"^\{ common_pid: (\S+) \[(\d+)\] \} hitcount: +(\d+)$", out, re.M)
     assert m and int(m.group(2)) == pid and int(m.group(3)) == len(enters), out
+    # -f on the thread's name, number and CPU, as --key has them
+    for flt in ('common_comm ~ "prog-kstat*"', 'comm ~ "prog-kstat*"', "tid == %d" % pid):
+        out = hist(d, "-e", "syscalls:sys_enter_getppid", "--key", "common_pid",
+                   "-f", flt).stdout
+        assert re.findall(r"^\{ common_pid: +(\d+) \} hitcount: +(\d+)$", out, re.M) == \
+            [(str(pid), str(len(enters)))], (flt, out)
+    for cpu in {e["cpu"] for e in enters}:
+        out = hist(d, "-e", "syscalls:sys_enter_getppid", "--key", "common_pid",
+                   "-f", "common_pid == %d && cpu == %d" % (pid, cpu)).stdout
+        assert re.search(r"^    Hits: %d$" % len([e for e in enters if e["cpu"] == cpu]),
+                         out, re.M), out
     assert "prog-kstat-getppid".startswith(m.group(1)), m.group(1)
 
 

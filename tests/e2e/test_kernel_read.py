@@ -264,6 +264,14 @@ def test_report_options_on_kernel_events():
     got = kernlib.report(d, "-F", 'common_comm ~ "prog-kstat*"')
     assert got == [e for e in every if e["comm"].startswith("prog-kstat")]
     assert {e["event"] for e in got} >= {"test:phase", "syscalls:sys_enter_getppid"}
+    # a kernel event's own fields: the switches away from the program,
+    # and only those (the other events have no prev_pid: left out)
+    switches = [e for e in every if e["event"] == "sched:sched_switch"]
+    want = [e for e in switches if kernlib.sched_switch(e["text"])[0] == pid]
+    assert want and len(want) < len(switches), (len(want), len(switches))
+    assert kernlib.report(d, "-F", "prev_pid == %d" % pid) == want
+    assert kernlib.report(d, "-F", "prev_pid == %d || next_pid == %d" % (pid, pid)) == \
+        [e for e in switches if pid in kernlib.sched_switch(e["text"])[::2]]
     p = tklib.tracekit("report", d, "-F", "nosuchfield == 1", check=False)
     assert p.returncode != 0 and p.stderr.startswith("tracekit: bad filter"), p.stderr
 

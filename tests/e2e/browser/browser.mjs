@@ -12,6 +12,8 @@
 //        widest frame above the root's child, click it (zoom), search;
 //        {"hover": details line, "hot": its name, "zoomed_width": its
 //         width after the click, "matched": the search's line}
+//   Both also give "errors" (the page's uncaught errors) and "blocked"
+//   (the URLs of requests that were not for local files, refused).
 //   node browser.mjs shot URL OUT.png WIDTH HEIGHT    a screenshot
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
@@ -32,12 +34,15 @@ async function launch(width, height) {
            '--disable-component-update', '--disable-sync', '--no-first-run',
            '--disable-quic'],
   });
-  // nothing but local files: a request elsewhere is a failure
+  // nothing but local files: a request elsewhere is refused, and listed
+  // in the result's "blocked" for the test to fail on
+  const blocked = [];
   await ctx.route(/^(?!file:|data:|blob:|about:)/, (r) => {
     console.error('blocked request ' + r.request().url());
+    blocked.push(r.request().url());
     r.abort();
   });
-  return { ctx, profile };
+  return { ctx, profile, blocked };
 }
 
 async function close({ ctx, profile }) {
@@ -87,7 +92,7 @@ async function speedscope(profilePath, png, keys, track) {
   if (png) await page.screenshot({ path: png });
   await close(b);
   fs.rmSync(path.dirname(js), { recursive: true, force: true });
-  return { title, toolbar, frames, errors };
+  return { title, toolbar, frames, errors, blocked: b.blocked };
 }
 
 async function svg(file, search, png) {
@@ -116,7 +121,7 @@ async function svg(file, search, png) {
   const matched = await page.locator('#matched').textContent();
   if (png) await page.locator(':root').screenshot({ path: png });
   await close(b);
-  return { hot, hover, zoomed_width: +zoomed, label, matched, errors };
+  return { hot, hover, zoomed_width: +zoomed, label, matched, errors, blocked: b.blocked };
 }
 
 async function shot(url, png, width, height) {
