@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: MIT
+"""tracekit convert and hist on traces and options that try to break
+them: names that are not UTF-8 or not XML, outputs killed halfway,
+traces cut or scribbled over.  Each output must stay well-formed (JSON
+that parses, SVG that an XML parser reads), or the command must fail
+with one 'tracekit: ...' line and leave no file behind."""
+import os
+import xml.dom.minidom
+
+import tklib
+from tklib import prog, record, tmpdir, tracekit
+
+FUNCTREE = prog("functree")
+BASIC = prog("basic")
+
+
+def tree_trace(name="t"):
+    """function_graph calls of functree's known tree, in TMP/NAME (bytes
+    allowed)."""
+    d = os.path.join(tmpdir().encode(), name.encode() if isinstance(name, str) else name)
+    p = record(os.fsdecode(d), [FUNCTREE, "tree"], "-p", "function_graph", "--no-libcall",
+               errors="surrogateescape")
+    assert "tree ok" in p.stdout, p.stdout
+    return os.fsdecode(d)
+
+
+def svg_text(path):
+    """The SVG at PATH parsed by an XML parser (expat): its <text> of id
+    'title', and every <title>."""
+    doc = xml.dom.minidom.parse(path)
+    texts = {t.getAttribute("id"): "".join(n.data for n in t.childNodes if n.nodeType == n.TEXT_NODE)
+             for t in doc.getElementsByTagName("text")}
+    titles = ["".join(n.data for n in t.childNodes) for t in doc.getElementsByTagName("title")]
+    return texts, titles
+
+
+def test_svg_names_not_utf8():
+    """A title and a trace directory whose names are no UTF-8 (a Latin-1
+    byte, a cut sequence): the SVG stays well-formed XML, the bytes shown
+    as U+FFFD; markup in the title stays text."""
+    d = tree_trace(b"tr\xe9ce")
+    out = os.path.join(os.path.dirname(d), "a.svg")
+    title = os.fsdecode(b"x\xff</text><script>alert(1)</script>&\xe2\x82")
+    tracekit("convert", "--to", "svg", d, "-o", out, "--title", title, errors="surrogateescape")
+    texts, titles = svg_text(out)
+    assert texts["title"] == "x\ufffd</text><script>alert(1)</script>&\ufffd\ufffd", texts["title"]
+    assert any(t.startswith("main (") for t in titles), titles[:5]
+    tracekit("convert", "--to", "svg", d, "-o", out, errors="surrogateescape")
+    texts, _ = svg_text(out)
+    assert texts["title"] == "Flame graph of " + os.path.dirname(d) + "/tr\ufffdce", texts["title"]
