@@ -5,9 +5,13 @@ traces cut or scribbled over.  Each output must stay well-formed (JSON
 that parses, SVG that an XML parser reads), or the command must fail
 with one 'tracekit: ...' line and leave no file behind."""
 import os
+import signal
+import subprocess
+import time
 import xml.dom.minidom
 
 import tklib
+from test_convert import written_file
 from tklib import prog, record, tmpdir, tracekit
 
 FUNCTREE = prog("functree")
@@ -48,3 +52,31 @@ def test_svg_names_not_utf8():
     tracekit("convert", "--to", "svg", d, "-o", out, errors="surrogateescape")
     texts, _ = svg_text(out)
     assert texts["title"] == "Flame graph of " + os.path.dirname(d) + "/tr\ufffdce", texts["title"]
+
+
+def test_killed_midway_leaves_nothing():
+    """convert killed by SIGKILL halfway through (1 MB written): the
+    older file of that name is as it was, and no other file is left in
+    its directory (no hidden temporary file as large as the output)."""
+    top = tmpdir()
+    d = os.path.join(top, "t")
+    record(d, [BASIC, "-n", "500000"])
+    out = os.path.join(top, "out.json")
+    with open(out, "w") as f:
+        f.write("older\n")
+    p = subprocess.Popen([tklib.TRACEKIT, "convert", "--to", "chrome", d, "-o", out, "-q"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while (written_file(p.pid, top) or 0) < (1 << 20):
+            assert p.poll() is None, "convert ended before 1 MB: %s" % p.stderr.read()
+            assert time.monotonic() < deadline, "convert wrote no 1 MB in 60 s"
+            time.sleep(0.005)
+        p.kill()
+    finally:
+        p.wait()
+        p.stderr.close()
+    assert p.returncode == -signal.SIGKILL, p.returncode
+    with open(out) as f:
+        assert f.read() == "older\n"
+    assert sorted(os.listdir(top)) == ["out.json", "t"], os.listdir(top)
