@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""tracekit convert and hist on traces and options that try to break
-them: names that are not UTF-8 or not XML, outputs killed halfway,
+"""tracekit convert, hist and report's selection on traces and options
+that try to break them: names that are not UTF-8 or not XML, outputs killed halfway,
 traces cut or scribbled over.  Each output must stay well-formed (JSON
 that parses, SVG that an XML parser reads), or the command must fail
 with one 'tracekit: ...' line and leave no file behind."""
@@ -80,3 +80,19 @@ def test_killed_midway_leaves_nothing():
     with open(out) as f:
         assert f.read() == "older\n"
     assert sorted(os.listdir(top)) == ["out.json", "t"], os.listdir(top)
+
+
+def test_times_past_64_bits():
+    """--from/--to times past what 64 bits of nanoseconds hold (584
+    years) are after every event: --from selects none, --to all (they
+    wrapped around to a few seconds)."""
+    d = os.path.join(tmpdir(), "t")
+    record(d, [BASIC, "-n", "10"])
+    every = len(tklib.report_lines(d))
+    assert every == 12, every  # test:phase start, 10 test:seq, test:phase end
+    for t in ("18446744079", "18446744073.709551616", "18446744073.7095516",
+              "99999999999999999999", "+18446744079"):
+        p = tracekit("report", d, "--no-header", "--from", t, check=False)
+        assert p.returncode == 1 and p.stderr == \
+            "tracekit: no event matched --from '%s' (%d events read)\n" % (t, every), p.stderr
+        assert len(tklib.report_lines(d, "--to", t)) == every, t
