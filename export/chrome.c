@@ -246,8 +246,10 @@ static void put_name(struct chrome *ch, const char *name, const char *cat)
 	tk_out_char(o, '"');
 }
 
+/* A metadata element: @what's name @name, or (@name NULL) its sort index
+ * @sort. */
 static void meta(struct chrome *ch, uint32_t pid, uint32_t tid, const char *what,
-		 const char *name, int sort)
+		 const char *name, uint64_t sort)
 {
 	struct tk_out *o = &ch->x->out;
 
@@ -255,9 +257,9 @@ static void meta(struct chrome *ch, uint32_t pid, uint32_t tid, const char *what
 	tk_out_mem(o, ",\"name\":\"", 9);
 	tk_out_str(o, what);
 	tk_out_mem(o, "\",\"args\":{", 10);
-	if (sort >= 0) {
+	if (!name) {
 		tk_out_str(o, "\"sort_index\":");
-		tk_out_u64(o, (uint64_t)sort);
+		tk_out_u64(o, sort);
 	} else {
 		tk_out_str(o, "\"name\":");
 		tk_out_json_str(o, name, strlen(name));
@@ -308,11 +310,11 @@ static int name_thread(struct chrome *ch, struct thread *t)
 		return -ENOMEM;
 	if (!p->proc_named) {
 		p->proc_named = true;
-		meta(ch, t->pid, 0, "process_name", process_comm(ch, t->pid), -1);
+		meta(ch, t->pid, 0, "process_name", process_comm(ch, t->pid), 0);
 	}
 	snprintf(name, sizeof(name), "%s", thread_comm(ch, t->tid));
-	meta(ch, t->pid, t->tid, "thread_name", name, -1);
-	meta(ch, t->pid, t->tid, "thread_sort_index", NULL, (int)(3 * t->tid));
+	meta(ch, t->pid, t->tid, "thread_name", name, 0);
+	meta(ch, t->pid, t->tid, "thread_sort_index", NULL, 3 * (uint64_t)t->tid);
 	return 0;
 }
 
@@ -327,9 +329,9 @@ static int name_lost(struct chrome *ch, struct thread *t)
 	if (name_thread(ch, t) < 0)
 		return -ENOMEM;
 	snprintf(name, sizeof(name), "%s %u lost", thread_comm(ch, t->tid), t->tid);
-	meta(ch, t->pid, t->tid | LOST_TRACK, "thread_name", name, -1);
+	meta(ch, t->pid, t->tid | LOST_TRACK, "thread_name", name, 0);
 	meta(ch, t->pid, t->tid | LOST_TRACK, "thread_sort_index", NULL,
-	     (int)(3 * t->tid + 2));
+	     3 * (uint64_t)t->tid + 2);
 	return 0;
 }
 
@@ -343,9 +345,9 @@ static int name_sched(struct chrome *ch, struct thread *t)
 	if (name_thread(ch, t) < 0)
 		return -ENOMEM;
 	snprintf(name, sizeof(name), "%s %u sched", thread_comm(ch, t->tid), t->tid);
-	meta(ch, t->pid, t->tid | SCHED_TRACK, "thread_name", name, -1);
+	meta(ch, t->pid, t->tid | SCHED_TRACK, "thread_name", name, 0);
 	meta(ch, t->pid, t->tid | SCHED_TRACK, "thread_sort_index", NULL,
-	     (int)(3 * t->tid + 1));
+	     3 * (uint64_t)t->tid + 1);
 	return 0;
 }
 
@@ -358,10 +360,10 @@ static void name_cpu(struct chrome *ch, unsigned cpu)
 	ch->cpu_named[cpu] = true;
 	if (!ch->kernel_named) {
 		ch->kernel_named = true;
-		meta(ch, 0, 0, "process_name", "kernel", -1);
+		meta(ch, 0, 0, "process_name", "kernel", 0);
 	}
 	snprintf(name, sizeof(name), "CPU %u", cpu);
-	meta(ch, 0, cpu, "thread_name", name, -1);
+	meta(ch, 0, cpu, "thread_name", name, 0);
 }
 
 /* ---- user events ---- */

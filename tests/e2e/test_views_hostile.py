@@ -4,7 +4,9 @@ that try to break them: names that are not UTF-8 or not XML, outputs killed half
 traces cut or scribbled over.  Each output must stay well-formed (JSON
 that parses, SVG that an XML parser reads), or the command must fail
 with one 'tracekit: ...' line and leave no file behind."""
+import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -96,3 +98,23 @@ def test_times_past_64_bits():
         assert p.returncode == 1 and p.stderr == \
             "tracekit: no event matched --from '%s' (%d events read)\n" % (t, every), p.stderr
         assert len(tklib.report_lines(d, "--to", t)) == every, t
+
+
+def test_chrome_thread_ids_past_int():
+    """A thread id whose sort index (3 * tid) passes INT_MAX, as a
+    scribbled manifest or kernel page gives: the JSON names the thread
+    and sorts it (the converter crashed on a NULL name)."""
+    d = tree_trace()
+    man = os.path.join(d, "tracekit.manifest")
+    with open(man) as f:
+        text = f.read()
+    tid = re.search(r"^stream .* tid=(\d+) ", text, re.M).group(1)
+    with open(man, "w") as f:
+        f.write(re.sub(r"\btid=%s\b" % tid, "tid=800000000", text))
+    out = os.path.join(tmpdir(), "t.json")
+    tracekit("convert", "--to", "chrome", d, "-o", out)
+    with open(out) as f:
+        events = json.load(f)["traceEvents"]
+    names = [e for e in events if e["ph"] == "M" and e["tid"] == 800000000]
+    assert [e["args"] for e in names] == [{"name": "prog-functree"}, {"sort_index": 2400000000}], names
+    assert any(e["ph"] == "X" and e["tid"] == 800000000 and e["name"] == "main" for e in events)
