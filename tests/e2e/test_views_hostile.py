@@ -118,3 +118,22 @@ def test_chrome_thread_ids_past_int():
     names = [e for e in events if e["ph"] == "M" and e["tid"] == 800000000]
     assert [e["args"] for e in names] == [{"name": "prog-functree"}, {"sort_index": 2400000000}], names
     assert any(e["ph"] == "X" and e["tid"] == 800000000 and e["name"] == "main" for e in events)
+
+
+def test_nesting_bounded():
+    """10,000 function entries each one level deeper than the last (the
+    function tracer nests 1,024 at most): a thread keeps 4,096 calls
+    open, an entry past them ends the innermost; so the flame graph is
+    4,096 frames deep, the deepest weighing the 5,905 entries past the
+    bound (a deeper trace made folded stacks quadratic in its depth: 3 M
+    levels ran for more than 5 minutes)."""
+    d = os.path.join(tmpdir(), "t")
+    record(d, [prog("deepcalls"), "10000"], "-b", "4096")
+    out = os.path.join(tmpdir(), "t.svg")
+    tracekit("convert", "--to", "svg", "--calls", d, "-o", out)
+    frames = [g for g in xml.dom.minidom.parse(out).getElementsByTagName("g")
+              if g.getAttribute("class") == "f"]
+    depth = {int(g.getAttribute("data-d")): int(g.getAttribute("data-v")) for g in frames}
+    assert len(frames) == 4097 and sorted(depth) == list(range(4097)), len(frames)
+    assert depth[0] == 10000 and depth[4095] == 5906 and depth[4096] == 5905, \
+        (depth[0], depth[4095], depth[4096])
