@@ -25,8 +25,12 @@ def tree_trace(name="t"):
     """function_graph calls of functree's known tree, in TMP/NAME (bytes
     allowed)."""
     d = os.path.join(tmpdir().encode(), name.encode() if isinstance(name, str) else name)
+    # the sanitizer build preloads its runtime into a program built
+    # without ASan: let ASan start second
+    env = {"ASAN_OPTIONS": "verify_asan_link_order=0:detect_leaks=0"} \
+        if os.environ.get("TK_SANITIZED") else None
     p = record(os.fsdecode(d), [FUNCTREE, "tree"], "-p", "function_graph", "--no-libcall",
-               errors="surrogateescape")
+               errors="surrogateescape", env=env)
     assert "tree ok" in p.stdout, p.stdout
     return os.fsdecode(d)
 
@@ -185,3 +189,19 @@ def test_latency_time_going_back():
         longest = float(re.search(r"  max ([\d.]+) s$", out, re.M).group(1))
         assert longest < 3600, (a, b, out)
     assert back == 1, back
+
+
+def test_bad_filter_one_line():
+    """report -F that no event's fields fit, or --events that match
+    nothing: one line, exit 1, and (in the sanitizer build) nothing left
+    unfreed to report (the trace, its events and their states were)."""
+    d = os.path.join(tmpdir(), "t")
+    record(d, [BASIC, "-n", "10"])
+    for opts, line in (
+            (["-F", "nope == 1"], "bad filter 'nope == 1' at column 1: unknown field 'nope'"),
+            (["-F", "seq == -1"], "bad filter 'seq == -1' for 'test:seq' at column 8: "
+             "negative integer '-1' for unsigned field 'seq'"),
+            (["--events", "nope:*"], "--events 'nope:*' matches no event of the trace")):
+        p = tracekit("report", d, *opts, check=False)
+        assert p.returncode == 1 and p.stderr.startswith("tracekit: " + line) and \
+            p.stderr.count("\n") == 1, p.stderr[-3000:]
