@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <event-parse.h>
+#include "map-drop.h"
 #include <kbuffer.h>
 #include "common/regular-file.h"
 #include "kernel-read.h"
@@ -620,6 +621,7 @@ static int load_page(struct tk_kernel *k, struct tk_kernel_cpu *c, char *err,
 		memcpy(c->page, c->map + off, avail);
 		memset(c->page + avail, 0, k->page_size + PAGE_PAD - avail);
 		c->next_page += k->page_size;
+		tk_map_drop_before(c->map, &c->unmapped, off);
 		memcpy(&commit, c->page + 8, k->long_size);
 		data = (unsigned)(commit & ~COMMIT_FLAGS & 0xffffffffu);
 		if (data > k->page_size - hdr ||

@@ -10,6 +10,7 @@ import re
 import signal
 import struct
 import subprocess
+import sys
 import time
 import xml.dom.minidom
 
@@ -205,3 +206,44 @@ def test_bad_filter_one_line():
         p = tracekit("report", d, *opts, check=False)
         assert p.returncode == 1 and p.stderr.startswith("tracekit: " + line) and \
             p.stderr.count("\n") == 1, p.stderr[-3000:]
+
+
+# A child's maxrss counts the memory of the process it was forked from
+# (until its exec): this one is forked from a small Python, not from the
+# test's (some 60 MB).
+MAX_RSS = """
+import os, sys
+pid = os.fork()
+if not pid:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(status, usage.ru_maxrss)
+"""
+
+
+def max_rss_kb(argv):
+    """Run ARGV (its output thrown away); its maximum resident memory in
+    KiB.  It must exit 0."""
+    p = tklib.run([sys.executable, "-S", "-c", MAX_RSS] + argv)
+    status, rss = p.stdout.split()
+    assert status == "0", (argv, p.stderr[-2000:])
+    return int(rss)
+
+
+def test_convert_memory_not_trace_size():
+    """convert and hist read a 4 M-event trace (about 80 MB) in far
+    less resident memory than its size: the pages of the files read are
+    given back (its RSS was the trace's size and more, every page of the
+    mapped files kept)."""
+    if os.environ.get("TK_SANITIZED"):
+        raise tklib.Skip("ASan's shadow memory is no measure: normal build only")
+    d = os.path.join(tmpdir(), "t")
+    record(d, [BASIC, "-n", "2000000", "-t", "2"], "-q")
+    size = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(d) for f in fs)
+    assert size > 64 << 20, size
+    out = os.path.join(tmpdir(), "t.json")
+    for args in (["convert", "--to", "chrome", "-q", d, "-o", out],
+                 ["hist", d, "-e", "test:seq", "--key", "thread"]):
+        rss = max_rss_kb([tklib.TRACEKIT] + args)
+        assert rss * 1024 < size // 3, (args[0], rss, size)
