@@ -200,6 +200,30 @@ static struct thread *thread_get(struct chrome *ch, uint32_t tid, uint32_t pid)
 	return t;
 }
 
+/* @pre, @a[0..na) as a JSON string, then (@pre2 not NULL) @pre2 and
+ * @b[0..nb) as one, in memory of their own (NUL-terminated, *@len bytes
+ * before the NUL; NULL when out of memory): a name escaped once, not
+ * per event.  A byte takes six at the most (\u00XX). */
+static char *json_dup(const char *pre, const char *a, size_t na, const char *pre2,
+		      const char *b, size_t nb, size_t *len)
+{
+	struct tk_out tmp = { .fd = -1 };
+
+	tmp.cap = strlen(pre) + 6 * na + 2 + (pre2 ? strlen(pre2) + 6 * nb + 2 : 0) + 1;
+	tmp.buf = malloc(tmp.cap);
+	if (!tmp.buf)
+		return NULL;
+	tk_out_str(&tmp, pre);
+	tk_out_json_str(&tmp, a, na);
+	if (pre2) {
+		tk_out_str(&tmp, pre2);
+		tk_out_json_str(&tmp, b, nb);
+	}
+	tmp.buf[tmp.len] = '\0';
+	*len = tmp.len;
+	return tmp.buf;
+}
+
 /* ---- the array's elements ---- */
 
 static void head(struct chrome *ch, char ph, uint32_t pid, uint32_t tid)
@@ -384,25 +408,13 @@ static struct uev *uev_of(struct chrome *ch, const struct tk_event_info *ev)
 	ch->uevs = list;
 	u->kind = tk_ft_kind_of(ev);
 	/* ,"name":"FULL","cat":"PROVIDER" made once, escaped */
-	{
-		struct tk_out tmp = { .fd = -1 };
-		char buf[1024];
-
-		tmp.buf = buf;
-		tmp.cap = sizeof(buf);
-		tk_out_mem(&tmp, ",\"name\":", 8);
-		tk_out_json_str(&tmp, ev->full_name, strnlen(ev->full_name, 400));
-		tk_out_mem(&tmp, ",\"cat\":", 7);
-		tk_out_json_str(&tmp, ev->provider, strnlen(ev->provider, 400));
-		h = malloc(tmp.len);
-		if (!h) {
-			free(u);
-			return NULL;
-		}
-		memcpy(h, buf, tmp.len);
-		u->head = h;
-		u->head_len = tmp.len;
+	h = json_dup(",\"name\":", ev->full_name, strnlen(ev->full_name, 400),
+		     ",\"cat\":", ev->provider, strnlen(ev->provider, 400), &u->head_len);
+	if (!h) {
+		free(u);
+		return NULL;
 	}
+	u->head = h;
 	list[ch->nuevs++] = u;
 	((struct tk_event_info *)ev)->user = u;
 	return u;
@@ -577,16 +589,13 @@ static uint64_t kfield(const unsigned char *data, unsigned size,
 
 static int kev_prepare(struct kev *k, struct tep_event *ev)
 {
-	struct tk_out tmp = { .fd = -1 };
-	char buf[512], full[256];
+	char full[256];
 	const char *sys = ev->system, *name = ev->name;
+	size_t n;
 
 	k->ev = ev;
 	snprintf(full, sizeof(full), "%s:%s", sys, name);
-	tmp.buf = buf;
-	tmp.cap = sizeof(buf);
-	tk_out_json_str(&tmp, full, strlen(full));
-	k->name = strndup(buf, tmp.len);
+	k->name = json_dup("", full, strlen(full), NULL, NULL, 0, &n);
 	if (!k->name)
 		return -ENOMEM;
 	if (!strcmp(sys, "sched") && !strcmp(name, "sched_switch")) {

@@ -247,3 +247,51 @@ def test_convert_memory_not_trace_size():
                  ["hist", d, "-e", "test:seq", "--key", "thread"]):
         rss = max_rss_kb([tklib.TRACEKIT] + args)
         assert rss * 1024 < size // 3, (args[0], rss, size)
+
+
+DESC_HEAD = struct.Struct("<IHHIIHHHH")  # include/tracekit/desc.h
+
+
+def rename_event(d, old, provider, name):
+    """Rewrite DIR/events/1.desc (records of u32 id, u32 size and a
+    descriptor) so that event OLD (its name) is PROVIDER:NAME (bytes)."""
+    path = os.path.join(d, "events", "1.desc")
+    with open(path, "rb") as f:
+        data = f.read()
+    out, off = b"", 0
+    while off < len(data):
+        eid, size = struct.unpack_from("<II", data, off)
+        desc = data[off + 8:off + 8 + size]
+        magic, ver, nf, _, flags, *offs = DESC_HEAD.unpack_from(desc)
+        strs = [desc[o:desc.index(b"\0", o)] for o in offs]
+        if strs[1] == old:
+            strs[:2] = [provider, name]
+        fixed = 32 + 48 * nf
+        new = bytearray(desc[:fixed])
+        offs = []
+        for s in strs:
+            offs.append(len(new))
+            new += s + b"\0"
+        new += bytes(-len(new) % 8)
+        DESC_HEAD.pack_into(new, 0, magic, ver, nf, len(new), flags, *offs)
+        out += struct.pack("<II", eid, len(new)) + bytes(new)
+        off += 8 + size
+    with open(path, "wb") as f:
+        f.write(out)
+
+
+def test_chrome_long_names_escaped():
+    """A user event named with 300 bytes that are no UTF-8 (\\xff, each
+    written \\u00ff, six bytes) in a provider of 300 more: the Chrome
+    JSON still parses and names it (its escaped name overflowed a
+    1,024-byte buffer, and the file lost its quotes)."""
+    d = os.path.join(tmpdir(), "t")
+    record(d, [BASIC, "-n", "5"])
+    rename_event(d, b"seq", b"\xfe" * 300, b"\xff" * 300 + b'"</script>')
+    out = os.path.join(tmpdir(), "t.json")
+    tracekit("convert", "--to", "chrome", d, "-o", out)
+    with open(out) as f:
+        events = json.load(f)["traceEvents"]
+    named = [e for e in events if e["ph"] == "i" and e["cat"] == "\u00fe" * 300]
+    assert len(named) == 5, len(named)
+    assert named[0]["name"] == "\u00fe" * 300 + ":" + "\u00ff" * 99, named[0]["name"][-20:]
