@@ -576,6 +576,9 @@ int tk_export_run(const struct tk_export_ops *ops,
 		return ret;
 	}
 	x.trace = &trace;
+	if (trace.incomplete)
+		tk_export_warn(&x, "'%s' is incomplete: its recorder stopped before finishing it (killed?); converting what it wrote",
+			       o->dir);
 	ret = tk_kernel_open(o->dir, &kernel, why, sizeof(why));
 	if (ret == 0) {
 		tk_kernel_name_threads(&kernel, &trace);

@@ -295,3 +295,27 @@ def test_chrome_long_names_escaped():
     named = [e for e in events if e["ph"] == "i" and e["cat"] == "\u00fe" * 300]
     assert len(named) == 5, len(named)
     assert named[0]["name"] == "\u00fe" * 300 + ":" + "\u00ff" * 99, named[0]["name"][-20:]
+
+
+def test_incomplete_trace_said():
+    """A trace whose recorder never finished it (killed: its manifest
+    still says state=recording) converts and counts, and says so as
+    report does (convert and hist were silent)."""
+    d = os.path.join(tmpdir(), "t")
+    record(d, [BASIC, "-n", "10"])
+    man = os.path.join(d, "tracekit.manifest")
+    with open(man) as f:
+        text = f.read()
+    assert text.startswith("tracekit version=1\n"), text[:40]
+    with open(man, "w") as f:
+        f.write(text.replace("tracekit version=1\n", "tracekit version=1 state=recording\n", 1))
+    out = os.path.join(tmpdir(), "t.json")
+    what = "tracekit: warning: '%s' is incomplete: its recorder stopped before finishing it " \
+        "(killed?); %s what it wrote\n"
+    p = tracekit("convert", "--to", "chrome", d, "-o", out)
+    assert p.stderr == what % (d, "converting"), p.stderr
+    with open(out) as f:
+        assert sum(e["name"] == "test:seq" for e in json.load(f)["traceEvents"]) == 10
+    p = tracekit("hist", d, "-e", "test:seq", "--key", "thread")
+    assert p.stderr == what % (d, "counting"), p.stderr
+    assert "Hits: 10\n" in p.stdout, p.stdout
