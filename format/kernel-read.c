@@ -317,7 +317,7 @@ static char *printk_formats_sane(const char *buf)
 static char *saved_cmdlines_sane(const char *buf)
 {
 	size_t n = 0;
-	char *out = malloc(strlen(buf) + 1);
+	char *out = malloc(strlen(buf) + 2); /* a last line gets its '\n' */
 
 	if (!out)
 		return NULL;

@@ -14,6 +14,7 @@ import sys
 import time
 import xml.dom.minidom
 
+import kernlib
 import tklib
 from test_convert import written_file
 from tklib import prog, record, tmpdir, tracekit
@@ -320,3 +321,18 @@ def test_incomplete_trace_said():
     p = tracekit("hist", d, "-e", "test:seq", "--key", "thread")
     assert p.stderr == what % (d, "counting"), p.stderr
     assert "Hits: 10\n" in p.stdout, p.stdout
+
+
+def test_saved_cmdlines_without_last_newline():
+    """A saved_cmdlines whose last line has no newline (a file cut
+    short): its lines are read, the last one too (its copy wrote a byte
+    past its buffer: a heap overflow in the sanitizer build)."""
+    with kernlib.guard():
+        d = os.path.join(tmpdir(), "t")
+        record(d, [BASIC, "-n", "5"], "-e", "test:seq", "-e", "sched:sched_switch", "-q")
+    path = os.path.join(d, "kernel", "saved_cmdlines")
+    with open(path, "w") as f:
+        f.write("1 init\n4000000 last")
+    p = tracekit("report", d, "--no-header")
+    assert p.stderr == "", p.stderr[-3000:]
+    assert p.stdout.count("test:seq:") == 5, p.stdout[-2000:]
