@@ -30,6 +30,7 @@ int cmd_stop(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
 
 /* Print "tracekit: <message>" on stderr. */
 void tk_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -713,6 +713,8 @@ int cmd_list(int argc, char **argv)
 		glob = nargs ? argv[optind] : NULL;
 		return list_kernel(mode, glob);
 	}
+	if (!opt_operands_max(&p, argc, argv, 1))
+		return TK_EXIT_USAGE;
 	if (optind >= argc)
 		return list_processes();
 	what = target = target_of(argv[optind]);

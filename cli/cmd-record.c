@@ -32,7 +32,7 @@
 #include "cli.h"
 #include "clock-now.h"
 #include "filter-check.h"
-#include "find-program.h"
+#include "held-command.h"
 #include "lib/config.h"
 #include "control-client.h"
 #include "format/elf-events.h"
@@ -804,103 +804,24 @@ static int keep_old_trace(const struct record *r)
 	return TK_EXIT_FAILURE;
 }
 
-/* The command, forked but held before exec: the kernel's pid filter
- * (-F) must hold its pid before it runs its first instruction. */
-struct command {
-	pid_t pid;
-	int hold; /* a byte here lets it go; closing it makes it exit */
-	int exec_error; /* readable: exec failed, with the errno */
+/* What the held command does in the child before its exec: signals as
+ * the user had them (they are blocked until here: nothing interrupts the
+ * hold), the session to join, the function tracer's environment. */
+struct command_env {
+	struct record *r;
+	struct rec_session *s;
+	const sigset_t *oldmask;
 };
 
-static int start_command(struct record *r, struct rec_session *s,
-			 const sigset_t *oldmask, struct command *c)
+static void command_before_exec(void *arg)
 {
-	int errpipe[2], holdpipe[2];
-	int child_errno = 0;
-	char go;
+	struct command_env *e = arg;
 
-	if (pipe2(errpipe, O_CLOEXEC) < 0)
-		return -1;
-	if (pipe2(holdpipe, O_CLOEXEC) < 0) {
-		close(errpipe[0]);
-		close(errpipe[1]);
-		return -1;
-	}
-	c->pid = fork();
-	if (c->pid < 0)
-		return -1;
-	if (c->pid == 0) {
-		close(holdpipe[1]);
-		close(errpipe[0]);
-		/* signals are still blocked here: nothing interrupts the wait */
-		if (read(holdpipe[0], &go, 1) != 1)
-			_exit(127);
-		sigaction(SIGINT, &r->saved_int, NULL);
-		sigaction(SIGTERM, &r->saved_term, NULL);
-		sigprocmask(SIG_SETMASK, oldmask, NULL);
-		setenv(TK_SESSION_ENV, s->sock_name, 1);
-		functrace_child_env(&r->functrace, &r->opt);
-		execv(r->program, r->opt.argv);
-		child_errno = errno;
-		if (write(errpipe[1], &child_errno, sizeof(child_errno)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(holdpipe[0]);
-	close(errpipe[1]);
-	c->hold = holdpipe[1];
-	c->exec_error = errpipe[0];
-	return 0;
-}
-
-/* Say that the command cannot run (@why, else errno @err's text) and
- * exit as a shell would: 127 when there is no such file, 126 when it is
- * there but cannot be executed. */
-static int cannot_run(struct record *r, int err, const char *why)
-{
-	tk_error("cannot run '%s': %s", r->opt.argv[0], why ? why : strerror(err));
-	r->exec_status = err == ENOENT || err == ENOTDIR ? 127 : 126;
-	return -1;
-}
-
-/* Let the held command run; -1 (said) if it could not exec. */
-static int release_command(struct record *r, struct command *c)
-{
-	int child_errno = 0;
-	ssize_t n;
-
-	n = write(c->hold, "g", 1);
-	close(c->hold);
-	c->hold = -1;
-	if (n == 1)
-		n = read(c->exec_error, &child_errno, sizeof(child_errno));
-	else
-		child_errno = errno;
-	close(c->exec_error);
-	c->exec_error = -1;
-	if (n == (ssize_t)sizeof(child_errno) || child_errno) {
-		waitpid(c->pid, NULL, 0);
-		return cannot_run(r, child_errno, NULL);
-	}
-	return 0;
-}
-
-/* The command never runs (setting up the kernel failed). */
-static void cancel_command(struct command *c)
-{
-	close(c->hold);
-	close(c->exec_error);
-	waitpid(c->pid, NULL, 0);
-}
-
-static void describe_exit(const char *cmd, int status)
-{
-	if (WIFEXITED(status) && WEXITSTATUS(status))
-		fprintf(stderr, "tracekit: '%s' exited with status %d\n", cmd,
-			WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		fprintf(stderr, "tracekit: '%s' was killed by signal %d (%s)\n", cmd,
-			WTERMSIG(status), strsignal(WTERMSIG(status)));
+	sigaction(SIGINT, &e->r->saved_int, NULL);
+	sigaction(SIGTERM, &e->r->saved_term, NULL);
+	sigprocmask(SIG_SETMASK, e->oldmask, NULL);
+	setenv(TK_SESSION_ENV, e->s->sock_name, 1);
+	functrace_child_env(&e->r->functrace, &e->r->opt);
 }
 
 /* What record exits with once the trace is complete: the command's own
@@ -1007,7 +928,8 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 			    end.si_pid == child)
 				record_kernel_name(&r->kernel, child);
 			if (waitpid(child, &status, WNOHANG) == child) {
-				describe_exit(r->opt.argv[0], status);
+				if (!r->opt.quiet)
+					held_command_say_end(r->opt.argv[0], status);
 				r->child_status = status;
 				return 0;
 			}
@@ -1069,11 +991,9 @@ static int prepare(struct record *r)
 	const char *program = r->program;
 
 	if (r->opt.argv) {
-		r->program = find_program(r->opt.argv[0], false);
+		r->program = held_command_find(r->opt.argv[0], &r->exec_status);
 		if (!r->program)
-			return cannot_run(r, strchr(r->opt.argv[0], '/') ? errno : ENOENT,
-					  strchr(r->opt.argv[0], '/') ? NULL
-								      : "command not found");
+			return -1;
 		program = r->program;
 	} else {
 		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)r->opt.attach_pid);
@@ -1104,19 +1024,24 @@ static int prepare(struct record *r)
 static int start(struct record *r, struct rec_session *s, const sigset_t *oldmask,
 		 pid_t *child)
 {
-	struct command c = { 0, -1, -1 };
+	struct held_command c = HELD_COMMAND_INIT;
+	struct command_env env = { r, s, oldmask };
+	int err;
 
-	if (r->opt.argv && start_command(r, s, oldmask, &c) < 0) {
+	if (r->opt.argv &&
+	    held_command_fork(&c, r->program, r->opt.argv, command_before_exec, &env) < 0) {
 		tk_error("cannot run '%s': %s", r->opt.argv[0], strerror(errno));
 		return -1;
 	}
 	if (record_kernel_start(&r->kernel, &r->opt, r->work_dir, c.pid) < 0) {
 		if (c.pid > 0)
-			cancel_command(&c);
+			held_command_cancel(&c);
 		return -1;
 	}
-	if (c.pid > 0 && release_command(r, &c) < 0)
+	if (c.pid > 0 && (err = held_command_release(&c))) {
+		r->exec_status = held_command_cannot_run(r->opt.argv[0], err, NULL);
 		return -1;
+	}
 	*child = c.pid;
 	r->child = c.pid;
 	return 0;

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 #include "cli.h"
+#include "common/visible.h"
 #include "common/filter.h"
 #include "common/pattern.h"
 #include "format/event-info.h"
@@ -338,13 +339,18 @@ static void print_header(const struct report *r)
 	printf("# tracekit trace '%s'\n", t->dir);
 	if (t->incomplete)
 		printf("# incomplete: the recorder stopped before finishing it; what it wrote until then is here, with the counts of its last update\n");
+	else if (t->recovered)
+		printf("# recovered: the recorder stopped before finishing it; 'tracekit recover' cut its files after their last whole packet and counted them\n");
 	printf("# host %s, started %s, clock %s at %" PRIu64 " Hz, %s mode\n",
 	       t->host, start, t->clock.tsc ? "tsc" : "mono", t->clock.freq,
 	       t->mode[0] ? t->mode : "discard");
 	for (unsigned i = 0; i < t->nprocesses; i++) {
+		char exe[4 * 4096 + 1]; /* the program's path: any byte */
+
 		printf("# process %u (%s) %s, %u events defined",
 		       t->processes[i].pid, t->processes[i].comm,
-		       t->processes[i].exe, t->processes[i].nevents);
+		       tk_visible(exe, sizeof(exe), t->processes[i].exe),
+		       t->processes[i].nevents);
 		if (t->processes[i].lost_nobuf)
 			printf(", %" PRIu64 " lost with no buffer",
 			       t->processes[i].lost_nobuf);

@@ -156,10 +156,10 @@ int cmd_reset(int argc, char **argv)
 	default:
 		removed = true;
 	}
-	if (!all && !removed && !ret) {
-		tk_error("no instance '%s'", TK_KINSTANCE_PREFIX);
-		ret = -1;
-	}
+	/* as trace-cmd reset: what is asked for holds, so not a failure */
+	if (!removed && !ret)
+		printf("nothing to reset: no instance '%s' and nothing a killed recorder left\n",
+		       TK_KINSTANCE_PREFIX);
 out:
 	tk_tracefs_close(&fs);
 	return ret < 0 ? TK_EXIT_FAILURE : 0;

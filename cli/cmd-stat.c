@@ -35,6 +35,7 @@
 #include "common/pattern.h"
 #include "format/stream-read.h"
 #include "format/trace.h"
+#include "held-command.h"
 #include "options.h"
 #include "record.h"
 
@@ -144,62 +145,38 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Fork CMD stopped before exec: it execs when *go is written to.  exec's
- * errno comes back through *status_fd (closed on a successful exec). */
-static pid_t spawn(char **cmd, int *go, int *status_fd)
+static void child_signals(void *arg)
 {
-	int gp[2], sp[2];
-	pid_t pid;
-
-	if (pipe2(gp, O_CLOEXEC) < 0 || pipe2(sp, O_CLOEXEC) < 0)
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		char c;
-		int e;
-
-		close(gp[1]);
-		close(sp[0]);
-		signal(SIGINT, SIG_DFL);
-		if (read(gp[0], &c, 1) != 1)
-			_exit(127);
-		execvp(cmd[0], cmd);
-		e = errno;
-		if (write(sp[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(gp[0]);
-	close(sp[1]);
-	if (pid < 0) {
-		close(gp[1]);
-		close(sp[0]);
-		return -1;
-	}
-	*go = gp[1];
-	*status_fd = sp[0];
-	return pid;
+	(void)arg;
+	signal(SIGINT, SIG_DFL);
 }
 
-/* Let the child exec and wait for it; -1 if exec failed (reported). */
-static int run_child(pid_t pid, int go, int status_fd, char **cmd, int *status)
+/* Fork @cmd held before exec, so that the counters hold its pid first;
+ * -1 (said, *@ret the status to exit with) when it cannot. */
+static int fork_command(struct held_command *c, char **cmd, int *ret)
 {
-	int e = 0;
+	char *path = held_command_find(cmd[0], ret);
+	int fail;
 
-	if (write(go, "g", 1) != 1) {
-		close(go);
-		close(status_fd);
+	if (!path)
+		return -1;
+	fail = held_command_fork(c, path, cmd, child_signals, NULL);
+	if (fail)
+		tk_error("cannot fork: %s", strerror(errno));
+	free(path);
+	return fail ? -1 : 0;
+}
+
+/* Let it exec and wait for it; -1 (said, *@ret set) if exec failed. */
+static int run_command(struct held_command *c, char **cmd, int *status, int *ret)
+{
+	int err = held_command_release(c);
+
+	if (err) {
+		*ret = held_command_cannot_run(cmd[0], err, NULL);
 		return -1;
 	}
-	close(go);
-	if (read(status_fd, &e, sizeof(e)) == (ssize_t)sizeof(e)) {
-		close(status_fd);
-		waitpid(pid, status, 0);
-		tk_error("cannot run '%s': %s", cmd[0], strerror(e));
-		return -1;
-	}
-	close(status_fd);
-	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+	while (waitpid(c->pid, status, 0) < 0 && errno == EINTR)
 		;
 	return 0;
 }
@@ -254,9 +231,9 @@ static void print_result(const struct stat_opts *o, struct count *c, unsigned n,
  * private directory made in $TMPDIR (default /tmp), the trace USER_TRACE
  * made by record inside it, so that the name is never free for another
  * to take.  Returns the directory (to remove), or NULL after an error
- * (said). */
+ * (said; *@ret record's exit status then). */
 static char *record_user(const struct stat_opts *o, char **pats, unsigned npats,
-			 int *status)
+			 int *status, int *ret)
 {
 	const char *tmp = getenv("TMPDIR");
 	struct record_request q = {
@@ -285,7 +262,7 @@ static char *record_user(const struct stat_opts *o, char **pats, unsigned npats,
 	}
 	q.outdir = trace;
 	/* a command that fails or is interrupted still has its counts */
-	if (record_run(&q, status)) {
+	if ((*ret = record_run(&q, status))) {
 		/* record said why */
 		tk_remove_tree(dir);
 		free(dir);
@@ -455,8 +432,8 @@ int cmd_stat(int argc, char **argv)
 	char **knames = NULL, **upats = NULL, *udir = NULL, err[512];
 	unsigned nk = 0, nu = 0, nc = 0;
 	uint64_t lost = 0;
-	int ret = TK_EXIT_FAILURE, status = 0, go = -1, sfd = -1;
-	pid_t pid = -1;
+	int ret = TK_EXIT_FAILURE, status = 0;
+	struct held_command cmd = HELD_COMMAND_INIT;
 	double start;
 
 	memset(&o, 0, sizeof(o));
@@ -477,19 +454,13 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	}
 	if (nk && o.cmd && !o.all_cpus) {
-		pid = spawn(o.cmd, &go, &sfd);
-		if (pid < 0) {
-			tk_error("cannot fork: %s", strerror(errno));
+		if (fork_command(&cmd, o.cmd, &ret) < 0)
 			goto out;
-		}
 	}
-	if (nk && tk_counters_open(&cs, knames, nk, pid, err, sizeof(err)) < 0) {
+	if (nk && tk_counters_open(&cs, knames, nk, cmd.pid, err, sizeof(err)) < 0) {
 		tk_error("%s", err);
-		if (pid > 0) {
-			close(go);
-			close(sfd);
-			waitpid(pid, NULL, 0);
-		}
+		if (cmd.pid > 0)
+			held_command_cancel(&cmd);
 		goto out;
 	}
 	signal(SIGINT, on_signal);
@@ -497,19 +468,16 @@ int cmd_stat(int argc, char **argv)
 	if (o.all_cpus)
 		tk_counters_enable(&cs);
 	if (nu) {
-		udir = record_user(&o, upats, nu, &status);
+		udir = record_user(&o, upats, nu, &status, &ret);
 		if (!udir)
 			goto out;
-	} else if (pid > 0) {
-		if (run_child(pid, go, sfd, o.cmd, &status) < 0)
+	} else if (cmd.pid > 0) {
+		if (run_command(&cmd, o.cmd, &status, &ret) < 0)
 			goto out;
 	} else if (o.cmd) {
-		pid = spawn(o.cmd, &go, &sfd);
-		if (pid < 0 || run_child(pid, go, sfd, o.cmd, &status) < 0) {
-			if (pid < 0)
-				tk_error("cannot fork: %s", strerror(errno));
+		if (fork_command(&cmd, o.cmd, &ret) < 0 ||
+		    run_command(&cmd, o.cmd, &status, &ret) < 0)
 			goto out;
-		}
 	} else {
 		double end = start + o.seconds;
 
@@ -518,6 +486,8 @@ int cmd_stat(int argc, char **argv)
 								 : 100000);
 	}
 	tk_counters_disable(&cs);
+	if (o.cmd)
+		held_command_say_end(o.cmd[0], status);
 	if (tk_counters_read(&cs) < 0) {
 		tk_error("cannot read the event counters: %s", strerror(errno));
 		goto out;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "format/event-info.h"
 
 static const struct tk_command commands[] = {
 	{ "record", cmd_record, "run a command (or attach to a process) and record its events" },
@@ -21,6 +22,7 @@ static const struct tk_command commands[] = {
 	{ "show", cmd_show, "print what an instance started by 'start' holds" },
 	{ "extract", cmd_extract, "make a trace directory of what an instance started by 'start' holds" },
 	{ "reset", cmd_reset, "remove an instance started by 'start'" },
+	{ "recover", cmd_recover, "make the trace of a recorder that was killed whole for every reader" },
 };
 
 static void usage(FILE *f)
@@ -29,6 +31,22 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n'tracekit COMMAND --help' describes a command's options.\n");
+}
+
+/* One line for a verb that is not ours, naming the nearest one, as git
+ * does for a typo. */
+static void unknown_command(const char *name)
+{
+	const char *names[sizeof(commands) / sizeof(commands[0])];
+	const char *near;
+
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		names[i] = commands[i].name;
+	near = tk_closest_name(name, names, sizeof(names) / sizeof(names[0]));
+	if (near)
+		tk_error("unknown command '%s' (did you mean '%s'?)", name, near);
+	else
+		tk_error("unknown command '%s' (see 'tracekit --help')", name);
 }
 
 int main(int argc, char **argv)
@@ -49,6 +67,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
-	tk_error("unknown command '%s' (see 'tracekit --help')", argv[1]);
+	unknown_command(argv[1]);
 	return TK_EXIT_USAGE;
 }

@@ -23,7 +23,8 @@ enum {
 	V_EXTRACT = 1u << 8,
 	V_RESET = 1u << 9,
 	V_HIST = 1u << 10,
-	V_ALL = (1u << 11) - 1,
+	V_RECOVER = 1u << 11,
+	V_ALL = (1u << 12) - 1,
 	/* the verbs whose options end at their first operand */
 	V_IN_ORDER = V_RECORD | V_STAT | V_START | V_STOP | V_SHOW | V_EXTRACT |
 		     V_RESET,
@@ -36,7 +37,7 @@ static const struct {
 	{ "record", V_RECORD },	  { "report", V_REPORT }, { "convert", V_CONVERT },
 	{ "list", V_LIST },	  { "stat", V_STAT },	  { "start", V_START },
 	{ "stop", V_STOP },	  { "show", V_SHOW },	  { "extract", V_EXTRACT },
-	{ "reset", V_RESET },	  { "hist", V_HIST },
+	{ "reset", V_RESET },	  { "hist", V_HIST },	  { "recover", V_RECOVER },
 };
 
 #define ARG required_argument
@@ -56,6 +57,7 @@ static const struct opt_row {
 	{ 'p', NULL, ARG, V_RECORD | V_START },
 	{ 'l', NULL, ARG, V_RECORD | V_START },
 	{ 'n', NULL, ARG, V_RECORD | V_START },
+	{ 'n', NULL, NO, V_RECOVER }, /* recover: change nothing */
 	{ 'g', NULL, ARG, V_RECORD | V_START },
 	{ OPT_STACK, "stack", NO, V_RECORD | V_START },
 	/* record */

@@ -23,7 +23,9 @@ struct record_request {
  * and summary on stderr.  Returns 0 once the trace is complete, with
  * the command's wait status in *status; TK_EXIT_FAILURE after saying
  * why the recording failed (what it wrote is kept or removed as record
- * does), TK_EXIT_USAGE for a request record would refuse.  The
+ * does), 127 or 126 when the command cannot run (not found, not
+ * executable: as a shell), TK_EXIT_USAGE for a request record would
+ * refuse.  The
  * process's signal mask, SIGINT and SIGTERM actions and priority are as
  * they were when it returns. */
 int record_run(const struct record_request *q, int *status);

@@ -142,6 +142,18 @@ int session_init(struct rec_session *s, const struct rec_options *opt,
 	return 0;
 }
 
+/* The pid of the process at the other end of @fd, as the kernel says it
+ * (in our pid namespace); 0 when it cannot say. */
+static pid_t peer_pid(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return 0;
+	return cred.pid;
+}
+
 struct rec_process *session_add_process(struct rec_session *s, int fd)
 {
 	struct rec_process *p, **procs;
@@ -156,6 +168,7 @@ struct rec_process *session_add_process(struct rec_session *s, int fd)
 	}
 	s->procs = procs;
 	p->fd = fd;
+	p->peer_pid = peer_pid(fd);
 	p->class_id = s->next_class++;
 	s->procs[s->nprocs++] = p;
 	return p;
@@ -276,8 +289,16 @@ static uint32_t ppid_of(uint32_t pid)
 static void on_hello(struct rec_process *p, const struct tk_msg_hello *h)
 {
 	p->hello = true;
-	p->pid = h->pid;
-	p->ppid = h->ppid ? h->ppid : ppid_of(h->pid);
+	/* the kernel's pid, not the one the process claims: it names the
+	 * /proc files read and the trace's files (and differs in another pid
+	 * namespace, where the claimed parent would be wrong too) */
+	if (p->peer_pid > 0 && (uint32_t)p->peer_pid != h->pid) {
+		p->pid = (uint32_t)p->peer_pid;
+		p->ppid = ppid_of(p->pid);
+	} else {
+		p->pid = h->pid;
+		p->ppid = h->ppid ? h->ppid : ppid_of(h->pid);
+	}
 	memcpy(p->comm, h->comm, 16);
 	p->comm[16] = '\0';
 	/* names the program chose: printed in the summary and by report */
@@ -761,7 +782,7 @@ static void reserve(struct rec_session *s, bool make)
 	char *path;
 	int fd;
 
-	if (asprintf(&path, "%s/.reserve", s->dir) < 0)
+	if (asprintf(&path, "%s/" TK_INDEX_RESERVE, s->dir) < 0)
 		return;
 	if (!make) {
 		unlink(path);

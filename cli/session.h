@@ -158,6 +158,7 @@ struct rec_arena {
 
 struct rec_process {
 	uint32_t pid, ppid, class_id;
+	pid_t peer_pid;  /* the kernel's word (SO_PEERCRED), 0 when unknown */
 	char comm[17];
 	char *exe;
 	bool keys;       /* call sites patched */

@@ -111,7 +111,7 @@ static int read_manifest(const char *dir, struct tk_kernel *k, bool counts,
 		kind = r.kind;
 		state = tk_manifest_get(&r, "state");
 		if (kind && !strcmp(kind, "tracekit") && state &&
-		    !strcmp(state, "recording"))
+		    (!strcmp(state, "recording") || !strcmp(state, "recovered")))
 			k->incomplete = true; /* the recorder never finished */
 		if (!kind || (strcmp(kind, "kernel") && strcmp(kind, "kcpu")))
 			continue;

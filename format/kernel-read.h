@@ -63,7 +63,7 @@ struct tk_kernel {
 	char *events; /* the -e patterns, comma separated */
 	char *pid_filter; /* set_event_pid's pids, comma separated, or NULL */
 	bool stack;
-	bool incomplete; /* the manifest says state=recording: a file may end
+	bool incomplete; /* the manifest says state=recording (or recovered): a file may end
 			  * inside a page, where reading stops */
 	char *kdir;
 	bool symbols_loaded;

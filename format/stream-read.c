@@ -179,3 +179,27 @@ void tk_stream_close(struct tk_stream_reader *r)
 	free(r->path);
 	memset(r, 0, sizeof(*r));
 }
+
+int tk_stream_whole_packets(int fd, uint32_t class_id, struct tk_stream_packets *sp)
+{
+	struct tk_packet_header ph;
+	struct stat st;
+	ssize_t n;
+
+	memset(sp, 0, sizeof(*sp));
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	while ((n = pread(fd, &ph, sizeof(ph), (off_t)sp->end)) == (ssize_t)sizeof(ph)) {
+		uint64_t size = ph.packet_size / 8;
+
+		if (ph.magic != TK_CTF_MAGIC || ph.stream_id != class_id ||
+		    ph.packet_size % 8 || ph.content_size % 8 || size < sizeof(ph) ||
+		    ph.content_size > ph.packet_size ||
+		    size > (uint64_t)st.st_size - sp->end)
+			break;
+		sp->discarded = ph.events_discarded;
+		sp->packets++;
+		sp->end += size;
+	}
+	return n < 0 ? -errno : 0;
+}

@@ -49,4 +49,18 @@ int tk_stream_next(struct tk_stream_reader *r, char *err, size_t errlen);
 
 void tk_stream_close(struct tk_stream_reader *r);
 
+/* The whole packets at the start of a stream file. */
+struct tk_stream_packets {
+	uint64_t end;       /* offset past the last */
+	uint64_t packets;   /* how many */
+	uint64_t discarded; /* the last one's events_discarded: lost so far */
+};
+
+/* Walk the packet headers of the stream file open as @fd, of CTF stream
+ * class @class_id, from its start to the first that is not whole: no
+ * magic (a killed recorder's file ends in space allocated ahead, never
+ * written: zeros), another class, or a size past the file's end.
+ * Returns 0, or -errno from reading. */
+int tk_stream_whole_packets(int fd, uint32_t class_id, struct tk_stream_packets *sp);
+
 #endif /* TK_STREAM_READ_H */

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "common/regular-file.h"
 #include "common/ringbuf-layout.h"
 #include "common/visible.h"
+#include "stream-read.h"
 #include "trace.h"
 
 #define MAX_DESC_FILE (64u << 20)
@@ -315,13 +317,12 @@ static void name_threads(struct tk_trace *t)
 	}
 }
 
-/* The events_discarded of the last whole packet header of @s's file: what
- * its writer had lost by then.  0 if there is none. */
+/* The events_discarded of the last whole packet of @s's file: what its
+ * writer had lost by then.  0 if there is none. */
 static uint64_t discarded_at_end(const struct tk_trace *t,
 				 const struct tk_trace_stream *s)
 {
-	struct tk_packet_header ph;
-	uint64_t discarded = 0, off = 0;
+	struct tk_stream_packets sp = { 0, 0, 0 };
 	char *path;
 	int fd;
 
@@ -331,16 +332,9 @@ static uint64_t discarded_at_end(const struct tk_trace *t,
 	free(path);
 	if (fd < 0)
 		return 0;
-	/* space allocated ahead and never written reads as zeros */
-	while (pread(fd, &ph, sizeof(ph), (off_t)off) == (ssize_t)sizeof(ph) &&
-	       ph.magic == TK_CTF_MAGIC && ph.packet_size % 8 == 0 &&
-	       ph.packet_size / 8 >= sizeof(ph) &&
-	       ph.packet_size / 8 <= (uint64_t)INT64_MAX - off) {
-		discarded = ph.events_discarded;
-		off += ph.packet_size / 8;
-	}
+	tk_stream_whole_packets(fd, s->class_id, &sp);
 	close(fd);
-	return discarded;
+	return sp.discarded;
 }
 
 /* A recorder killed after its last update left counts that are too low
@@ -355,6 +349,37 @@ static void lost_since_update(struct tk_trace *t)
 		if (discarded > tk_stream_lost(s))
 			s->lost_later = discarded - tk_stream_lost(s);
 	}
+}
+
+/* Keep manifest line @line (ending in a newline) in t->kernel_lines. */
+static int keep_line(struct tk_trace *t, const char *line)
+{
+	size_t have = t->kernel_lines ? strlen(t->kernel_lines) : 0, len = strlen(line);
+	char *kept = realloc(t->kernel_lines, have + len + 2);
+
+	if (!kept)
+		return -ENOMEM;
+	memcpy(kept + have, line, len + 1);
+	if (!len || line[len - 1] != '\n')
+		strcpy(kept + have + len, "\n");
+	t->kernel_lines = kept;
+	return 0;
+}
+
+/* Whether @dir holds what record makes first (its events/ and user/
+ * directories): a recorder killed while it started, before its first
+ * manifest. */
+static bool started_only(const char *dir)
+{
+	char sub[PATH_MAX];
+	struct stat st;
+
+	for (unsigned i = 0; i < 2; i++) {
+		snprintf(sub, sizeof(sub), "%s/%s", dir, i ? "user" : "events");
+		if (stat(sub, &st) < 0 || !S_ISDIR(st.st_mode))
+			return false;
+	}
+	return true;
 }
 
 int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
@@ -380,6 +405,13 @@ int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 		if (stat(dir, &st) < 0)
 			snprintf(err, errlen, "cannot open '%s': %s", dir,
 				 strerror(errno));
+		else if (!S_ISDIR(st.st_mode))
+			snprintf(err, errlen, "'%s' is not a tracekit trace (not a directory)",
+				 dir);
+		else if (ret == -ENOENT && started_only(dir))
+			snprintf(err, errlen,
+				 "'%s' holds no trace: its recorder stopped while it started, before it wrote %s",
+				 dir, TK_MANIFEST_NAME);
 		else if (ret == -ENOENT)
 			snprintf(err, errlen, "'%s' is not a tracekit trace (no %s)",
 				 dir, TK_MANIFEST_NAME);
@@ -395,6 +427,11 @@ int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 		const char *kind;
 
 		lineno++;
+		if ((!strncmp(line, "kernel ", 7) || !strncmp(line, "kcpu ", 5)) &&
+		    keep_line(t, line) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
 		if (tk_manifest_split(line, false, &r))
 			goto bad;
 		kind = r.kind;
@@ -406,11 +443,14 @@ int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 			if (strcmp(kind, "tracekit") != 0)
 				goto bad;
 			t->incomplete = state && !strcmp(state, "recording");
+			t->recovered = state && !strcmp(state, "recovered");
 			continue;
 		}
 		if (strcmp(kind, "host") == 0) {
 			copy_str(t->host, sizeof(t->host), tk_manifest_get(&r, "name"));
+			tk_visible_name(t->host);
 			copy_str(t->mode, sizeof(t->mode), tk_manifest_get(&r, "mode"));
+			tk_visible_name(t->mode);
 		} else if (strcmp(kind, "clock") == 0) {
 			if (set_clock(t, &r))
 				goto bad;
@@ -427,7 +467,7 @@ int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 		}
 	}
 	name_threads(t);
-	if (t->incomplete)
+	if (t->incomplete || t->recovered)
 		lost_since_update(t);
 	if (lineno == 0 || !have_clock) {
 		snprintf(err, errlen, "'%s' is not a tracekit manifest%s", path,
@@ -449,6 +489,7 @@ out:
 
 void tk_trace_free(struct tk_trace *t)
 {
+	free(t->kernel_lines);
 	for (unsigned i = 0; i < t->nprocesses; i++) {
 		struct tk_trace_process *p = &t->processes[i];
 

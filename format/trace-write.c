@@ -69,7 +69,7 @@ static void put_manifest(FILE *f, const struct tk_trace *t)
 	const struct tk_trace_clock *c = &t->clock;
 
 	fprintf(f, "tracekit version=%d%s\n", TK_TRACE_VERSION,
-		t->incomplete ? " state=recording" : "");
+		t->incomplete ? " state=recording" : t->recovered ? " state=recovered" : "");
 	fprintf(f, "host name=");
 	put_value(f, t->host);
 	fprintf(f, " mode=");
@@ -108,6 +108,8 @@ static void put_manifest(FILE *f, const struct tk_trace *t)
 	}
 	if (t->kernel)
 		put_kernel(f, t->kernel);
+	else if (t->kernel_lines)
+		fputs(t->kernel_lines, f);
 }
 
 typedef void (*write_fn)(FILE *f, const void *arg);

@@ -21,6 +21,9 @@
 #include "event-info.h"
 
 #define TK_MANIFEST_NAME "tracekit.manifest"
+/* Room the recorder keeps for its last index (disk full): removed when
+ * it finishes, left by a killed one. */
+#define TK_INDEX_RESERVE ".reserve"
 #define TK_TRACE_VERSION 1
 
 /* A manifest value that is a number: decimal digits only (no sign, no
@@ -123,6 +126,10 @@ struct tk_trace {
 	char *dir;
 	bool incomplete; /* written while recording: the recorder never
 			  * finished it (manifest "tracekit state=recording") */
+	bool recovered;  /* the recorder never finished it, and `tracekit
+			  * recover` cut its stream files after their last
+			  * whole packet and counted their events (manifest
+			  * "tracekit state=recovered") */
 	char host[65];
 	char mode[16];
 	struct tk_trace_clock clock;
@@ -131,6 +138,9 @@ struct tk_trace {
 	unsigned nstreams;
 	struct tk_trace_stream *streams;
 	struct tk_trace_kernel *kernel; /* NULL: no kernel part */
+	char *kernel_lines; /* read: the manifest's kernel lines as they are
+			     * (format/kernel-read.h parses them), written
+			     * back as they are when kernel is NULL */
 };
 
 static inline uint64_t tk_stream_lost(const struct tk_trace_stream *s)

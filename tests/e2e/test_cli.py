@@ -248,6 +248,9 @@ def test_error_bad_options():
               exact="tracekit: -P 'abc': not a process id")
     one_error(tk("frobnicate"), rc=2,
               exact="tracekit: unknown command 'frobnicate' (see 'tracekit --help')")
+    one_error(tk("recrod", "--", "true"), rc=2,
+              exact="tracekit: unknown command 'recrod' (did you mean 'record'?)")
+    one_error(tk("hsit"), rc=2, exact="tracekit: unknown command 'hsit' (did you mean 'hist'?)")
     assert not os.path.exists(d)
 
 
@@ -259,7 +262,8 @@ def test_error_stray_operands():
                         (("hist", "a", "b", "-e", "x", "--key", "y"), "b"),
                         (("list", "-e", "a", "b", "c"), "c"),
                         (("list", "-t", "b", "c"), "b"),
-                        (("list", "-f", "a", "b"), "b")):
+                        (("list", "-f", "a", "b"), "b"),
+                        (("list", "/bin/true", "extra"), "extra")):
         one_error(tk(*args), rc=2, exact="tracekit: unexpected argument '%s'" % extra)
     for verb in ("start", "stop", "show", "extract", "reset"):
         one_error(tk(verb, "b", "c"), rc=2,
@@ -405,6 +409,17 @@ def test_error_report_not_a_trace():
     one_error(tk("report", empty), contains=(empty,),
               exact="tracekit: '%s' is not a tracekit trace (no tracekit.manifest)"
               % empty)
+    # what record makes first, killed before its first manifest
+    started = os.path.join(base, "started")
+    for sub in ("", "events", "user"):
+        os.mkdir(os.path.join(started, sub))
+    one_error(tk("report", started), contains=(started,),
+              exact="tracekit: '%s' holds no trace: its recorder stopped while it started,"
+              " before it wrote tracekit.manifest" % started)
+    afile = os.path.join(base, "afile")
+    open(afile, "w").write("x\n")
+    one_error(tk("report", afile), contains=(afile,),
+              exact="tracekit: '%s' is not a tracekit trace (not a directory)" % afile)
     missing = os.path.join(base, "missing")
     one_error(tk("report", missing), contains=(missing,),
               exact="tracekit: cannot open '%s': No such file or directory" % missing)
@@ -1100,17 +1115,22 @@ def test_attach_interrupted_at_any_point():
 
 def test_record_exit_status_is_the_commands():
     """record exits with its command's status, 128 + N when signal N
-    killed it, as time and strace do; the trace is complete either way."""
+    killed it, as time and strace do, and says how it ended unless -q;
+    the trace is complete either way."""
     for cmd, rc, said in ((["sh", "-c", "exit 127"], 127, "'sh' exited with status 127"),
                           (["sh", "-c", "exit 3"], 3, "'sh' exited with status 3"),
                           (["sh", "-c", "kill -SEGV $$"], 128 + 11,
                            "'sh' was killed by signal 11 (Segmentation fault)"),
                           ([BASIC, "-n", "5"], 0, None)):
-        d = os.path.join(tklib.tmpdir(), "t")
-        p = tk("record", "-q", "-o", d, "--", *cmd)
-        assert p.returncode == rc, (cmd, p.returncode, p.stderr)
-        assert p.stderr == ("tracekit: %s\n" % said if said else ""), p.stderr
-        assert os.path.exists(os.path.join(d, "tracekit.manifest"))
+        for quiet in (True, False):
+            d = os.path.join(tklib.tmpdir(), "t")
+            p = tk("record", *(["-q"] if quiet else []), "-o", d, "--", *cmd)
+            assert p.returncode == rc, (cmd, p.returncode, p.stderr)
+            ended = [l for l in p.stderr.splitlines() if "exited with" in l or "killed by" in l]
+            assert ended == ([] if quiet or not said else ["tracekit: " + said]), p.stderr
+            if quiet:
+                assert p.stderr == "", p.stderr
+            assert os.path.exists(os.path.join(d, "tracekit.manifest"))
     # Ctrl-C: passed on to the command, which dies of it (SIGINT as a
     # terminal leaves it: not ignored, as it is for a background job)
     d = os.path.join(tklib.tmpdir(), "t")

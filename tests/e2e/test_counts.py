@@ -529,6 +529,39 @@ def test_recorder_sigkill_trace_readable():
     lost = re.search(r"^# stream prog-basic-%s: \d+ events, (\d+) lost" % tids[0],
                      p.stdout, re.M)
     assert got[-1] + 1 - len(got) <= int(lost.group(1)), (got[-1] + 1 - len(got), lost)
+    # recover: the stream files cut after their last whole packet, the
+    # counts those of what is there; babeltrace2 reads it then (it
+    # stopped at the zeros allocated ahead of the writes), event for
+    # event as report, which reads it as before, now without a warning
+    before = report_lines(p.stdout)
+    streams = re.findall(r"^# stream \S+: (\d+) events, (\d+) lost", p.stdout, re.M)
+    dry = tklib.tracekit("recover", "-n", out, check=True)
+    assert open(os.path.join(out, "tracekit.manifest")).readline() == \
+        "tracekit version=1 state=recording\n"
+    r = tklib.tracekit("recover", out, check=False)
+    assert (r.returncode, r.stderr) == (0, ""), r
+    assert dry.stdout == r.stdout.replace("recovered", "would recover", 1).replace(
+        "written cut", "written to cut"), (dry.stdout, r.stdout)
+    m = re.fullmatch(r"recovered '%s': (\d+) user events in (\d+) streams, (\d+) lost; "
+                     r"(\d+) bytes never written cut\n" % re.escape(out), r.stdout)
+    assert m and int(m.group(1)) == len(before) and int(m.group(2)) == len(streams), \
+        (r.stdout, len(before), len(streams))
+    assert int(m.group(3)) == sum(int(x[1]) for x in streams), (r.stdout, streams)
+    assert open(os.path.join(out, "tracekit.manifest")).readline() == \
+        "tracekit version=1 state=recovered\n"
+    p2 = tklib.tracekit("report", out, check=True)
+    assert p2.stderr == "" and report_lines(p2.stdout) == before
+    assert p2.stdout.splitlines()[1].startswith("# recovered: ")
+    assert sum(int(x) for x in re.findall(r"^# stream \S+: (\d+) events", p2.stdout, re.M)) \
+        == len(before), p2.stdout[:3000]
+    assert len(tklib.babeltrace_lines(out)) == len(before)
+    r = tklib.tracekit("recover", out, check=True)
+    assert r.stdout == "'%s' is recovered already: nothing to recover\n" % out, r.stdout
+
+
+def report_lines(text):
+    """The event lines of report's output TEXT."""
+    return [l for l in text.splitlines() if l and not l.startswith("#")]
 
 
 def test_thread_exit_kept():

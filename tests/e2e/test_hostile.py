@@ -835,3 +835,62 @@ def test_field_names_identifiers():
         said = "tracekit: process %d: dropped: it broke the control protocol" % pid
         assert (said in err.splitlines()) == (fate == "dropped"), (name, err[-1500:])
         assert not no_control_bytes(err), err
+
+
+def test_exe_path_printed_escaped():
+    """report's header names each process's executable, a path that may
+    hold any byte but NUL and '/': it went raw to the terminal.  Control
+    bytes are printed as \\xNN, the rest of the path as it is."""
+    base = tklib.tmpdir()
+    odd = os.path.join(base, "a\x1b[2Jb\x07")
+    os.mkdir(odd)
+    prog = os.path.join(odd, "basic")
+    shutil.copy(test_cli.BASIC, prog)
+    d = os.path.join(base, "t")
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(tklib.BUILD, "lib"))
+    tklib.record(d, [prog, "-n", "3"], "-q", check=True, env=env)
+    out = tklib.tracekit("report", d, check=True).stdout
+    header = [l for l in out.splitlines() if l.startswith("# process ")]
+    assert len(header) == 1, out[:2000]
+    assert header[0].endswith(" %s/a\\x1b[2Jb\\x07/basic, 3 events defined"
+                              % os.path.realpath(base)), header
+    assert not no_control_bytes(out), out[:2000]
+
+
+def test_hello_pid_is_the_kernels():
+    """A process said its pid in HELLO and the recorder believed it: that
+    pid names the /proc files it reads and the trace's process.  A
+    connection claiming pid 1 is recorded under its real pid (the
+    kernel's SO_PEERCRED), with its real parent."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    rec = start_record(d, ["hello-pid", "1"])
+    rc, err = finish(rec)
+    assert rc == 0 and rec.rest == "kept\n", (rc, rec.rest, err[-1500:])
+    pid = int(re.search(r"\(pid (\d+)\)", err).group(1))
+    out = tklib.tracekit("report", d, check=True).stdout
+    procs = [l for l in out.splitlines() if l.startswith("# process ")]
+    assert procs and all(l.startswith("# process %d (" % pid) for l in procs), procs
+    manifest = open(os.path.join(d, "tracekit.manifest")).read()
+    assert re.search(r"\bpid=1\b", manifest) is None, manifest
+
+
+def test_recover_cuts_only_what_is_ours():
+    """recover cuts a stream file after its last whole packet only where
+    what follows is a killed recorder's (zeros, a packet cut short): a
+    manifest may name any file below the trace, and one that is not a
+    stream file was cut to nothing.  It is refused, one line, exit 1,
+    and left as it was."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    tklib.record(d, [test_cli.BASIC, "-n", "3"], "-q", check=True)
+    manifest = os.path.join(d, "tracekit.manifest")
+    text = open(manifest).read().split("\n", 1)
+    open(manifest, "w").write("tracekit version=1 state=recording\n" + text[1])
+    stream = sorted(os.listdir(os.path.join(d, "user")))
+    victim = os.path.join(d, "user", [f for f in stream if f != "metadata"][0])
+    open(victim, "w").write("not a stream file\n")
+    p = tklib.tracekit("recover", d, check=False)
+    assert (p.returncode, p.stdout) == (1, ""), p
+    assert p.stderr == ("tracekit: '%s' offset 0: neither a packet nor space never written: "
+                        "not a stream file to recover\n" % victim), p.stderr
+    assert open(victim).read() == "not a stream file\n"
+    assert open(manifest).readline() == "tracekit version=1 state=recording\n"

@@ -427,9 +427,22 @@ def test_stat_errors():
         p = tklib.tracekit("stat", "-e", "sched:sched_switch", "-e", "sched:bogus", "--", "true",
                            check=False)
         assert (p.returncode, p.stderr) == (1, "tracekit: unknown event 'sched:bogus'\n")
-        p = tklib.tracekit("stat", "-e", "sched:sched_switch", "--", "/nonexistent/cmd", check=False)
-        assert (p.returncode, p.stderr) == (
-            1, "tracekit: cannot run '/nonexistent/cmd': No such file or directory\n")
+        # as record and a shell: 127 not there, 126 not executable, with
+        # kernel counters, system-wide (-a) and user events alike
+        noexec = os.path.join(tklib.tmpdir(), "noexec")
+        open(noexec, "w").write("#!/bin/sh\n")
+        os.chmod(noexec, 0o644)
+        for opts, cmd, rc, why in (
+                ([], "/nonexistent/cmd", 127, "No such file or directory"),
+                ([], "no-such-command-xyz", 127, "command not found"),
+                (["-a"], "no-such-command-xyz", 127, "command not found"),
+                ([], noexec, 126, "Permission denied")):
+            p = tklib.tracekit("stat", *opts, "-e", "sched:sched_switch", "--", cmd, check=False)
+            assert (p.returncode, p.stderr) == (
+                rc, "tracekit: cannot run '%s': %s\n" % (cmd, why)), (opts, cmd, p)
+    p = tklib.tracekit("stat", "-e", "app:*", "--", "no-such-command-xyz", check=False)
+    assert (p.returncode, p.stderr) == (
+        127, "tracekit: cannot run 'no-such-command-xyz': command not found\n"), p
     p = tklib.tracekit("stat", "--", "true", check=False)
     assert (p.returncode, p.stderr) == (2, "tracekit: stat needs an event to count (-e SYSTEM:EVENT)\n")
     p = tklib.tracekit("stat", "-e", "sched:sched_switch", check=False)

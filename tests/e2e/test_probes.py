@@ -390,8 +390,7 @@ def test_recorder_signals_remove_probes():
             kernlib.wait_gone(pid)
         assert rec.returncode == 128 + sig, "record exited %d after %s to the %s: %s" % (
             rec.returncode, sig.name, target, err)
-        assert err == "tracekit: '%s' was killed by signal %d (%s)\n" % (
-            PROG, sig, signal.strsignal(sig)), err
+        assert err == "", err  # -q: the status says how it ended
         n = len(of(kernlib.report(d), "uprobe:f"))
         assert n >= SLOW_CALLS, "%d uprobe:f events, the program made %d calls or more" % (
             n, SLOW_CALLS)

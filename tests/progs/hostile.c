@@ -54,6 +54,9 @@
  *   prog-hostile event-field NAME  the same with a well-formed descriptor
  *                                  (event hostile:bad) of one u32 field
  *                                  named NAME
+ *   prog-hostile hello-pid PID     event-field x on a connection whose
+ *                                  HELLO claims to be process PID (and
+ *                                  its child)
  *
  * Events: test:seq (thread, seq, msg) of tests/progs/test-events.h.
  */
@@ -378,7 +381,9 @@ static int names(void)
 }
 
 /* A connection of our own to the recorder, HELLO said; -1 if none. */
-static int session_connect(void)
+/* A second connection to the recorder, saying HELLO as process @pid
+ * (0: its own). */
+static int session_connect_as(uint32_t pid)
 {
 	const char *name = getenv(TK_SESSION_ENV);
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -392,12 +397,17 @@ static int session_connect(void)
 	if (connect(fd, (struct sockaddr *)&sa,
 		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name))) < 0)
 		return -1;
-	h.pid = (uint32_t)getpid();
-	h.ppid = (uint32_t)getppid();
+	h.pid = pid ? pid : (uint32_t)getpid();
+	h.ppid = pid ? pid : (uint32_t)getppid();
 	strcpy(h.comm, "hostile");
 	if (send(fd, &h, sizeof(h), MSG_NOSIGNAL) != sizeof(h))
 		return -1;
 	return fd;
+}
+
+static int session_connect(void)
+{
+	return session_connect_as(0);
 }
 
 static int errors(long n)
@@ -435,12 +445,12 @@ static void descriptor(char *p, const char *field)
 	strcpy(p + h.off_name, "bad");
 }
 
-static int event_id(uint32_t id, const char *field)
+static int event_id(uint32_t id, const char *field, uint32_t pid)
 {
 	struct { struct tk_msg_event m; char desc[256]; } ev;
 	struct tk_msg done = { TK_MSG_EVENTS_DONE, sizeof(done) };
 	struct tk_msg reply;
-	int fd = session_connect();
+	int fd = session_connect_as(pid);
 
 	memset(&ev, 0, sizeof(ev));
 	ev.m.m = (struct tk_msg){ TK_MSG_EVENT, sizeof(ev) };
@@ -485,8 +495,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "errors"))
 		return errors(n);
 	if (!strcmp(argv[1], "event-id"))
-		return event_id((uint32_t)n, NULL);
+		return event_id((uint32_t)n, NULL, 0);
 	if (!strcmp(argv[1], "event-field") && argc > 2)
-		return event_id(100, argv[2]);
+		return event_id(100, argv[2], 0);
+	if (!strcmp(argv[1], "hello-pid"))
+		return event_id(100, "x", (uint32_t)n);
 	return 2;
 }
