@@ -317,6 +317,9 @@ int cmd_hist(int argc, char **argv)
 		tk_cursor_close(&c);
 		return TK_EXIT_FAILURE;
 	}
+	if (c.trace.incomplete)
+		tk_warn("'%s' is incomplete: its recorder stopped before finishing it (killed?); counting what it wrote",
+			a.dir);
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	a.sel.who.trace = &c.trace;
 	ret = a.from ? run_latency(&c, &a) : run_table(&c, &a);

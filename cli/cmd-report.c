@@ -535,6 +535,7 @@ int cmd_report(int argc, char **argv)
 	struct tk_merge_event ev;
 	char err[512];
 	bool more;
+	int ret;
 
 	memset(&r, 0, sizeof(r));
 	memset(&ko, 0, sizeof(ko));
@@ -562,6 +563,7 @@ int cmd_report(int argc, char **argv)
 	r.sel.who.trace = &r.trace;
 	ko.who = &r.sel.who;
 	if (report_kernel_open(r.dir, &ko, &kf, &r.kernel) < 0) {
+		report_select_free(&r.sel);
 		tk_trace_free(&r.trace);
 		return TK_EXIT_FAILURE;
 	}
@@ -572,17 +574,22 @@ int cmd_report(int argc, char **argv)
 		if (left[0])
 			tk_warn("%s", left);
 	}
-	if (prepare_events(&r, &kf) < 0)
-		return TK_EXIT_FAILURE;
-	if (check_patterns(&r) < 0)
-		return TK_EXIT_FAILURE;
+	/* errors from here on leave through out:, which frees all */
+	ret = prepare_events(&r, &kf);
+	if (ret == -ENOMEM)
+		tk_error("out of memory");
+	if (ret < 0 || check_patterns(&r) < 0) {
+		r.error = true;
+		goto out;
+	}
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	if (tk_merge_open(&r.merge, &r.trace,
 			  r.kernel ? report_kernel_handle(r.kernel) : NULL) < 0 ||
 	    !(r.who_ok = calloc(r.trace.nstreams + 1, sizeof(*r.who_ok))) ||
 	    !(r.kept = calloc(r.trace.nstreams + 1, sizeof(*r.kept)))) {
 		tk_error("out of memory");
-		return TK_EXIT_FAILURE;
+		r.error = true;
+		goto out;
 	}
 	for (unsigned i = 0; i < r.trace.nstreams; i++)
 		r.who_ok[i] = report_who_selects(&r.sel.who, r.trace.streams[i].pid,
@@ -644,6 +651,7 @@ int cmd_report(int argc, char **argv)
 	fflush(stdout);
 	if (r.tep_stats && r.kernel)
 		report_kernel_tep_stats(r.kernel);
+out:
 	tk_merge_close(&r.merge);
 	for (unsigned i = 0; i < r.nstates; i++)
 		tk_filter_free(r.states[i].filter);

@@ -60,6 +60,7 @@ struct latency {
 	struct instance *slow; /* min-heap on lat, at most nslow */
 	unsigned nslow, slow_cap;
 	uint64_t unmatched_ends, replaced;
+	uint64_t backwards; /* ends stamped before their start: left out */
 	uint64_t unselected; /* starts left out by -f, --pid, --tid, --comm */
 	struct hist_map keymap; /* --key: the starts' key values */
 	uint32_t *lkeys;        /* --key: lats[i]'s index in keymap */
@@ -446,6 +447,9 @@ static int print_result(struct tk_cursor *c, struct latency *l,
 		printf("lost events: %s intervals have events lost in between (their "
 		       "times hold recording gaps; marked in the slowest)\n",
 		       hist_u64(num, l->lost_spans));
+	if (l->backwards)
+		printf("left out: %s ends stamped before their start (the trace's "
+		       "time goes back)\n", hist_u64(num, l->backwards));
 	if (l->nslow)
 		print_slowest(c, l, o);
 	return 0;
@@ -531,6 +535,12 @@ int hist_latency_run(struct tk_cursor *c, struct hist_event *from,
 			idx = hist_map_find(&l.map, rec);
 			if (idx >= 0 && l.pending[idx].valid && !l.pending[idx].selected) {
 				l.pending[idx].valid = false;
+			} else if (idx >= 0 && l.pending[idx].valid &&
+				   here.ts < l.pending[idx].start.ts) {
+				/* a scribbled packet or clock: no latency of
+				 * 584 years minus a bit */
+				l.pending[idx].valid = false;
+				l.backwards++;
 			} else if (idx >= 0 && l.pending[idx].valid) {
 				struct instance in;
 

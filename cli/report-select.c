@@ -123,28 +123,31 @@ void report_common_values(struct tk_value *v, uint32_t tid, const char *comm,
 }
 
 /* "[+]SECONDS[.FRACTION]" in nanoseconds, and the unit of its last digit
- * (at most a microsecond, what report prints); false if it is not that. */
+ * (at most a microsecond, what report prints); false if it is not that.
+ * A time past what 64 bits of nanoseconds hold (584 years) is the last
+ * one they hold: after every event. */
 static bool parse_seconds(const char *s, bool *relative, uint64_t *ns,
 			  uint64_t *unit)
 {
 	uint64_t secs = 0, frac = 0, scale = 1000000000u;
 	const char *p = s;
+	bool past = false;
 
 	*relative = *p == '+';
 	p += *relative;
 	if (*p < '0' || *p > '9')
 		return false;
 	for (; *p >= '0' && *p <= '9'; p++) {
-		if (secs > UINT64_MAX / 10000000000u)
-			return false;
-		secs = secs * 10 + (uint64_t)(*p - '0');
+		past |= secs > UINT64_MAX / 10000000000u;
+		secs = past ? secs : secs * 10 + (uint64_t)(*p - '0');
 	}
 	if (*p == '.')
 		for (p++; *p >= '0' && *p <= '9'; p++)
 			if (scale /= 10)
 				frac += (uint64_t)(*p - '0') * scale;
-	*ns = secs * 1000000000u + frac;
-	*unit = scale > 1000 ? 1000 : scale ? scale : 1;
+	past |= secs > (UINT64_MAX - frac) / 1000000000u;
+	*ns = past ? UINT64_MAX : secs * 1000000000u + frac;
+	*unit = past ? 1 : scale > 1000 ? 1000 : scale ? scale : 1;
 	return !*p;
 }
 
@@ -190,7 +193,8 @@ int report_bound_parse(enum ts_mode ts, const char *opt, const char *arg,
 		if (unit == 1000)
 			tk_num_usecs_span(b->lo / 1000u, &b->lo, &b->hi);
 		else
-			b->hi = b->lo + unit - 1;
+			b->hi = b->lo > UINT64_MAX - (unit - 1) ? UINT64_MAX
+								 : b->lo + unit - 1;
 		return 0;
 	}
 	tk_error("%s '%s': not a time (seconds as report prints them%s, or +SECONDS after the first event)",

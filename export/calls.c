@@ -10,6 +10,13 @@
 #include "calls.h"
 #include "format/symbols.h"
 
+/* Open calls a thread keeps at most.  The function tracer records at
+ * most 1,024 nested frames (lib/functrace/frames.h); a trace deeper than
+ * this was made by something else (or scribbled over), and an entry
+ * past it ends the innermost open call, as if its exit were lost: the
+ * memory stays bounded, and so does the length of a folded stack. */
+#define MAX_OPEN 4096
+
 struct thread_calls {
 	struct tk_call *call;
 	unsigned n, cap;
@@ -183,7 +190,8 @@ struct tk_call *tk_calls_entry(struct tk_calls *c, const struct tk_stream_reader
 	t->last_ts = rd->ts;
 	while (keep && t->call[keep - 1].depth >= depth)
 		keep--;
-	if (close_above(c, rd->stream, t, keep, rd->ts, 0) < 0)
+	if (close_above(c, rd->stream, t, keep, rd->ts, 0) < 0 ||
+	    (t->n >= MAX_OPEN && close_above(c, rd->stream, t, t->n - 1, rd->ts, 0) < 0))
 		return NULL;
 	if (t->n == t->cap) {
 		unsigned cap = t->cap ? 2 * t->cap : 64;

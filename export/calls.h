@@ -10,7 +10,9 @@
  * above d the same way, then its own call.  What is still open after the
  * last event ends by its thread's last event, unfinished.  Calls ended
  * together end a nanosecond apart, the innermost first.  So calls always
- * nest, and strictly, as viewers need them to.
+ * nest, and strictly, as viewers need them to.  A thread keeps at most
+ * 4,096 calls open (four times what the function tracer nests): an
+ * entry past them ends the innermost, unfinished.
  *
  * Every view of the function tracer's calls is made from this one walk:
  * report's function graph and --profile, convert's Chrome slices and its

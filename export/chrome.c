@@ -203,6 +203,30 @@ static struct thread *thread_get(struct chrome *ch, uint32_t tid, uint32_t pid)
 	return t;
 }
 
+/* @pre, @a[0..na) as a JSON string, then (@pre2 not NULL) @pre2 and
+ * @b[0..nb) as one, in memory of their own (NUL-terminated, *@len bytes
+ * before the NUL; NULL when out of memory): a name escaped once, not
+ * per event.  A byte takes six at the most (\u00XX). */
+static char *json_dup(const char *pre, const char *a, size_t na, const char *pre2,
+		      const char *b, size_t nb, size_t *len)
+{
+	struct tk_out tmp = { .fd = -1 };
+
+	tmp.cap = strlen(pre) + 6 * na + 2 + (pre2 ? strlen(pre2) + 6 * nb + 2 : 0) + 1;
+	tmp.buf = malloc(tmp.cap);
+	if (!tmp.buf)
+		return NULL;
+	tk_out_str(&tmp, pre);
+	tk_out_json_str(&tmp, a, na);
+	if (pre2) {
+		tk_out_str(&tmp, pre2);
+		tk_out_json_str(&tmp, b, nb);
+	}
+	tmp.buf[tmp.len] = '\0';
+	*len = tmp.len;
+	return tmp.buf;
+}
+
 /* ---- the array's elements ---- */
 
 static void head(struct chrome *ch, char ph, uint32_t pid, uint32_t tid)
@@ -249,8 +273,10 @@ static void put_name(struct chrome *ch, const char *name, const char *cat)
 	tk_out_char(o, '"');
 }
 
+/* A metadata element: @what's name @name, or (@name NULL) its sort index
+ * @sort. */
 static void meta(struct chrome *ch, uint32_t pid, uint32_t tid, const char *what,
-		 const char *name, int sort)
+		 const char *name, uint64_t sort)
 {
 	struct tk_out *o = &ch->x->out;
 
@@ -258,9 +284,9 @@ static void meta(struct chrome *ch, uint32_t pid, uint32_t tid, const char *what
 	tk_out_mem(o, ",\"name\":\"", 9);
 	tk_out_str(o, what);
 	tk_out_mem(o, "\",\"args\":{", 10);
-	if (sort >= 0) {
+	if (!name) {
 		tk_out_str(o, "\"sort_index\":");
-		tk_out_u64(o, (uint64_t)sort);
+		tk_out_u64(o, sort);
 	} else {
 		tk_out_str(o, "\"name\":");
 		tk_out_json_str(o, name, strlen(name));
@@ -311,11 +337,11 @@ static int name_thread(struct chrome *ch, struct thread *t)
 		return -ENOMEM;
 	if (!p->proc_named) {
 		p->proc_named = true;
-		meta(ch, t->pid, 0, "process_name", process_comm(ch, t->pid), -1);
+		meta(ch, t->pid, 0, "process_name", process_comm(ch, t->pid), 0);
 	}
 	snprintf(name, sizeof(name), "%s", thread_comm(ch, t->tid));
-	meta(ch, t->pid, t->tid, "thread_name", name, -1);
-	meta(ch, t->pid, t->tid, "thread_sort_index", NULL, (int)(3 * t->tid));
+	meta(ch, t->pid, t->tid, "thread_name", name, 0);
+	meta(ch, t->pid, t->tid, "thread_sort_index", NULL, 3 * (uint64_t)t->tid);
 	return 0;
 }
 
@@ -330,9 +356,9 @@ static int name_lost(struct chrome *ch, struct thread *t)
 	if (name_thread(ch, t) < 0)
 		return -ENOMEM;
 	snprintf(name, sizeof(name), "%s %u lost", thread_comm(ch, t->tid), t->tid);
-	meta(ch, t->pid, t->tid | LOST_TRACK, "thread_name", name, -1);
+	meta(ch, t->pid, t->tid | LOST_TRACK, "thread_name", name, 0);
 	meta(ch, t->pid, t->tid | LOST_TRACK, "thread_sort_index", NULL,
-	     (int)(3 * t->tid + 2));
+	     3 * (uint64_t)t->tid + 2);
 	return 0;
 }
 
@@ -346,9 +372,9 @@ static int name_sched(struct chrome *ch, struct thread *t)
 	if (name_thread(ch, t) < 0)
 		return -ENOMEM;
 	snprintf(name, sizeof(name), "%s %u sched", thread_comm(ch, t->tid), t->tid);
-	meta(ch, t->pid, t->tid | SCHED_TRACK, "thread_name", name, -1);
+	meta(ch, t->pid, t->tid | SCHED_TRACK, "thread_name", name, 0);
 	meta(ch, t->pid, t->tid | SCHED_TRACK, "thread_sort_index", NULL,
-	     (int)(3 * t->tid + 1));
+	     3 * (uint64_t)t->tid + 1);
 	return 0;
 }
 
@@ -361,10 +387,10 @@ static void name_cpu(struct chrome *ch, unsigned cpu)
 	ch->cpu_named[cpu] = true;
 	if (!ch->kernel_named) {
 		ch->kernel_named = true;
-		meta(ch, 0, 0, "process_name", "kernel", -1);
+		meta(ch, 0, 0, "process_name", "kernel", 0);
 	}
 	snprintf(name, sizeof(name), "CPU %u", cpu);
-	meta(ch, 0, cpu, "thread_name", name, -1);
+	meta(ch, 0, cpu, "thread_name", name, 0);
 }
 
 /* ---- user events ---- */
@@ -385,25 +411,13 @@ static struct uev *uev_of(struct chrome *ch, const struct tk_event_info *ev)
 	ch->uevs = list;
 	u->kind = tk_ft_kind_of(ev);
 	/* ,"name":"FULL","cat":"PROVIDER" made once, escaped */
-	{
-		struct tk_out tmp = { .fd = -1 };
-		char buf[1024];
-
-		tmp.buf = buf;
-		tmp.cap = sizeof(buf);
-		tk_out_mem(&tmp, ",\"name\":", 8);
-		tk_out_json_str(&tmp, ev->full_name, strnlen(ev->full_name, 400));
-		tk_out_mem(&tmp, ",\"cat\":", 7);
-		tk_out_json_str(&tmp, ev->provider, strnlen(ev->provider, 400));
-		h = malloc(tmp.len);
-		if (!h) {
-			free(u);
-			return NULL;
-		}
-		memcpy(h, buf, tmp.len);
-		u->head = h;
-		u->head_len = tmp.len;
+	h = json_dup(",\"name\":", ev->full_name, strnlen(ev->full_name, 400),
+		     ",\"cat\":", ev->provider, strnlen(ev->provider, 400), &u->head_len);
+	if (!h) {
+		free(u);
+		return NULL;
 	}
+	u->head = h;
 	list[ch->nuevs++] = u;
 	((struct tk_event_info *)ev)->user = u;
 	return u;
@@ -578,16 +592,13 @@ static uint64_t kfield(const unsigned char *data, unsigned size,
 
 static int kev_prepare(struct kev *k, struct tep_event *ev)
 {
-	struct tk_out tmp = { .fd = -1 };
-	char buf[512], full[256];
+	char full[256];
 	const char *sys = ev->system, *name = ev->name;
+	size_t n;
 
 	k->ev = ev;
 	snprintf(full, sizeof(full), "%s:%s", sys, name);
-	tmp.buf = buf;
-	tmp.cap = sizeof(buf);
-	tk_out_json_str(&tmp, full, strlen(full));
-	k->name = strndup(buf, tmp.len);
+	k->name = json_dup("", full, strlen(full), NULL, NULL, 0, &n);
 	if (!k->name)
 		return -ENOMEM;
 	if (!strcmp(sys, "sched") && !strcmp(name, "sched_switch")) {

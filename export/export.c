@@ -7,6 +7,9 @@
  * directory, so the rename is atomic), renamed into place after the last
  * byte is written; on any error it is removed, so a failed conversion
  * leaves no half file, and an older file of that name stays as it was.
+ * Where the file system allows it the file has no name until the end
+ * (O_TMPFILE, linked then renamed): a conversion killed by SIGKILL
+ * leaves nothing, not a hidden file as large as what it had written.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -99,6 +102,7 @@ struct output {
 	char *path;            /* where the output goes (a symlink followed) */
 	char *tmp;
 	bool direct;           /* written in place, not renamed over */
+	bool anonymous;        /* O_TMPFILE: tmp is named only at the end */
 	struct sigaction old[3];
 };
 
@@ -172,6 +176,48 @@ static int output_open_direct(struct tk_export *x, struct output *o)
 	return 0;
 }
 
+/* A file without a name in @o->path's directory (@slash: its last '/'),
+ * or -1 where O_TMPFILE is not supported (mkostemp then). */
+static int output_open_anonymous(struct output *o, const char *slash)
+{
+	char *dir = slash ? strndup(o->path, (size_t)(slash - o->path) + 1) : NULL;
+	int fd;
+
+	if (slash && !dir)
+		return -1;
+	fd = open(dir ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+	free(dir);
+	o->anonymous = fd >= 0;
+	return fd;
+}
+
+/* Give the anonymous file @fd the name @o->tmp (a fresh one in place of
+ * its XXXXXX), to be renamed over @o->path. */
+static int output_name(struct output *o, int fd)
+{
+	static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+	char proc[64], *x = o->tmp + strlen(o->tmp) - 6;
+	struct timespec ts;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	for (unsigned try = 0; try < 100; try++) {
+		uint64_t r = (uint64_t)ts.tv_nsec * 2654435761u + (uint64_t)getpid() + try;
+
+		for (unsigned i = 0; i < 6; i++, r /= 36)
+			x[i] = digits[r % 36];
+		cleanup_arm(o);
+		if (linkat(fd, "", AT_FDCWD, o->tmp, AT_EMPTY_PATH) == 0 ||
+		    (errno != EEXIST &&
+		     linkat(AT_FDCWD, proc, AT_FDCWD, o->tmp, AT_SYMLINK_FOLLOW) == 0))
+			return 0;
+		cleanup_disarm(o);
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
 static int output_open(struct tk_export *x, struct output *o)
 {
 	const char *out = x->opts->output, *slash;
@@ -201,6 +247,11 @@ static int output_open(struct tk_export *x, struct output *o)
 		     slash ? slash + 1 : o->path) < 0) {
 		o->tmp = NULL;
 		return tk_export_error(x, "out of memory");
+	}
+	fd = output_open_anonymous(o, slash);
+	if (fd >= 0) {
+		x->out.fd = fd;
+		return 0;
 	}
 	cleanup_arm(o); /* the name is filled in place by mkostemp */
 	fd = mkostemp(o->tmp, O_CLOEXEC);
@@ -242,7 +293,11 @@ static int output_close(struct tk_export *x, struct output *o, bool ok)
 		o->path = NULL;
 		return 0;
 	}
-	if (ok && close(x->out.fd) < 0) {
+	if (ok && o->anonymous && (ret = output_name(o, x->out.fd)) < 0) {
+		tk_export_error(x, "cannot write '%s': %s", o->path, strerror(-ret));
+		ok = false;
+		close(x->out.fd);
+	} else if (ok && close(x->out.fd) < 0) {
 		ret = -errno;
 		tk_export_error(x, "cannot write '%s': %s", o->path, strerror(errno));
 		ok = false;
@@ -254,7 +309,8 @@ static int output_close(struct tk_export *x, struct output *o, bool ok)
 		tk_export_error(x, "cannot write '%s': %s", o->path, strerror(errno));
 		ok = false;
 	}
-	if (!ok)
+	/* an anonymous file not named yet is gone with its descriptor */
+	if (!ok && (!o->anonymous || cleanup_tmp))
 		unlink(o->tmp);
 	cleanup_disarm(o);
 	free(o->tmp);
@@ -520,6 +576,9 @@ int tk_export_run(const struct tk_export_ops *ops,
 		return ret;
 	}
 	x.trace = &trace;
+	if (trace.incomplete)
+		tk_export_warn(&x, "'%s' is incomplete: its recorder stopped before finishing it (killed?); converting what it wrote",
+			       o->dir);
 	ret = tk_kernel_open(o->dir, &kernel, why, sizeof(why));
 	if (ret == 0) {
 		tk_kernel_name_threads(&kernel, &trace);

@@ -213,7 +213,12 @@ void tk_out_printf(struct tk_out *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* @s[0..len) as a JSON string, quotes included. */
 void tk_out_json_str(struct tk_out *o, const char *s, size_t len);
-/* @s[0..len) escaped for XML text and attributes. */
+/* @s[0..len) escaped for XML text and attributes; what is not UTF-8
+ * (or no XML character) written as U+FFFD or '?', so that the file stays
+ * well-formed whatever the trace holds. */
 void tk_out_xml_str(struct tk_out *o, const char *s, size_t len);
+/* The bytes of the first @chars characters of @s[0..len) (a byte that is
+ * not UTF-8 counts as one): where a text may be cut. */
+size_t tk_utf8_cut(const char *s, size_t len, size_t chars);
 
 #endif /* TK_EXPORT_H */

@@ -146,13 +146,28 @@ void tk_out_json_str(struct tk_out *o, const char *s, size_t len)
 	tk_out_char(o, '"');
 }
 
+size_t tk_utf8_cut(const char *s, size_t len, size_t chars)
+{
+	size_t i = 0;
+
+	for (; i < len && chars; chars--) {
+		size_t u = (unsigned char)s[i] >= 0x80
+				   ? utf8_len((const unsigned char *)s + i, len - i) : 1;
+
+		i += u ? u : 1;
+	}
+	return i;
+}
+
 void tk_out_xml_str(struct tk_out *o, const char *s, size_t len)
 {
-	size_t start = 0;
+	size_t start = 0, skip;
 
-	for (size_t i = 0; i < len; i++) {
+	for (size_t i = 0; i < len; i += skip) {
+		const unsigned char *u = (const unsigned char *)s + i;
 		const char *rep;
 
+		skip = 1;
 		switch (s[i]) {
 		case '<': rep = "&lt;"; break;
 		case '>': rep = "&gt;"; break;
@@ -160,12 +175,23 @@ void tk_out_xml_str(struct tk_out *o, const char *s, size_t len)
 		case '"': rep = "&quot;"; break;
 		case '\'': rep = "&apos;"; break;
 		default:
-			if ((unsigned char)s[i] >= 0x20 || s[i] == '\t' || s[i] == '\n')
+			if (u[0] >= 0x80) {
+				skip = utf8_len(u, len - i);
+				/* U+FFFE and U+FFFF are no XML characters */
+				if (skip && !(skip == 3 && u[0] == 0xef && u[1] == 0xbf &&
+					      u[2] >= 0xbe))
+					continue;
+				/* not UTF-8: an XML parser stops at it */
+				skip = skip ? skip : 1;
+				rep = "\xef\xbf\xbd"; /* U+FFFD */
+				break;
+			}
+			if (u[0] >= 0x20 || s[i] == '\t' || s[i] == '\n')
 				continue;
 			rep = "?"; /* not allowed in XML 1.0 */
 		}
 		tk_out_mem(o, s + start, i - start);
-		start = i + 1;
+		start = i + skip;
 		tk_out_str(o, rep);
 	}
 	tk_out_mem(o, s + start, len - start);

@@ -161,12 +161,13 @@ static void frame(struct svg_state *s, uint32_t node, double x, uint32_t depth)
 		      "<text x=\"%.2f\" y=\"%.1f\">",
 		      wt, all ? 100.0 * (double)n->total / (double)all : 0.0, x, y, w,
 		      FRAME_H - 1, fill, fill, x + 3, y + FRAME_H - 4.5);
+	/* cut between characters, not inside one */
 	fit = w > 6 ? (size_t)((w - 6) / CHAR_W) : 0;
 	if (fit >= 3) {
-		if (len <= fit) {
+		if (tk_utf8_cut(name, len, fit) == len) {
 			tk_out_xml_str(o, name, len);
 		} else {
-			tk_out_xml_str(o, name, fit - 2);
+			tk_out_xml_str(o, name, tk_utf8_cut(name, len, fit - 2));
 			tk_out_str(o, "..");
 		}
 	}

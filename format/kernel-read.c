@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <event-parse.h>
+#include "map-drop.h"
 #include <kbuffer.h>
 #include "common/regular-file.h"
 #include "kernel-read.h"
@@ -316,7 +317,7 @@ static char *printk_formats_sane(const char *buf)
 static char *saved_cmdlines_sane(const char *buf)
 {
 	size_t n = 0;
-	char *out = malloc(strlen(buf) + 1);
+	char *out = malloc(strlen(buf) + 2); /* a last line gets its '\n' */
 
 	if (!out)
 		return NULL;
@@ -620,6 +621,7 @@ static int load_page(struct tk_kernel *k, struct tk_kernel_cpu *c, char *err,
 		memcpy(c->page, c->map + off, avail);
 		memset(c->page + avail, 0, k->page_size + PAGE_PAD - avail);
 		c->next_page += k->page_size;
+		tk_map_drop_before(c->map, &c->unmapped, off);
 		memcpy(&commit, c->page + 8, k->long_size);
 		data = (unsigned)(commit & ~COMMIT_FLAGS & 0xffffffffu);
 		if (data > k->page_size - hdr ||

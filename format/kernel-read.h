@@ -32,6 +32,7 @@ struct tk_kernel_cpu {
 	const unsigned char *map;
 	size_t size;
 	size_t next_page;  /* file offset of the page to load next */
+	size_t unmapped;   /* map pages below it given back (map-drop.h) */
 	unsigned char *page; /* the loaded page, page_size + padding bytes */
 	unsigned page_data; /* bytes of event data in it (commit) */
 	struct kbuffer *kbuf;

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "common/regular-file.h"
+#include "map-drop.h"
 #include "stream-read.h"
 #include "common/ringbuf-layout.h"
 
@@ -103,6 +104,7 @@ static int enter_packet(struct tk_stream_reader *r, char *err, size_t errlen)
 	if (ph.stream_id != r->stream->class_id)
 		return bad(r, r->packet, "packet of another stream class", err,
 			   errlen);
+	tk_map_drop_before(r->map, &r->unmapped, r->packet);
 	r->content_end = r->packet + content;
 	r->pos = r->packet + sizeof(ph);
 	r->last_ts = ph.timestamp_begin;

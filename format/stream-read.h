@@ -20,6 +20,7 @@ struct tk_stream_reader {
 	const char *map;
 	size_t size;
 	size_t packet;     /* offset of the current packet */
+	size_t unmapped;   /* map pages below it given back (map-drop.h) */
 	size_t content_end; /* end of its events */
 	size_t pos;        /* next event */
 	uint64_t last_ts;

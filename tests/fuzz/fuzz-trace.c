@@ -6,7 +6,7 @@
  * private directory (made once per process under $TMPDIR, else /dev/shm or
  * /tmp; reused; removed at exit):
  *
- *   byte 0        flags: bit 0 clear: the manifest is the fixed one below
+ *   byte 0        flags: bit 0 clear: the manifest is the fixed one
  *                 (a clock, process 1 of class 1 with events/1.desc, its
  *                 stream user/s) followed by the manifest part; set: the
  *                 manifest part alone.  Bit 1: a short error buffer.
@@ -41,13 +41,7 @@
 #include "format/printfmt.h"
 #include "format/stream-read.h"
 #include "format/trace.h"
-
-static const char fixed_manifest[] =
-	"tracekit version=1\n"
-	"clock source=tsc freq=1000000000 tsc_start=0 mono_start=0 "
-	"real_start=0\n"
-	"process pid=1 class=1 comm=x exe=/x events=events/1.desc\n"
-	"stream file=user/s pid=1 tid=1 class=1\n";
+#include "fuzz-trace-input.h"
 
 static char dir[4096];
 
@@ -119,27 +113,10 @@ static void write_file(const char *name, const void *a, size_t na,
 	close(fd);
 }
 
-static void check(int ok)
-{
-	if (!ok)
-		__builtin_trap();
-}
-
 /* A message was given, NUL-terminated inside the buffer. */
 static void check_err(const char *err, size_t errlen)
 {
 	check(err[0] && memchr(err, '\0', errlen));
-}
-
-static size_t take_u16(const uint8_t *data, size_t size, size_t at)
-{
-	uint16_t v = 0;
-
-	if (at < size)
-		v |= data[at];
-	if (at + 1 < size)
-		v |= (uint16_t)(data[at + 1] << 8);
-	return v;
 }
 
 static void print_event(struct tk_stream_reader *r, char *err, size_t errlen)
@@ -219,7 +196,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct tk_trace zero;
 	struct tk_trace t;
-	size_t nman, ndesc, off, errlen;
+	static const char *const names[3] = { TK_MANIFEST_NAME, "events/1.desc",
+					      "user/s" };
+	size_t errlen;
 	bool fixed;
 	char *err;
 	int ret;
@@ -229,19 +208,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fixed = !(size && (data[0] & 1));
 	errlen = size && (data[0] & 2) ? 8 : 512;
-	nman = take_u16(data, size, 1);
-	ndesc = take_u16(data, size, 3);
-	off = size < 5 ? size : 5;
-	if (nman > size - off)
-		nman = size - off;
-	write_file(TK_MANIFEST_NAME, fixed ? fixed_manifest : "",
-		   fixed ? sizeof(fixed_manifest) - 1 : 0, data + off, nman);
-	off += nman;
-	if (ndesc > size - off)
-		ndesc = size - off;
-	write_file("events/1.desc", data + off, ndesc, "", 0);
-	off += ndesc;
-	write_file("user/s", data + off, size - off, "", 0);
+	fuzz_trace_write(data, size, names, write_file);
 
 	err = malloc(errlen);
 	if (!err)

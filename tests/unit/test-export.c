@@ -78,6 +78,13 @@ int main(void)
 	CHECK_STR(text(), "-9223372036854775808 -5 0");
 	tk_out_xml_str(&out, "a<b>&\"c'\x01", 9);
 	CHECK_STR(text(), "a&lt;b&gt;&amp;&quot;c&apos;?");
+	/* not UTF-8 (a lone byte, a cut sequence), no XML character
+	 * (U+FFFF): U+FFFD; UTF-8 as it is */
+	tk_out_xml_str(&out, "\xff\xc3\xa9\xe2\x82\xef\xbf\xbfz", 9);
+	CHECK_STR(text(), "\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "z");
+	CHECK_INT(tk_utf8_cut("\xc3\xa9\xc3\xa9x", 5, 1), 2);
+	CHECK_INT(tk_utf8_cut("\xc3\xa9\xc3\xa9x", 5, 3), 5);
+	CHECK_INT(tk_utf8_cut("\xff\xc3", 2, 1), 1);
 
 	/* main>b (3), main>a (2 + 1 below), main>a>x (1); b>main (5) */
 	CHECK_INT(tk_flame_init(&f), 0);
