@@ -608,6 +608,10 @@ class Bench:
                                     tk=self.base["TK"])
                     if x:
                         out["base%d" % t].append(self.summarize(x, t))
+                x = self.lt_run([self.LB, "site", str(c.enabled_n), str(t)],
+                                ("%dK" % sub_kb, c.subbufs))
+                if x:
+                    out["lt%d" % t].append(self.summarize(x, t))
             if self.base:
                 # the writer alone, both builds: nothing drained while
                 # recording (--overwrite), everything on one CPU
@@ -616,10 +620,6 @@ class Bench:
                                     ["--overwrite", "-b", str(c.buf_kb), "--subbufs",
                                      str(c.subbufs)], tk=tk, pin=self.base["cpu"])
                     out[who].append(x and self.summarize(x, 1))
-                x = self.lt_run([self.LB, "site", str(c.enabled_n), str(t)],
-                                ("%dK" % sub_kb, c.subbufs))
-                if x:
-                    out["lt%d" % t].append(self.summarize(x, t))
         return out
 
     # ---- 5: paced ----
