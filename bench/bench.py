@@ -142,6 +142,17 @@ def rmtree(d):
     shutil.rmtree(d, ignore_errors=True)
 
 
+def fresh(d):
+    """Remove the previous run's output D before a run, and sync: on a
+    file system mounted with `discard` (ext4 here) deleting a trace of a
+    GB sends the disk that many discards at the next journal commit,
+    which would otherwise fall in the middle of the next run (seen: the
+    first second of a paced run stalled behind them).  Outside the
+    measured time, the same for every tool."""
+    rmtree(d)
+    os.sync()
+
+
 def loadavg():
     with open("/proc/loadavg") as fh:
         return " ".join(fh.read().split()[:3])
@@ -471,7 +482,7 @@ class Bench:
         rec_cpu_s (the recorder: its rusage minus the program's own
         process_cpu_ns when the program prints it), wall_s; None on failure."""
         d = self.path(out)
-        rmtree(d)
+        fresh(d)
         args = [tk, "record", "-o", d] + list(opts) + ["--"] + prog
         if pin is not None:
             args = ["taskset", "-c", str(pin)] + args
@@ -508,7 +519,7 @@ class Bench:
         self.lt_seq += 1
         s = "tkbench-%d-%d" % (os.getpid(), self.lt_seq)
         d = self.path("lt")
-        rmtree(d)
+        fresh(d)
         self.lt("create", s, "--output", d)
         ch = []
         if channel:
@@ -743,7 +754,7 @@ class Bench:
                 for k, prog, extra in (("ufP", progs["patch"], ["-P", "bench_leaf"]),
                                        ("ufpg", progs["pg"], [])):
                     d = self.path("uf-" + k)
-                    rmtree(d)
+                    fresh(d)
                     p = subprocess.run([uf, "record", "-d", d] + extra + [prog, n],
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        text=True, cwd=self.tmp)
@@ -800,7 +811,7 @@ class Bench:
     def mem_run(self, traced):
         c = self.cfg
         d = self.path("mem")
-        rmtree(d)
+        fresh(d)
         args = [BTHREADS, str(c.mem_threads)]
         if traced:
             args = [TK, "record", "-o", d, "--"] + args
