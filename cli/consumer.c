@@ -302,6 +302,7 @@ static void arena_unmap(struct rec_session *s, struct rec_arena *a)
 	munmap(a->hdr, a->control_size);
 	munmap(a->pool, a->pool_size);
 	free(a->cur);
+	free(a->instance);
 	free(a);
 }
 
@@ -329,15 +330,18 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	else if (!sealed_memfd(fds[1], pool_size = (size_t)h->chunks_max * h->chunk_size))
 		why = "its pool is not a sealed memfd of its size";
 	else if (!(a = calloc(1, sizeof(*a))) ||
-		 !(a->cur = calloc(h->streams_max, sizeof(*a->cur))))
+		 !(a->cur = calloc(h->streams_max, sizeof(*a->cur))) ||
+		 !(a->instance = calloc(h->streams_max, sizeof(*a->instance))))
 		why = "out of memory";
 	else if (!(a->pool = map_fd(fds[1], pool_size)))
 		why = strerror(errno);
 	if (why) {
 		if (h)
 			munmap(h, size);
-		if (a)
+		if (a) {
 			free(a->cur);
+			free(a->instance);
+		}
 		free(a);
 		close(fds[0]);
 		close(fds[1]);
@@ -369,6 +373,10 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	 * descriptor; we produce from there on */
 	a->chunk_tail = made;
 	a->stream_tail = a->streams_max;
+	a->next_instance = (uint64_t)a->streams_max + 1;
+	/* the writers stamp their packet headers with it from now on, and
+	 * seal them (lib/stream.c packet_seal): a value only */
+	__atomic_store_n(&h->class_id, p->class_id, __ATOMIC_RELAXED);
 	p->arena = a;
 	/* more, at once, in the background, and what the process made
 	 * mapped on our side (a forked child: as it needs; most exec or exit
@@ -586,7 +594,8 @@ static struct rec_stream *stream_new(struct rec_session *s, struct rec_process *
 	st->comm[16] = '\0';
 	memcpy(st->made_comm, st->comm, sizeof(st->comm));
 	st->out_fd = -1;
-	st->instance = s->next_instance++;
+	/* as the writer stamps it (lib/stream.c stream_open) */
+	st->instance = a->instance[i] ? a->instance[i] : (uint64_t)i + 1;
 	a->cur[i] = st;
 	s->streams[s->nstreams++] = st;
 	return st;
@@ -721,6 +730,19 @@ static void add_packet(struct rec_stream *st, struct rec_write *w, char *pkt,
 	w->events += events;
 }
 
+/* The same for a packet its writer sealed (lib/stream.c packet_seal):
+ * written as it is, up to the next TK_PACKET_ALIGN, without a look
+ * inside.  Its headers are the program's, as its events are. */
+static void add_sealed(struct rec_write *w, char *pkt, size_t content,
+		       uint64_t events, uint32_t chunk)
+{
+	size_t len = (content + TK_PACKET_ALIGN - 1) & ~(size_t)(TK_PACKET_ALIGN - 1);
+
+	w->req.iov[w->req.niov++] = (struct iovec){ pkt, len };
+	w->chunk[w->count++] = chunk;
+	w->events += events;
+}
+
 static void packet_written(struct drain_req *r, int res);
 
 /* Start the write @w of st's next packets. */
@@ -803,6 +825,7 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 		uint64_t commit = __atomic_load_n(&sl->commit, __ATOMIC_RELAXED);
 		uint32_t chunk = __atomic_load_n(&sl->chunk, __ATOMIC_RELAXED);
 		uint64_t events = __atomic_load_n(&sl->events, __ATOMIC_RELAXED);
+		bool sealed = __atomic_load_n(&sl->sealed, __ATOMIC_RELAXED) == 1;
 		uint32_t size = 0;
 		char *pkt = chunk_addr(a, st->index, chunk, &size);
 
@@ -823,7 +846,10 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 		}
 		if (!w && !(w = write_get(s)))
 			break;
-		add_packet(st, w, pkt, (size_t)commit, events, chunk);
+		if (sealed)
+			add_sealed(w, pkt, (size_t)commit, events, chunk);
+		else
+			add_packet(st, w, pkt, (size_t)commit, events, chunk);
 		n++;
 		if (w->req.niov == DRAIN_IOV_MAX) {
 			start_write(s, st, w);
@@ -1087,6 +1113,8 @@ static void stream_recycle(struct rec_session *s, struct rec_stream *st)
 	st->desc = NULL;
 	st->done = true;
 	memset(d, 0, a->stream_size);
+	a->instance[st->index] = a->next_instance++;
+	d->instance = a->instance[st->index];
 	__atomic_store_n(&a->produced[st->index], 0, __ATOMIC_RELAXED);
 	/* the RELEASE store of tail in ring_put() publishes both to the
 	 * thread that takes the descriptor (lib/arena.h:tk_ring_take()) */

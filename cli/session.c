@@ -100,7 +100,6 @@ int session_init(struct rec_session *s, const struct rec_options *opt)
 		return -errno;
 	}
 	s->next_class = 1;
-	s->next_instance = 1;
 	gethostname(s->host, sizeof(s->host) - 1);
 	s->dir = strdup(opt->outdir);
 	if (!s->dir)

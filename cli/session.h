@@ -148,6 +148,10 @@ struct rec_arena {
 	uint32_t touched;          /* descriptors made: 0 .. touched, the
 				    * only ones that may be in use */
 	struct rec_stream **cur;   /* [streams_max]: who uses descriptor i */
+	/* [streams_max]: the CTF stream instance of descriptor i's next
+	 * thread, as we told it (0: i + 1, a fresh descriptor's) */
+	uint64_t *instance;
+	uint64_t next_instance;    /* for a recycled descriptor */
 	unsigned inflight;         /* writes from its memory not completed */
 	bool gave_back;            /* space given back this pass (--block) */
 	const char *corrupt;       /* why we stopped reading it */
@@ -190,7 +194,6 @@ struct rec_session {
 	unsigned nstreams;
 	struct tk_trace_clock clock;
 	uint32_t next_class;
-	uint64_t next_instance;
 	char host[65];
 	unsigned drained; /* packets written by the last session_poll */
 	struct drain drain;

@@ -45,6 +45,10 @@ struct tk_wstream {
 	 * when the thread moved to another CPU (stream.c packet_split) */
 	struct tk_packet_header *ctf;
 	uint64_t ctf_seq; /* CTF packets begun in the stream */
+	uint64_t instance; /* its CTF stream instance (tk_rb_stream.instance) */
+	/* the stream class the packet's headers carry, 0: not known yet
+	 * when the packet was opened (the recorder completes them) */
+	uint32_t class_id;
 };
 
 struct tk_arena_map {

@@ -636,7 +636,6 @@ static void run_session(const struct phase *ph, struct totals *t)
 	s.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s.dir = strdup(dir);
 	s.next_class = CLASS_ID + 1;
-	s.next_instance = 1;
 	s.clock.tsc = TK_CLOCK_TSC;
 	p = calloc(1, sizeof(*p));
 	s.procs = calloc(1, sizeof(*s.procs));
