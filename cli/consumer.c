@@ -1246,10 +1246,17 @@ static void set_sleeping(struct rec_session *s, uint32_t v)
 /* Whether @a has something for us: a new stream, a batch of closed
  * packets not taken (discard mode; any, when the pool runs low), a thread
  * that left, a pool to grow.  *partial: closed packets wait, fewer than a
- * batch. */
-static bool arena_has_work(struct rec_arena *a, bool *partial)
+ * batch.  *reap: writes that complete should wake us, since what they
+ * give back is wanted soon (the pool runs low, writers wait for space
+ * with --block, a stream that left waits for them to be recycled);
+ * otherwise they are reaped at the next wake-up. */
+static bool arena_has_work(struct rec_arena *a, bool *partial, bool *reap)
 {
 	bool low = pool_low(a);
+
+	if ((low || __atomic_load_n(&a->hdr->waiters, __ATOMIC_RELAXED)) &&
+	    a->inflight)
+		*reap = true;
 
 	/* the ACQUIRE loads here pair as in offer_made() (made),
 	 * drain_process() (state) and drain_stream() (produced) */
@@ -1281,13 +1288,15 @@ static bool arena_has_work(struct rec_arena *a, bool *partial)
 		}
 		if (state == TK_RB_CLOSED && !st->inflight)
 			return true;
+		if (state == TK_RB_CLOSED)
+			*reap = true;
 	}
 	return false;
 }
 
 int consumer_sleep_begin(struct rec_session *s, int timeout_us)
 {
-	bool partial = false;
+	bool partial = false, reap = false;
 	uint64_t now;
 
 	set_sleeping(s, 1);
@@ -1297,11 +1306,12 @@ int consumer_sleep_begin(struct rec_session *s, int timeout_us)
 	for (unsigned i = 0; i < s->nprocs; i++) {
 		struct rec_arena *a = s->procs[i]->arena;
 
-		if (a && arena_has_work(a, &partial)) {
+		if (a && arena_has_work(a, &partial, &reap)) {
 			set_sleeping(s, 0);
 			return 0;
 		}
 	}
+	s->reap_wakes = reap;
 	if (!partial)
 		return timeout_us;
 	/* partial batches: out at the next lazy time, at the latest */

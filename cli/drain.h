@@ -15,7 +15,7 @@
 #define DRAIN_ALIGN 4096u
 
 /* At most this many buffers in one write. */
-#define DRAIN_IOV_MAX 16
+#define DRAIN_IOV_MAX 64
 
 /* One write: the @niov buffers of @iov, one after the other, at @off of
  * @fd.  done(r, res) is called once, with res the bytes written or

@@ -201,6 +201,8 @@ struct rec_session {
 	struct rec_maker *maker;   /* makes pool chunks ahead (consumer.c) */
 	uint64_t pool_most;        /* bytes of pool made for one process, at most */
 	uint64_t sleeps;           /* times we slept waiting for work */
+	bool reap_wakes;           /* a write that completes ends the sleep
+				    * (consumer_sleep_begin) */
 	uint64_t wakeups_gone;     /* writers' wake-ups, of arenas unmapped */
 	uint64_t lazy_next;        /* when partial batches are written (us) */
 	bool lazy_due;
