@@ -722,6 +722,19 @@ int session_finish(struct rec_session *s)
 
 int session_write_index(struct rec_session *s, bool incomplete)
 {
+	struct tk_index x;
+	int ret = session_render_index(s, incomplete, &x);
+
+	if (ret)
+		return ret;
+	ret = tk_trace_store_index(&x, s->error, sizeof(s->error));
+	tk_index_free(&x);
+	return ret;
+}
+
+int session_render_index(struct rec_session *s, bool incomplete,
+			 struct tk_index *x)
+{
 	struct tk_trace t;
 	int ret;
 
@@ -770,7 +783,7 @@ int session_write_index(struct rec_session *s, bool incomplete)
 			continue; /* nothing was ever written */
 		consumer_stream_stats(s->streams[i], &t.streams[t.nstreams++]);
 	}
-	ret = tk_trace_write_index(&t, s->error, sizeof(s->error));
+	ret = tk_trace_render_index(&t, x, s->error, sizeof(s->error));
 	free(t.processes);
 	free(t.streams);
 	return ret;

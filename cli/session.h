@@ -243,6 +243,10 @@ int session_finish(struct rec_session *s);
  * often as processes and streams come: a recorder killed then leaves a
  * trace that can be read. */
 int session_write_index(struct rec_session *s, bool incomplete);
+/* Its first half: what the files would hold, in *x (tk_index_free), for
+ * another thread to write (tk_trace_store_index). */
+int session_render_index(struct rec_session *s, bool incomplete,
+			 struct tk_index *x);
 /* Take the clock's stop pair now and the rate since the start. */
 void session_clock_now(struct rec_session *s);
 /* The user streams' table: per-stream counts, then how each process's
