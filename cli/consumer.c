@@ -54,6 +54,13 @@
 #define COUNT_MAX (1ull << 48)
 /* Closed packets fewer than a batch are written this often at least. */
 #define CONSUMER_LAZY_US 50000
+/* Bytes the recorder has in writes not completed, at most, while it
+ * records: enough to keep a disk busy (four 2 MiB writes), and half a
+ * process's pool at most.  More would not make it faster: packets
+ * beyond it stay in their writers' rings (-b), and a flood the disk
+ * cannot take loses its events there rather than grow the pool for
+ * writes that only queue. */
+#define IN_FLIGHT_MAX (8u << 20)
 
 static size_t page_up(size_t n)
 {
@@ -759,6 +766,9 @@ static void start_write(struct rec_session *s, struct rec_stream *st,
 	w->req.fd = st->out_fd;
 	w->req.off = st->off;
 	st->off += len;
+	s->inflight_bytes += len;
+	if (st->arena && !w->copy)
+		st->arena->inflight_bytes += len;
 	st->inflight++;
 	if (st->arena && !w->copy)
 		st->arena->inflight++;
@@ -780,6 +790,7 @@ static void packet_written(struct drain_req *r, int res)
 		st->events += w->events;
 	}
 	st->inflight--;
+	s->inflight_bytes -= r->len;
 	if (w->copy) {
 		free(w->copy);
 	} else if (st->arena) {
@@ -787,15 +798,24 @@ static void packet_written(struct drain_req *r, int res)
 		for (unsigned i = 0; i < w->count; i++)
 			chunk_give_back(st->arena, st->index, w->chunk[i]);
 		st->arena->inflight--;
+		st->arena->inflight_bytes -= r->len;
 	}
 	write_put(s, w);
 }
 
+/* Whether more writes from @a may start while recording (IN_FLIGHT_MAX). */
+static bool may_write(const struct rec_session *s, const struct rec_arena *a)
+{
+	return s->inflight_bytes < IN_FLIGHT_MAX &&
+	       a->inflight_bytes < (uint64_t)a->chunks * a->chunk_size / 2;
+}
+
 /* Submit the writes of the packets closed since the last look, those
  * that follow each other in one write: at most one ring's worth, whatever
- * the counters say; a batch at least, unless @force. */
+ * the counters say; a batch at least, unless @force; while recording
+ * (@capped), as long as may_write() says. */
 static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
-			     bool force)
+			     bool force, bool capped)
 {
 	struct rec_arena *a = st->arena;
 	struct tk_rb_stream *d = st->desc;
@@ -818,7 +838,7 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 	if (st->out_fd < 0 && open_output(s, st) < 0)
 		return 0;
 	while (st->submitted < produced && !s->failed &&
-	       (w || drain_room(&s->drain))) {
+	       (w || (drain_room(&s->drain) && (!capped || may_write(s, a))))) {
 		struct tk_rb_slot *sl = &d->slot[st->submitted % a->slots];
 		/* the slot is below produced: ordered by the ACQUIRE load
 		 * of produced above, as its chunk and events */
@@ -1024,7 +1044,7 @@ static void flush_stream(struct rec_session *s, struct rec_stream *st,
 	for (unsigned k = 0; k < 4 && !st->done && !s->failed; k++) {
 		if (!drain_room(&s->drain))
 			drain_wait_all(&s->drain);
-		if (!drain_stream(s, st, true))
+		if (!drain_stream(s, st, true, false))
 			break;
 		drain_submit(&s->drain);
 	}
@@ -1122,19 +1142,31 @@ static void stream_recycle(struct rec_session *s, struct rec_stream *st)
 		 st->index);
 }
 
-/* The pool runs low: ask the maker for more.  A quarter of what it may
- * still grow by, at least as much as it has: a burst that took half the
- * pool will take more, faster than a doubling at a time can follow. */
+/* Whether @a's pool should grow: a writer found none free since the last
+ * look, or an eighth of it is left (what the writers' rings and the
+ * writes in flight, IN_FLIGHT_MAX, hold in a flood leaves more: a pool
+ * grown then would only hold writes that queue); and it is not growing
+ * already. */
+static bool wants_growth(const struct rec_arena *a)
+{
+	return a->target <= a->chunks && a->chunks < a->chunks_max &&
+	       (chunks_free(a) <= a->chunks / 8 ||
+		__atomic_load_n(&a->hdr->starved, __ATOMIC_RELAXED));
+}
+
+/* The pool runs low: ask the maker for as much again as it has.  Making
+ * memory is cheap for the maker (~0.4 ms of CPU per MiB on the VM this
+ * was measured on) and fast enough for a burst; what costs is the first
+ * touch of each new page by the writers (~2 ms per MiB there, hidden in
+ * their stores), so the pool grows no more than a burst takes. */
 static void ask_growth(struct rec_session *s, struct rec_arena *a)
 {
 	uint32_t want;
 
-	if (a->target > a->chunks || a->chunks >= a->chunks_max ||
-	    chunks_free(a) > a->chunks / 2)
+	if (!wants_growth(a))
 		return;
-	want = (a->chunks_max - a->chunks) / 4;
-	if (want < a->chunks)
-		want = a->chunks;
+	__atomic_store_n(&a->hdr->starved, 0, __ATOMIC_RELAXED);
+	want = a->chunks;
 	if (want > a->chunks_max - a->chunks)
 		want = a->chunks_max - a->chunks;
 	maker_ask(s, a, a->chunks + want);
@@ -1192,7 +1224,7 @@ static unsigned drain_process(struct rec_session *s, struct rec_process *p)
 			continue;
 		if (!st && !(st = stream_new(s, p, a, i)))
 			continue;
-		n += drain_stream(s, st, force || state == TK_RB_CLOSED);
+		n += drain_stream(s, st, force || state == TK_RB_CLOSED, true);
 		if (state != TK_RB_CLOSED || st->inflight)
 			continue;
 		/* (the ACQUIRE load of produced pairs as in drain_stream()) */
@@ -1250,9 +1282,10 @@ static void set_sleeping(struct rec_session *s, uint32_t v)
  * give back is wanted soon (the pool runs low, writers wait for space
  * with --block, a stream that left waits for them to be recycled);
  * otherwise they are reaped at the next wake-up. */
-static bool arena_has_work(struct rec_arena *a, bool *partial, bool *reap)
+static bool arena_has_work(const struct rec_session *s, struct rec_arena *a,
+			   bool *partial, bool *reap)
 {
-	bool low = pool_low(a);
+	bool low = pool_low(a), capped = !may_write(s, a);
 
 	if ((low || __atomic_load_n(&a->hdr->waiters, __ATOMIC_RELAXED)) &&
 	    a->inflight)
@@ -1261,8 +1294,7 @@ static bool arena_has_work(struct rec_arena *a, bool *partial, bool *reap)
 	/* the ACQUIRE loads here pair as in offer_made() (made),
 	 * drain_process() (state) and drain_stream() (produced) */
 	if (__atomic_load_n(&a->made, __ATOMIC_ACQUIRE) > a->told ||
-	    (a->target <= a->chunks && a->chunks < a->chunks_max &&
-	     chunks_free(a) <= a->chunks / 2))
+	    wants_growth(a))
 		return true;
 	for (uint32_t i = 0; i < a->touched; i++) {
 		const struct rec_stream *st = a->cur[i];
@@ -1281,9 +1313,11 @@ static bool arena_has_work(struct rec_arena *a, bool *partial, bool *reap)
 							   __ATOMIC_ACQUIRE) -
 					   st->submitted;
 
-			if (pending >= a->wake_batch || (pending && low))
+			if (pending && capped)
+				*reap = true; /* for room to write them */
+			else if (pending >= a->wake_batch || (pending && low))
 				return true;
-			if (pending)
+			else if (pending)
 				*partial = true;
 		}
 		if (state == TK_RB_CLOSED && !st->inflight)
@@ -1306,7 +1340,7 @@ int consumer_sleep_begin(struct rec_session *s, int timeout_us)
 	for (unsigned i = 0; i < s->nprocs; i++) {
 		struct rec_arena *a = s->procs[i]->arena;
 
-		if (a && arena_has_work(a, &partial, &reap)) {
+		if (a && arena_has_work(s, a, &partial, &reap)) {
 			set_sleeping(s, 0);
 			return 0;
 		}

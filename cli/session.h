@@ -153,6 +153,7 @@ struct rec_arena {
 	uint64_t *instance;
 	uint64_t next_instance;    /* for a recycled descriptor */
 	unsigned inflight;         /* writes from its memory not completed */
+	uint64_t inflight_bytes;   /* their bytes */
 	bool gave_back;            /* space given back this pass (--block) */
 	const char *corrupt;       /* why we stopped reading it */
 };
@@ -201,6 +202,7 @@ struct rec_session {
 	struct rec_maker *maker;   /* makes pool chunks ahead (consumer.c) */
 	uint64_t pool_most;        /* bytes of pool made for one process, at most */
 	uint64_t sleeps;           /* times we slept waiting for work */
+	uint64_t inflight_bytes;   /* in writes not completed */
 	bool reap_wakes;           /* a write that completes ends the sleep
 				    * (consumer_sleep_begin) */
 	uint64_t wakeups_gone;     /* writers' wake-ups, of arenas unmapped */

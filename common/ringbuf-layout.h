@@ -159,6 +159,10 @@ struct tk_arena {
 	/* written by writers (atomic add): the times one woke the recorder
 	 * (record -v says them) */
 	uint64_t wakeups;
+	/* set by a writer that found no free chunk, cleared by the
+	 * recorder, which then grows the pool */
+	uint32_t starved;
+	uint32_t pad2;
 };
 
 enum tk_rb_state {

@@ -266,9 +266,16 @@ static int packet_open(struct tk_wstream *w, struct tk__thread *t,
 						    __ATOMIC_ACQUIRE);
 
 		w->consumed = consumed;
-		if (w->seq - consumed >= a->geom.slots ||
-		    !take_any(w, size, &id, &pkt))
+		if (w->seq - consumed >= a->geom.slots)
 			return -ENOSPC;
+		if (!take_any(w, size, &id, &pkt)) {
+			/* no chunk: the pool should grow, and with no
+			 * packet open no close will wake the recorder
+			 * (packet_close) until one is.  A value only. */
+			__atomic_store_n(&a->hdr->starved, 1, __ATOMIC_RELAXED);
+			wake_recorder(a->hdr, true);
+			return -ENOSPC;
+		}
 	} else if (w->seq - w->oldest >= a->geom.slots) {
 		if (!reuse_oldest(w, &id, &pkt))
 			return -ENOSPC;
