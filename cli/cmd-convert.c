@@ -65,7 +65,7 @@ int cmd_convert(int argc, char **argv)
 	struct tk_export_opts o = { .dir = TK_DEFAULT_OUTPUT };
 	const struct tk_export_ops *ops;
 	struct convert_select sel = { 0 };
-	const char *to = NULL, *from = NULL, *until = NULL;
+	const char *to = NULL;
 	char *out = NULL, *err = NULL, *warn = NULL;
 	enum ts_mode ts = TS_MONO;
 	bool quiet = false;
@@ -99,38 +99,14 @@ int cmd_convert(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
-		case OPT_EVENTS: {
-			const char **grown = realloc(sel.patterns,
-						     (sel.npatterns + 1) * sizeof(*grown));
-
-			if (!grown)
-				goto nomem;
-			sel.patterns = grown;
-			sel.patterns[sel.npatterns++] = optarg;
-			convert_select_note(&sel, "--events", optarg);
-			break;
-		}
+		case OPT_EVENTS:
 		case OPT_PID:
-			convert_select_note(&sel, "--pid", optarg);
-			if (report_ids_parse("--pid", optarg, &sel.who.pids, &sel.who.npids) < 0)
-				goto out;
-			break;
 		case OPT_TID:
-			convert_select_note(&sel, "--tid", optarg);
-			if (report_ids_parse("--tid", optarg, &sel.who.tids, &sel.who.ntids) < 0)
-				goto out;
-			break;
 		case OPT_COMM:
-			convert_select_note(&sel, "--comm", optarg);
-			sel.who.comm = optarg;
-			break;
 		case OPT_FROM:
-			convert_select_note(&sel, "--from", optarg);
-			from = optarg;
-			break;
 		case OPT_UNTIL:
-			convert_select_note(&sel, "--until", optarg);
-			until = optarg;
+			if (report_select_option(&sel.sel, c, optarg) < 0)
+				goto out;
 			break;
 		case OPT_TS:
 			if (strcmp(optarg, "mono") && strcmp(optarg, "raw")) {
@@ -147,25 +123,16 @@ int cmd_convert(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (optind < argc)
-		o.dir = argv[optind++];
-	if (optind < argc) {
-		tk_error("unexpected argument '%s'", argv[optind]);
+	if (!opt_operands_max(&p, argc, argv, 1))
 		goto out;
-	}
+	if (optind < argc)
+		o.dir = argv[optind];
 	if (!to) {
 		tk_error("convert needs --to FORMAT (see 'tracekit convert --help')");
 		goto out;
 	}
-	/* in the terms of --ts, wherever it was given */
-	if ((from && report_bound_parse(ts, "--from", from, &sel.from) < 0) ||
-	    (until && report_bound_parse(ts, "--until", until, &sel.until) < 0))
+	if (report_select_window(&sel.sel, ts) < 0)
 		goto out;
-	if (from && until && sel.from.clock == sel.until.clock &&
-	    sel.from.lo > sel.until.hi) {
-		tk_error("--from '%s' is after --until '%s'", from, until);
-		goto out;
-	}
 	ops = tk_export_find(to);
 	if (!ops) {
 		char names[256] = "";

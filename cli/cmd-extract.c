@@ -69,11 +69,8 @@ static int parse(struct extract *x, int argc, char **argv)
 			return TK_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		tk_error("unexpected argument '%s' (see 'tracekit extract --help')",
-			 argv[optind]);
+	if (!opt_operands_max(&p, argc, argv, 0))
 		return TK_EXIT_USAGE;
-	}
 	return 0;
 }
 
@@ -168,7 +165,7 @@ static int move_pages(struct extract *x)
 		return -1;
 	}
 	cpus = tk_kcapture_cpus(x->cap, &n);
-	if (tk_ksave_end(&x->k, x->dir, cpus, n, err, sizeof(err)) < 0) {
+	if (tk_ksave_end(&x->k, x->dir, cpus, n, NULL, err, sizeof(err)) < 0) {
 		tk_error("%s", err);
 		return -1;
 	}

@@ -29,7 +29,7 @@ struct hist_args {
 	unsigned long limit, slowest;
 	const char *unit;
 	enum ts_mode ts;
-	struct report_who who; /* --pid, --tid, --comm */
+	struct report_select sel; /* --pid, --tid, --comm */
 };
 
 static void usage(FILE *f)
@@ -109,15 +109,10 @@ static int parse_options(struct hist_args *a, int argc, char **argv)
 			a->match = optarg;
 			break;
 		case OPT_PID:
-			if (report_ids_parse("--pid", optarg, &a->who.pids, &a->who.npids) < 0)
-				return -1;
-			break;
 		case OPT_TID:
-			if (report_ids_parse("--tid", optarg, &a->who.tids, &a->who.ntids) < 0)
-				return -1;
-			break;
 		case OPT_COMM:
-			a->who.comm = optarg;
+			if (report_select_option(&a->sel, c, optarg) < 0)
+				return -1;
 			break;
 		case OPT_LIMIT:
 		case OPT_SLOWEST:
@@ -147,12 +142,10 @@ static int parse_options(struct hist_args *a, int argc, char **argv)
 			return -1; /* said by opt_next */
 		}
 	}
-	if (optind < argc)
-		a->dir = argv[optind++];
-	if (optind < argc) {
-		tk_error("unexpected argument '%s'", argv[optind]);
+	if (!opt_operands_max(&p, argc, argv, 1))
 		return -1;
-	}
+	if (optind < argc)
+		a->dir = argv[optind];
 	if (a->from || a->to || a->match) {
 		if (!a->from || !a->to || !a->match) {
 			tk_error("a latency needs --from, --to and --match");
@@ -162,7 +155,7 @@ static int parse_options(struct hist_args *a, int argc, char **argv)
 			tk_error("-e, --val, --sort and --limit make a histogram of one event, not a latency (--from/--to)");
 			return -1;
 		}
-	} else if (!report_who_all(&a->who)) {
+	} else if (!report_who_all(&a->sel.who)) {
 		tk_error("--pid, --tid and --comm select the starts of a latency (--from/--to)");
 		return -1;
 	} else if (!a->event || !a->keys) {
@@ -247,7 +240,7 @@ static int run_latency(struct tk_cursor *c, const struct hist_args *a)
 {
 	struct hist_latency_opts o = { .match_text = a->match, .slowest = (unsigned)a->slowest,
 				       .ts = a->ts, .unit = a->unit,
-				       .filter = a->filter, .who = &a->who,
+				       .filter = a->filter, .who = &a->sel.who,
 				       .key_text = a->keys };
 	struct hist_event from, to;
 	char *mlist = strdup(a->match), *klist = a->keys ? strdup(a->keys) : NULL;
@@ -321,12 +314,11 @@ int cmd_hist(int argc, char **argv)
 		return TK_EXIT_FAILURE;
 	}
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-	a.who.trace = &c.trace;
+	a.sel.who.trace = &c.trace;
 	ret = a.from ? run_latency(&c, &a) : run_table(&c, &a);
 	fflush(stdout);
 	hist_symbols_free();
 	tk_cursor_close(&c);
-	free(a.who.pids);
-	free(a.who.tids);
+	report_select_free(&a.sel);
 	return ret < 0 ? TK_EXIT_FAILURE : 0;
 }

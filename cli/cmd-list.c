@@ -691,10 +691,8 @@ int cmd_list(int argc, char **argv)
 	}
 	nargs = argc - optind;
 	if (mode == LIST_EVENTS) {
-		if (nargs > 2) {
-			tk_error("unexpected argument '%s'", argv[optind + 2]);
+		if (!opt_operands_max(&p, argc, argv, 2))
 			return TK_EXIT_USAGE;
-		}
 		target = nargs ? target_of(argv[optind + nargs - 1]) : NULL;
 		if (nargs && !target) {
 			tk_error("out of memory");
@@ -710,10 +708,8 @@ int cmd_list(int argc, char **argv)
 		return ret;
 	}
 	if (mode != LIST_USER) {
-		if (nargs > (mode == LIST_FUNCTIONS)) {
-			tk_error("unexpected argument '%s'", argv[optind + nargs - 1]);
+		if (!opt_operands_max(&p, argc, argv, mode == LIST_FUNCTIONS))
 			return TK_EXIT_USAGE;
-		}
 		glob = nargs ? argv[optind] : NULL;
 		return list_kernel(mode, glob);
 	}

@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "clock-now.h"
+#include "filter-check.h"
 #include "find-program.h"
 #include "lib/config.h"
 #include "control-client.h"
@@ -90,9 +91,11 @@ struct record {
 	int owner;             /* enum func_owner: the last -p's tracer */
 	char *program;         /* resolved CMD */
 	struct record_kernel kernel;
+	struct rec_functrace functrace; /* the user function tracer's state */
 	bool no_user_events;   /* the program is not instrumented */
 	pid_t child;           /* the command, once it runs */
 	int child_status;      /* its wait status once it ended, else -1 */
+	int exec_status;       /* 127 or 126: the command could not run */
 	struct sigaction saved_int, saved_term; /* what the command inherits */
 	sigset_t oldmask;      /* the signal mask before run() */
 	int sigfd;             /* run()'s signals, once it has them */
@@ -166,8 +169,9 @@ static void usage(FILE *f)
 		"Limits: -b and --pool 8 to %u KiB; sub-buffers of 4 to %u KiB,\n"
 		"2 to %u per thread; --block 1 to %u ms; %u threads recording at\n"
 		"once per process (more lose their events, counted).\n\n"
-		"Exit status: the command's, 128 + N if signal N killed it; 1 if the\n"
-		"recording failed; 0 for -P.\n",
+		"Exit status: the command's, 128 + N if signal N killed it; 127 if it\n"
+		"is not found, 126 if it cannot be executed; 1 if the recording\n"
+		"failed; 0 for -P.\n",
 		DEFAULT_SUBBUF_KB, DEFAULT_BLOCK_MS, DEFAULT_BUFFER_KB, POOL_INIT_KB,
 		POOL_START_MAX_KB, DEFAULT_POOL_KB, MAX_POOL_KB, TK_CHUNK_MAX / 1024,
 		TK_RB_MAX_SLOTS, TK_CONFIG_MAX_BLOCK_MS, STREAMS_MAX);
@@ -404,8 +408,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 			buffer_given = true;
 			break;
 		case OPT_KERNEL_BUFFER:
-			if (!opt_kb("--kernel-buffer", optarg, 4, 4u << 20, false,
-				    &o->kernel_buffer_kb))
+			if (!opt_kernel_kb(optarg, &o->kernel_buffer_kb))
 				goto fail;
 			break;
 		case OPT_SUBBUFS:
@@ -527,10 +530,14 @@ static void collect_events(const struct tk_elf_modules *m,
 	}
 }
 
-/* Each filter must compile for every event its pattern names. */
+/* Each filter must compile for some event its pattern names (those
+ * without its fields are not recorded: filter-check.h). */
 static int check_filter(const struct rec_rule *rule,
 			const struct tk_event_info *events, unsigned count)
 {
+	struct filter_check fc = { 0 };
+	char msg[512];
+
 	for (unsigned j = 0; j < count && rule->filter; j++) {
 		struct tk_filter_error fe;
 		struct tk_filter *f;
@@ -539,12 +546,15 @@ static int check_filter(const struct rec_rule *rule,
 			continue;
 		if (tk_filter_compile(rule->filter, events[j].fields,
 				      events[j].nfields, &f, &fe) < 0) {
-			tk_error("bad filter '%s' for '%s' at column %d: %s",
-				 rule->filter, events[j].full_name, fe.column,
-				 fe.message);
-			return -EINVAL;
+			filter_check_note(&fc, events[j].full_name, &fe);
+			continue;
 		}
+		filter_check_note(&fc, events[j].full_name, NULL);
 		tk_filter_free(f);
+	}
+	if (rule->filter && filter_check_result(&fc, rule->filter, msg, sizeof(msg)) < 0) {
+		tk_error("%s", msg);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -829,7 +839,7 @@ static int start_command(struct record *r, struct rec_session *s,
 		sigaction(SIGTERM, &r->saved_term, NULL);
 		sigprocmask(SIG_SETMASK, oldmask, NULL);
 		setenv(TK_SESSION_ENV, s->sock_name, 1);
-		functrace_child_env(&r->opt);
+		functrace_child_env(&r->functrace, &r->opt);
 		execv(r->program, r->opt.argv);
 		child_errno = errno;
 		if (write(errpipe[1], &child_errno, sizeof(child_errno)) < 0)
@@ -841,6 +851,16 @@ static int start_command(struct record *r, struct rec_session *s,
 	c->hold = holdpipe[1];
 	c->exec_error = errpipe[0];
 	return 0;
+}
+
+/* Say that the command cannot run (@why, else errno @err's text) and
+ * exit as a shell would: 127 when there is no such file, 126 when it is
+ * there but cannot be executed. */
+static int cannot_run(struct record *r, int err, const char *why)
+{
+	tk_error("cannot run '%s': %s", r->opt.argv[0], why ? why : strerror(err));
+	r->exec_status = err == ENOENT || err == ENOTDIR ? 127 : 126;
+	return -1;
 }
 
 /* Let the held command run; -1 (said) if it could not exec. */
@@ -860,8 +880,7 @@ static int release_command(struct record *r, struct command *c)
 	c->exec_error = -1;
 	if (n == (ssize_t)sizeof(child_errno) || child_errno) {
 		waitpid(c->pid, NULL, 0);
-		tk_error("cannot run '%s': %s", r->opt.argv[0], strerror(child_errno));
-		return -1;
+		return cannot_run(r, child_errno, NULL);
 	}
 	return 0;
 }
@@ -980,8 +999,13 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 			stop_at = now_ms() + STOP_GRACE_MS;
 		}
 		if (child > 0) {
+			siginfo_t end = { .si_pid = 0 };
 			int status;
 
+			/* its last name, read before it is reaped */
+			if (waitid(P_PID, (id_t)child, &end, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+			    end.si_pid == child)
+				record_kernel_name(&r->kernel, child);
 			if (waitpid(child, &status, WNOHANG) == child) {
 				describe_exit(r->opt.argv[0], status);
 				r->child_status = status;
@@ -1004,11 +1028,13 @@ static int record_watch(struct record *r, struct rec_session *s, int sigfd,
 		} else if (patch_by) {
 			/* -P -p: what the function tracer could patch decides;
 			 * the objects come in one burst after CONFIG */
-			if (!patch_seen && functrace_heard_from((uint32_t)r->opt.attach_pid))
+			if (!patch_seen && functrace_heard_from(&r->functrace,
+								     (uint32_t)r->opt.attach_pid))
 				patch_seen = now_ms() + 100;
 			if ((patch_seen && now_ms() >= patch_seen) || now_ms() > patch_by) {
 				patch_by = 0;
-				if (functrace_attach_check(&r->opt, (uint32_t)r->opt.attach_pid,
+				if (functrace_attach_check(&r->functrace, &r->opt,
+							   (uint32_t)r->opt.attach_pid,
 							   r->force, s->error,
 							   sizeof(s->error)) < 0)
 					return -ENOEXEC;
@@ -1044,19 +1070,17 @@ static int prepare(struct record *r)
 
 	if (r->opt.argv) {
 		r->program = find_program(r->opt.argv[0], false);
-		if (!r->program) {
-			tk_error("cannot run '%s': %s", r->opt.argv[0],
-				 strchr(r->opt.argv[0], '/') ? strerror(errno)
-							     : "command not found");
-			return -1;
-		}
+		if (!r->program)
+			return cannot_run(r, strchr(r->opt.argv[0], '/') ? errno : ENOENT,
+					  strchr(r->opt.argv[0], '/') ? NULL
+								      : "command not found");
 		program = r->program;
 	} else {
 		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)r->opt.attach_pid);
 		program = exe;
 	}
 	if (record_kernel_tracer(&r->opt, program) < 0 ||
-	    functrace_record_check(&r->opt, program, r->force) < 0 ||
+	    functrace_record_check(&r->functrace, &r->opt, program, r->force) < 0 ||
 	    precheck_program(r) < 0 || record_kernel_check(&r->kernel, &r->opt) < 0)
 		return -1;
 	if (r->opt.user_stack && !r->kernel.wanted && r->no_user_events) {
@@ -1110,8 +1134,10 @@ static void print_summary(struct record *r, const struct rec_session *s)
 		session_print_streams(s, stderr);
 		session_describe(s, user, sizeof(user));
 	}
-	functrace_print_summary(&r->opt, stderr);
+	functrace_print_summary(&r->functrace, &r->opt, stderr);
 	record_kernel_summary(&r->kernel, stderr);
+	if (kernel[0])
+		opt_kernel_kb_made(r->opt.kernel_buffer_kb, r->kernel.manifest.buffer_kb);
 	if (r->clock_why[0])
 		fprintf(stderr, "tracekit: events stamped with CLOCK_MONOTONIC%s: %s\n",
 			r->kernel.wanted ? " (kernel events: trace_clock mono)" : "",
@@ -1140,6 +1166,7 @@ static void record_free(struct record *r)
 	free(r->program);
 	free((char *)r->final_dir);
 	free(r->work_dir);
+	functrace_free(&r->functrace);
 }
 
 /* Give the signals back as they were before run() took them, and the
@@ -1190,12 +1217,12 @@ static int run(struct record *r)
 		r->saved_nice = 0;
 	if (prepare(r) < 0 || prepare_output(r) < 0) {
 		record_kernel_free(&r->kernel);
-		return unwind(r, TK_EXIT_FAILURE);
+		return unwind(r, r->exec_status ? r->exec_status : TK_EXIT_FAILURE);
 	}
 	/* -P with kernel events only: the process need not be instrumented */
 	if (r->opt.attach_pid && !r->opt.nrules)
 		user = false;
-	if (session_init(&s, &r->opt) < 0) {
+	if (session_init(&s, &r->opt, &r->functrace) < 0) {
 		tk_error("%s", s.error);
 		goto fail;
 	}
@@ -1243,7 +1270,7 @@ static int run(struct record *r)
 	if (record_kernel_stop(&r->kernel, &s, r->work_dir) < 0)
 		s.failed = true;
 	/* after the kernel's side: --ustack adds the objects it saw mapped */
-	if (functrace_save_symbols(&r->opt, r->opt.outdir) < 0)
+	if (functrace_save_symbols(&r->functrace, &r->opt, r->opt.outdir) < 0)
 		s.failed = true;
 	if (session_finish(&s) < 0) {
 		tk_error("%s", s.error);
@@ -1265,7 +1292,7 @@ fail:
 	session_free(&s);
 	record_kernel_free(&r->kernel);
 	tk_remove_tree(r->work_dir);
-	return unwind(r, TK_EXIT_FAILURE);
+	return unwind(r, r->exec_status ? r->exec_status : TK_EXIT_FAILURE);
 }
 
 int cmd_record(int argc, char **argv)

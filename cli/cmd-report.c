@@ -40,12 +40,10 @@
 struct report {
 	const char *dir;
 	const char *filter;
-	const char **patterns;
-	unsigned npatterns;
-	struct report_who who; /* --pid, --tid, --comm */
+	struct report_select sel; /* --events, --pid, --tid, --comm, --from,
+				   * --to, and -F noted as given */
 	bool *who_ok;          /* per reader: its thread is selected */
 	bool *kept;            /* per reader: its last event (no stack) shown */
-	struct report_bound from, to; /* --from, --to */
 	uint64_t first_ts; /* the trace's first event */
 	/* overwrite mode: where every stream is complete, and the source
 	 * that begins there (the latest first event of those that lost older
@@ -53,7 +51,6 @@ struct report {
 	uint64_t cut_ts;
 	int cut_source; /* -1: no cut */
 	bool no_cut;
-	char selection[512]; /* the selecting options, as given */
 	uint64_t nread, nshown; /* events read, and printed or counted */
 	struct tk_value *fvalues; /* an event's values and the common ones */
 	unsigned fvalues_cap;
@@ -121,21 +118,12 @@ static void usage(FILE *f)
 		"                    (slower; to check the fast printer against it)\n"
 		"  --tep-stats       after the events, on stderr: how many of each kernel\n"
 		"                    event libtraceevent printed (not the fast printer)\n\n"
-		"Exit status 1 when the options select no event (said on stderr).\n");
-}
-
-/* Note a selecting option for the message when nothing matches. */
-static void add_selection(struct report *r, const char *opt, const char *arg)
-{
-	size_t n = strlen(r->selection);
-
-	snprintf(r->selection + n, sizeof(r->selection) - n, "%s%s '%s'",
-		 n ? " " : "", opt, arg);
+		"Exit status 1 when the options select no event, or the filter fits\n"
+		"no event (said on stderr).\n");
 }
 
 static int parse_options(struct report *r, int argc, char **argv)
 {
-	const char *from = NULL, *to = NULL;
 	struct opt_parser p;
 	int c;
 
@@ -145,16 +133,19 @@ static int parse_options(struct report *r, int argc, char **argv)
 		switch (c) {
 		case 'F':
 			r->filter = optarg;
-			add_selection(r, "-F", optarg);
+			report_select_note(&r->sel, "-F", optarg);
 			break;
 		case 'i':
 			r->dir = optarg;
 			break;
 		case OPT_EVENTS:
-			add_selection(r, "--events", optarg);
-			r->patterns = realloc(r->patterns,
-					      (r->npatterns + 1) * sizeof(char *));
-			r->patterns[r->npatterns++] = optarg;
+		case OPT_PID:
+		case OPT_TID:
+		case OPT_COMM:
+		case OPT_FROM:
+		case OPT_TO:
+			if (report_select_option(&r->sel, c, optarg) < 0)
+				return -1;
 			break;
 		case OPT_TS:
 			if (report_parse_ts(optarg, &r->ts, true) < 0)
@@ -178,28 +169,6 @@ static int parse_options(struct report *r, int argc, char **argv)
 		case OPT_STACKS:
 			r->stacks = true;
 			break;
-		case OPT_PID:
-			add_selection(r, "--pid", optarg);
-			if (report_ids_parse("--pid", optarg, &r->who.pids, &r->who.npids) < 0)
-				return -1;
-			break;
-		case OPT_TID:
-			add_selection(r, "--tid", optarg);
-			if (report_ids_parse("--tid", optarg, &r->who.tids, &r->who.ntids) < 0)
-				return -1;
-			break;
-		case OPT_COMM:
-			add_selection(r, "--comm", optarg);
-			r->who.comm = optarg;
-			break;
-		case OPT_FROM:
-			add_selection(r, "--from", optarg);
-			from = optarg;
-			break;
-		case OPT_TO:
-			add_selection(r, "--to", optarg);
-			to = optarg;
-			break;
 		case OPT_NO_CUT:
 			r->no_cut = true;
 			break;
@@ -210,29 +179,20 @@ static int parse_options(struct report *r, int argc, char **argv)
 			return -1;
 		}
 	}
+	if (!opt_operands_max(&p, argc, argv, 1))
+		return -1;
 	if (optind < argc)
-		r->dir = argv[optind++];
-	if (optind < argc) {
-		tk_error("unexpected argument '%s'", argv[optind]);
-		return -1;
-	}
-	/* in the terms of --ts, wherever it was given */
-	if ((from && report_bound_parse(r->ts, "--from", from, &r->from) < 0) ||
-	    (to && report_bound_parse(r->ts, "--to", to, &r->to) < 0))
-		return -1;
-	if (from && to && r->from.clock == r->to.clock && r->from.lo > r->to.hi) {
-		tk_error("--from '%s' is after --to '%s'", from, to);
-		return -1;
-	}
-	return 0;
+		r->dir = argv[optind];
+	return report_select_window(&r->sel, r->ts);
 }
 
 /* Decide for each event whether it is shown and with which filter.  A
- * filter that compiles for no event at all is an error, worded as
- * `record -f` words it (report_filter_note says which event's). */
-static int prepare_events(struct report *r, struct report_filter_result *kf)
+ * filter that compiles for no event at all is an error, as for
+ * `record -f` (filter-check.h). */
+static int prepare_events(struct report *r, struct filter_check *kf)
 {
 	struct tk_trace *t = &r->trace;
+	char msg[512];
 
 	for (unsigned i = 0; i < t->nprocesses; i++)
 		r->nstates += t->processes[i].nevents;
@@ -249,7 +209,8 @@ static int prepare_events(struct report *r, struct report_filter_result *kf)
 
 			st->ev = &t->processes[i].events[j];
 			t->processes[i].events[j].user = st;
-			st->shown = report_selected(r->patterns, r->npatterns, st->ev->full_name);
+			st->shown = report_selected(r->sel.patterns, r->sel.npatterns,
+						    st->ev->full_name);
 			st->stack = tk_event_is_stack(st->ev->provider, st->ev->name);
 			st->ftrace = ftrace_view_owns(st->ev);
 			if (!r->filter || !st->shown)
@@ -265,22 +226,17 @@ static int prepare_events(struct report *r, struct report_filter_result *kf)
 			free(all);
 			if (ret < 0) {
 				st->shown = false;
-				report_filter_note(kf, st->ev->full_name, &fe);
+				filter_check_note(kf, st->ev->full_name, &fe);
 			} else {
-				kf->any_compiled = true;
+				filter_check_note(kf, st->ev->full_name, NULL);
 			}
 		}
 	}
 	r->fvalues = calloc(r->fvalues_cap + 1, sizeof(*r->fvalues));
 	if (!r->fvalues)
 		return -ENOMEM;
-	if (r->filter && !kf->any_compiled && kf->first_event) {
-		if (kf->tied)
-			tk_error("bad filter '%s' at column %d: %s", r->filter,
-				 kf->column, kf->message);
-		else
-			tk_error("bad filter '%s' for '%s' at column %d: %s",
-				 r->filter, kf->first_event, kf->column, kf->message);
+	if (r->filter && filter_check_result(kf, r->filter, msg, sizeof(msg)) < 0) {
+		tk_error("%s", msg);
 		return -EINVAL;
 	}
 	return 0;
@@ -293,21 +249,22 @@ static int check_patterns(const struct report *r)
 	char none[256] = "";
 	unsigned nnone = 0;
 
-	for (unsigned i = 0; i < r->npatterns; i++) {
-		bool found = r->kernel && report_kernel_matches(r->kernel, r->patterns[i]);
+	for (unsigned i = 0; i < r->sel.npatterns; i++) {
+		bool found = r->kernel &&
+			     report_kernel_matches(r->kernel, r->sel.patterns[i]);
 		size_t n = strlen(none);
 
 		for (unsigned j = 0; j < r->nstates && !found; j++)
-			found = tk_pattern_match(r->patterns[i], r->states[j].ev->full_name);
+			found = tk_pattern_match(r->sel.patterns[i], r->states[j].ev->full_name);
 		if (found)
 			continue;
 		snprintf(none + n, sizeof(none) - n, "%s'%s'", n ? ", " : "",
-			 r->patterns[i]);
+			 r->sel.patterns[i]);
 		nnone++;
 	}
 	if (!nnone)
 		return 0;
-	if (nnone < r->npatterns) {
+	if (nnone < r->sel.npatterns) {
 		tk_warn("--events %s match%s no event of the trace", none,
 			nnone == 1 ? "es" : "");
 		return 0;
@@ -461,15 +418,6 @@ static void print_event(struct report *r, const struct tk_stream_reader *rd,
 	report_line_end(&o);
 }
 
-static bool in_window(const struct report *r, uint64_t ts)
-{
-	const struct tk_trace_clock *c = &r->trace.clock;
-
-	return (!r->from.set ||
-		report_bound_time(c, r->first_ts, &r->from, ts) >= r->from.lo) &&
-	       (!r->to.set || report_bound_time(c, r->first_ts, &r->to, ts) <= r->to.hi);
-}
-
 /* -F on a user event: its fields, then the common ones. */
 static bool user_filter_match(struct report *r, const struct tk_stream_reader *rd,
 			      const struct event_state *st)
@@ -555,9 +503,9 @@ static int report_stacks(struct report *r)
 	char *err = NULL, *warn = NULL;
 	int ret;
 
-	if (r->selection[0] || r->count_only || r->profile) {
+	if (r->sel.what[0] || r->count_only || r->profile) {
 		tk_error("--stacks counts the stacks of the whole trace: it goes without %s",
-			 r->selection[0] ? r->selection : r->count_only ? "--count" : "--profile");
+			 r->sel.what[0] ? r->sel.what : r->count_only ? "--count" : "--profile");
 		return TK_EXIT_USAGE;
 	}
 	ret = tk_export_run(tk_export_find("folded"), &o, &err, &warn);
@@ -574,7 +522,7 @@ int cmd_report(int argc, char **argv)
 	static char outbuf[1 << 20];
 	struct report r;
 	struct report_kernel_opts ko;
-	struct report_filter_result kf;
+	struct filter_check kf;
 	struct tk_merge_event ev;
 	char err[512];
 	bool more;
@@ -594,20 +542,29 @@ int cmd_report(int argc, char **argv)
 		tk_warn("'%s' is incomplete: its recorder stopped before finishing it (killed?); reading what it wrote",
 			r.dir);
 	ko.filter = r.filter;
-	ko.patterns = r.patterns;
-	ko.npatterns = r.npatterns;
+	ko.patterns = r.sel.patterns;
+	ko.npatterns = r.sel.npatterns;
 	ko.ts = r.ts;
 	ko.count_only = r.count_only;
 	ko.tep_only = r.tep_only;
 	ko.clock = &r.trace.clock;
-	r.who.trace = &r.trace;
-	ko.who = &r.who;
+	ko.dir = r.dir;
+	ko.overwrite = !strcmp(r.trace.mode, "overwrite");
+	r.sel.who.trace = &r.trace;
+	ko.who = &r.sel.who;
 	if (report_kernel_open(r.dir, &ko, &kf, &r.kernel) < 0) {
 		tk_trace_free(&r.trace);
 		return TK_EXIT_FAILURE;
 	}
+	if (r.kernel) {
+		char left[512];
+
+		report_kernel_left(r.kernel, left, sizeof(left));
+		if (left[0])
+			tk_warn("%s", left);
+	}
 	if (prepare_events(&r, &kf) < 0)
-		return TK_EXIT_USAGE;
+		return TK_EXIT_FAILURE;
 	if (check_patterns(&r) < 0)
 		return TK_EXIT_FAILURE;
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
@@ -619,7 +576,7 @@ int cmd_report(int argc, char **argv)
 		return TK_EXIT_FAILURE;
 	}
 	for (unsigned i = 0; i < r.trace.nstreams; i++)
-		r.who_ok[i] = report_who_selects(&r.who, r.trace.streams[i].pid,
+		r.who_ok[i] = report_who_selects(&r.sel.who, r.trace.streams[i].pid,
 						 r.trace.streams[i].tid,
 						 r.trace.streams[i].comm);
 	/* the first event: every source is now at its own first one */
@@ -636,10 +593,15 @@ int cmd_report(int argc, char **argv)
 		bool keep;
 
 		r.nread++;
-		if ((r.from.set || r.to.set) && !in_window(&r, ev.ts))
+		if (((r.sel.from.set || r.sel.to.set) &&
+		     !report_select_in_window(&r.sel, &r.trace.clock, r.first_ts,
+					      ev.ts)) ||
+		    (r.cut_source >= 0 && !r.no_cut && ev.ts < r.cut_ts)) {
+			if (ev.kcpu && !r.profile)
+				report_kernel_skip(r.kernel, (unsigned)(ev.kcpu -
+					report_kernel_handle(r.kernel)->cpus));
 			continue;
-		if (r.cut_source >= 0 && !r.no_cut && ev.ts < r.cut_ts)
-			continue;
+		}
 		if (ev.kcpu) {
 			if (!r.profile)
 				r.nshown += report_kernel_emit(r.kernel, (unsigned)(ev.kcpu -
@@ -680,21 +642,19 @@ int cmd_report(int argc, char **argv)
 	free(r.who_ok);
 	free(r.kept);
 	free(r.fvalues);
-	free(r.who.pids);
-	free(r.who.tids);
-	free(r.patterns);
-	if (!r.nshown && !r.error && (r.selection[0] || r.profile)) {
+	if (!r.nshown && !r.error && (r.sel.what[0] || r.profile)) {
 		/* said where nothing was selected: not for an empty trace */
-		if (r.profile && !r.selection[0])
+		if (r.profile && !r.sel.what[0])
 			tk_error("no function tracer event in the trace (%" PRIu64
 				 " events read)", r.nread);
 		else
 			tk_error("no %sevent matched %s (%" PRIu64 " events read)",
-				 r.profile ? "function tracer " : "", r.selection,
+				 r.profile ? "function tracer " : "", r.sel.what,
 				 r.nread);
 		r.error = true;
 	}
 	report_kernel_close(r.kernel);
+	report_select_free(&r.sel);
 	tk_trace_free(&r.trace);
 	return r.error ? TK_EXIT_FAILURE : 0;
 }

@@ -109,11 +109,12 @@ int cmd_reset(int argc, char **argv)
 			return TK_EXIT_USAGE;
 		}
 	}
-	if (optind < argc || (all && name)) {
-		tk_error(all && name ? "give -B NAME or -a, not both"
-				     : "unexpected argument (see 'tracekit reset --help')");
+	if (all && name) {
+		tk_error("give -B NAME or -a, not both");
 		return TK_EXIT_USAGE;
 	}
+	if (!opt_operands_max(&p, argc, argv, 0))
+		return TK_EXIT_USAGE;
 	if (tk_tracefs_open(&fs, err, sizeof(err)) < 0) {
 		tk_error("%s", err);
 		return TK_EXIT_FAILURE;

@@ -114,11 +114,8 @@ static int parse(int argc, char **argv, const char **name, bool *raw)
 			return TK_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		tk_error("unexpected argument '%s' (see 'tracekit show --help')",
-			 argv[optind]);
+	if (!opt_operands_max(&p, argc, argv, 0))
 		return TK_EXIT_USAGE;
-	}
 	return instance_name_ok(*name) ? 0 : TK_EXIT_USAGE;
 }
 

@@ -4,7 +4,8 @@
  * and return, leaving it running (trace-cmd start's sense).
  *
  *   tracekit start [-B NAME] [-e EVENT [-f FILTER]]... [-p TRACER]
- *                  [-l/-n/-g FUNC]... [-b KB] [-C CLOCK] [-P PID] [--stack]
+ *                  [-l/-n/-g FUNC]... [--kernel-buffer KB] [-C CLOCK] [-P PID]
+ *                  [--stack]
  *
  * 'stop' pauses it, 'show' prints what it holds, 'reset' removes it.
  * Only the instance is written; if anything fails it is removed again.
@@ -42,7 +43,9 @@ static void usage(FILE *f)
 		"  -p TRACER      a kernel tracer (see available_tracers)\n"
 		"  -l/-n FUNC     function tracers: only / not these functions\n"
 		"  -g FUNC        function_graph: only FUNC and what it calls\n"
-		"  -b KB          ring buffer per CPU in KiB\n"
+		"  --kernel-buffer KB, -b KB   ring buffer per CPU in KiB, as\n"
+		"                 record's --kernel-buffer (default: the kernel's);\n"
+		"                 -b, trace-cmd's letter, is the same option\n"
 		"  -C CLOCK       trace_clock (default: the clock of tracekit's user\n"
 		"                 events, so that traces merge: " TK_KINSTANCE_CLOCK " where the TSC\n"
 		"                 is usable, else mono; " TK_CLOCK_ENV "=mono forces it)\n"
@@ -96,7 +99,7 @@ static int parse(struct start *st, int argc, char **argv)
 				return -1;
 			break;
 		case 'b':
-			if (!opt_kb("-b", optarg, 8, 4u << 20, false, &c->buffer_kb))
+			if (!opt_kernel_kb(optarg, &c->buffer_kb))
 				return -1;
 			break;
 		case 'C':
@@ -116,11 +119,8 @@ static int parse(struct start *st, int argc, char **argv)
 			return -1;
 		}
 	}
-	if (optind < argc) {
-		tk_error("unexpected argument '%s' (see 'tracekit start --help')",
-			 argv[optind]);
+	if (!opt_operands_max(&p, argc, argv, 0))
 		return -1;
-	}
 	if (!st->rules.count && !c->tracer) {
 		tk_error("nothing to trace: give -e EVENT or -p TRACER");
 		return -1;
@@ -222,8 +222,9 @@ int cmd_start(int argc, char **argv)
 		tk_kinstance_destroy(&k);
 		goto out;
 	}
-	tk_kinstance_close(&k);
 	say_started(&st);
+	opt_kernel_kb_made(st.c.buffer_kb, tk_kinstance_buffer_kb(&k));
+	tk_kinstance_close(&k);
 	ret = 0;
 out:
 	tk_kevents_free(&all);

@@ -247,9 +247,14 @@ static void print_result(const struct stat_opts *o, struct count *c, unsigned n,
 
 /* ----------------------------------------------------- user events */
 
-/* Record CMD's user events @pats into a temporary trace (record.h), in
- * $TMPDIR (default /tmp).  Returns the trace's directory (to remove), or
- * NULL after an error (said). */
+/* The trace in record_user's directory. */
+#define USER_TRACE "trace"
+
+/* Record CMD's user events @pats into a temporary trace (record.h): a
+ * private directory made in $TMPDIR (default /tmp), the trace USER_TRACE
+ * made by record inside it, so that the name is never free for another
+ * to take.  Returns the directory (to remove), or NULL after an error
+ * (said). */
 static char *record_user(const struct stat_opts *o, char **pats, unsigned npats,
 			 int *status)
 {
@@ -260,7 +265,7 @@ static char *record_user(const struct stat_opts *o, char **pats, unsigned npats,
 		.argv = o->cmd,
 		.quiet = true,
 	};
-	char *dir;
+	char *dir, *trace = NULL;
 
 	if (asprintf(&dir, "%s/tracekit-stat.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0) {
 		tk_error("out of memory");
@@ -272,28 +277,42 @@ static char *record_user(const struct stat_opts *o, char **pats, unsigned npats,
 		free(dir);
 		return NULL;
 	}
-	q.outdir = dir;
+	if (asprintf(&trace, "%s/" USER_TRACE, dir) < 0) {
+		tk_error("out of memory");
+		rmdir(dir);
+		free(dir);
+		return NULL;
+	}
+	q.outdir = trace;
 	/* a command that fails or is interrupted still has its counts */
 	if (record_run(&q, status)) {
 		/* record said why */
 		tk_remove_tree(dir);
 		free(dir);
-		return NULL;
+		dir = NULL;
 	}
+	free(trace);
 	return dir;
 }
 
-/* Count the trace's user events matching @pats, by name. */
+/* Count the user events matching @pats, by name, of the trace that
+ * record_user made in @dir. */
 static int count_user(const char *dir, char **pats, unsigned npats,
 		      struct count **c, unsigned *n, uint64_t *lost)
 {
 	struct tk_trace t;
-	char err[512];
+	char err[512], *trace;
 
-	if (tk_trace_read_index(dir, &t, err, sizeof(err)) < 0) {
-		tk_error("%s", err);
+	if (asprintf(&trace, "%s/" USER_TRACE, dir) < 0) {
+		tk_error("out of memory");
 		return -1;
 	}
+	if (tk_trace_read_index(trace, &t, err, sizeof(err)) < 0) {
+		tk_error("%s", err);
+		free(trace);
+		return -1;
+	}
+	free(trace);
 	/* every defined event that a pattern names, zero or not */
 	for (unsigned i = 0; i < t.nprocesses; i++)
 		for (unsigned j = 0; j < t.processes[i].nevents; j++) {

@@ -46,6 +46,7 @@
 #include <unistd.h>
 #include "session.h"
 #include "common/unix-socket.h"
+#include "common/visible.h"
 #include "tracekit/runtime.h"
 
 /* Descriptors made ready ahead, and kept ready, in the free ring. */
@@ -103,30 +104,25 @@ static uint32_t pow2_at_least(uint32_t n)
 static const char *check_geometry(const struct tk_arena *h, size_t size,
 				  uint32_t pid)
 {
-	uint64_t off, want;
+	uint64_t off;
 
 	if (h->magic != TK_ARENA_MAGIC || h->version != TK_ARENA_VERSION)
 		return "not a tracekit arena of this version";
 	if (h->pid != pid)
 		return "made by another process";
-	if (h->mode > TK_RB_OVERWRITE || h->chunk_size < TK_CHUNK_MIN ||
-	    h->chunk_size > TK_CHUNK_MAX || h->chunk_size % 4096 ||
-	    h->slots < TK_RB_MIN_SLOTS || h->slots > TK_RB_MAX_SLOTS ||
-	    !h->streams_max || h->streams_max > TK_ARENA_MAX_STREAMS ||
-	    !h->chunks_max || (uint64_t)h->chunks_max * h->chunk_size > TK_POOL_MAX ||
+	if (!tk_rb_geometry_ok(h->mode, h->chunk_size, h->slots, h->streams_max,
+			       h->chunks_max) ||
 	    h->stream_size != tk_rb_stream_size(h->slots) ||
 	    h->ring_size != pow2_at_least(h->chunks_max > h->streams_max ?
 					  h->chunks_max : h->streams_max))
 		return "geometry out of range";
 	off = page_up(sizeof(*h));
-	want = off + 3 * page_up((size_t)h->ring_size * 4) +
-	       page_up((size_t)h->streams_max * 8) +
-	       (uint64_t)h->streams_max * h->stream_size;
 	if (h->chunk_ring != off || h->stream_ring != off + page_up((size_t)h->ring_size * 4) ||
 	    h->recycle_ring != off + 2 * page_up((size_t)h->ring_size * 4) ||
 	    h->produced != off + 3 * page_up((size_t)h->ring_size * 4) ||
 	    h->streams != h->produced + page_up((size_t)h->streams_max * 8) ||
-	    h->control_size != size || page_up(want) != size)
+	    h->control_size != size ||
+	    tk_arena_control_size(h->ring_size, h->streams_max, h->slots) != size)
 		return "layout out of range";
 	return NULL;
 }
@@ -324,7 +320,7 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	if (p->arena)
 		why = "a second arena";
 	else if (fstat(fds[0], &sb) < 0 || sb.st_size < 4096 ||
-		 (uint64_t)sb.st_size > (4ull << 30))
+		 (uint64_t)sb.st_size > tk_arena_control_max())
 		why = "its control part has no sane size";
 	else if (!sealed_memfd(fds[0], size = (size_t)sb.st_size))
 		why = "its control part is not a sealed memfd";
@@ -599,8 +595,10 @@ static struct rec_stream *stream_new(struct rec_session *s, struct rec_process *
 	st->tid = d->tid;
 	memcpy(st->comm, d->comm, 16);
 	st->comm[16] = '\0';
+	tk_visible_name(st->comm); /* the program's bytes */
 	memcpy(st->made_comm, st->comm, sizeof(st->comm));
 	st->out_fd = -1;
+	st->cut = UINT64_MAX;
 	/* as the writer stamps it (lib/stream.c stream_open) */
 	st->instance = a->instance[i] ? a->instance[i] : (uint64_t)i + 1;
 	a->cur[i] = st;
@@ -781,8 +779,14 @@ static void packet_written(struct drain_req *r, int res)
 	struct rec_stream *st = w->st;
 	struct rec_session *s = st->session;
 
-	if (res < 0) {
-		write_failed(s, st, -res);
+	if (res < 0 || r->off >= st->cut) {
+		/* a failed write may have left part of its packets in
+		 * the file (a short write, then a full disk): the file is
+		 * cut where it began, and what follows it is lost too */
+		if (res < 0)
+			write_failed(s, st, -res);
+		if (res < 0 && r->off < st->cut)
+			st->cut = r->off;
 		st->lost_write += w->events;
 	} else {
 		st->bytes += r->len;
@@ -1018,8 +1022,19 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 		end = commit;
 		count = events_bound(events, commit);
 	}
-	if (!count || (st->out_fd < 0 && open_output(s, st) < 0) ||
-	    !(w = write_get(s))) {
+	if (count && (s->failed || (st->out_fd < 0 && open_output(s, st) < 0) ||
+		      !(w = write_get(s)))) {
+		/* the recording failed (disk full, no descriptor): what
+		 * it could not write is counted lost, not dropped */
+		st->lost_write += count;
+		count = 0;
+		/* in the manifest, with its losses (a file that is not
+		 * there holds nothing: tk_stream_open()) */
+		if (!st->file && asprintf(&st->file, "user/%u-%u", st->proc->pid,
+					  st->tid) < 0)
+			st->file = NULL;
+	}
+	if (!count) {
 		free(copy);
 		return;
 	}
@@ -1058,12 +1073,14 @@ static void flush_stream(struct rec_session *s, struct rec_stream *st,
 	first = st->submitted;
 	if (a->mode == TK_RB_OVERWRITE)
 		first = produced > a->slots ? produced - a->slots : 0;
-	if (produced < first || produced - first > a->slots) {
+	/* (UINT64_MAX: the loop below would never end) */
+	if (produced < first || produced - first > a->slots || produced >= COUNT_MAX) {
 		stream_corrupt(st, "its produced counter is out of range");
 		return;
 	}
-	for (uint64_t seq = first; seq <= produced && !s->failed; seq++) {
-		if (!drain_room(&s->drain))
+	/* (once the recording has failed, write_copy() counts them) */
+	for (uint64_t seq = first; seq <= produced; seq++) {
+		if (!s->failed && !drain_room(&s->drain))
 			drain_wait_all(&s->drain);
 		write_copy(s, st, seq, seq == produced, give);
 	}
@@ -1076,9 +1093,12 @@ static void flush_stream(struct rec_session *s, struct rec_stream *st,
  * (its writes have completed). */
 static void close_output(struct rec_session *s, struct rec_stream *st)
 {
+	uint64_t end = st->cut < st->off ? st->cut : st->off;
+
 	if (st->out_fd < 0)
 		return;
-	if (st->alloc > st->off && ftruncate(st->out_fd, (off_t)st->off) < 0)
+	if ((st->alloc > end || st->cut != UINT64_MAX) &&
+	    ftruncate(st->out_fd, (off_t)end) < 0)
 		write_failed(s, st, errno);
 	close(st->out_fd);
 	st->out_fd = -1;
@@ -1095,6 +1115,7 @@ static void desc_last_name(const struct tk_rb_stream *d, char out[17])
 
 	memcpy(out, name, 16);
 	out[16] = '\0';
+	tk_visible_name(out); /* the program's bytes */
 }
 
 /* A name written when the thread ended wins over what /proc last said;
@@ -1183,7 +1204,8 @@ static void wake_blocked(struct rec_arena *a)
 	 * the load of waiters: a store followed by a load of another
 	 * variable may pass it otherwise (x86 does), and a writer that has
 	 * just counted itself in and missed the space would wait; pairs
-	 * with the SEQ_CST increment of waiters in lib/stream.c:wait_space() */
+	 * with the SEQ_CST fence after the increment of waiters in
+	 * lib/stream.c:wait_space() */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!__atomic_load_n(&a->hdr->waiters, __ATOMIC_SEQ_CST))
 		return;
@@ -1468,10 +1490,35 @@ void consumer_flush_all(struct rec_session *s)
 	}
 }
 
-/* What stream @st has so far, for the live line: events written and in
- * closed packets not yet written, bytes written and committed in its
- * ring (the open packet too), and lost; everything read from the shared
- * memory bounded, nothing changed. */
+/* The events committed so far in the open packet of slot @sl, packet
+ * @seq (discard mode, the live line): walked in the shared memory, where
+ * no writer changes the bytes below commit. */
+static uint64_t open_events(const struct rec_stream *st,
+			    const struct tk_rb_slot *sl, uint64_t seq)
+{
+	uint64_t commit, count = 0;
+	uint32_t size = 0;
+	const char *pkt;
+
+	/* pairs with the RELEASE store of seq in lib/stream.c:packet_open():
+	 * the slot's chunk is this packet's */
+	if (__atomic_load_n(&sl->seq, __ATOMIC_ACQUIRE) != seq + 1)
+		return 0;
+	/* pairs with the RELEASE store of commit in
+	 * include/tracekit/runtime.h:tk__commit(): the bytes below are
+	 * whole events */
+	commit = __atomic_load_n(&sl->commit, __ATOMIC_ACQUIRE);
+	pkt = chunk_addr(st->arena, st->index,
+			 __atomic_load_n(&sl->chunk, __ATOMIC_RELAXED), &size);
+	if (pkt && commit >= sizeof(struct tk_packet_header) && commit <= size)
+		whole_events_of(st, pkt, commit, &count);
+	return count;
+}
+
+/* What stream @st has so far, for the live line: events written, in
+ * closed packets not yet written and in the open one, bytes written and
+ * committed in its ring (the open packet too), and lost; everything
+ * read from the shared memory bounded, nothing changed. */
 void consumer_stream_progress(const struct rec_stream *st, uint64_t *events,
 			      uint64_t *bytes, uint64_t *lost)
 {
@@ -1509,6 +1556,8 @@ void consumer_stream_progress(const struct rec_stream *st, uint64_t *events,
 			*events += events_bound(
 				__atomic_load_n(&sl->events, __ATOMIC_RELAXED),
 				commit);
+		else
+			*events += open_events(st, sl, seq);
 	}
 }
 

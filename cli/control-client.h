@@ -15,7 +15,8 @@
 
 /* The reason process @pid gave no answer, in out[len], without the
  * "tracekit: " prefix: @closed when it closed the connection, else it
- * said nothing for TK_CTL_ANSWER_MS.  A closed connection is a refusal
+ * said nothing for TK_CTL_ANSWER_MS (and whether it is stopped, by a
+ * signal or a debugger).  A closed connection is a refusal
  * only when the process belongs to another user and we are not root. */
 void ctl_no_answer(pid_t pid, bool closed, char *out, size_t len);
 

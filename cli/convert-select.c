@@ -10,22 +10,10 @@
 #include "common/pattern.h"
 #include "convert-select.h"
 
-void convert_select_note(struct convert_select *s, const char *opt, const char *arg)
-{
-	size_t n = strlen(s->what);
-
-	snprintf(s->what + n, sizeof(s->what) - n, "%s%s '%s'", n ? " " : "", opt, arg);
-}
-
 static bool in_window(const struct convert_select *s, const struct tk_export *x,
 		      uint64_t ts)
 {
-	const struct tk_trace_clock *c = &x->trace->clock;
-
-	return (!s->from.set ||
-		report_bound_time(c, x->first_ts, &s->from, ts) >= s->from.lo) &&
-	       (!s->until.set ||
-		report_bound_time(c, x->first_ts, &s->until, ts) <= s->until.hi);
+	return report_select_in_window(&s->sel, &x->trace->clock, x->first_ts, ts);
 }
 
 static bool sel_stream(void *arg, const struct tk_export *x,
@@ -33,8 +21,8 @@ static bool sel_stream(void *arg, const struct tk_export *x,
 {
 	struct convert_select *s = arg;
 
-	s->who.trace = x->trace; /* for a kernel thread's process */
-	return report_who_selects(&s->who, st->pid, st->tid, st->comm);
+	s->sel.who.trace = x->trace; /* for a kernel thread's process */
+	return report_who_selects(&s->sel.who, st->pid, st->tid, st->comm);
 }
 
 static bool sel_user(void *arg, const struct tk_export *x,
@@ -42,7 +30,7 @@ static bool sel_user(void *arg, const struct tk_export *x,
 {
 	struct convert_select *s = arg;
 
-	return report_selected(s->patterns, s->npatterns, rd->event->full_name) &&
+	return report_selected(s->sel.patterns, s->sel.npatterns, rd->event->full_name) &&
 	       in_window(s, x, rd->ts);
 }
 
@@ -53,7 +41,7 @@ static bool kernel_id_kept(struct convert_select *s, const struct tk_kernel *k, 
 	char *name;
 	bool kept;
 
-	if (!s->npatterns)
+	if (!s->sel.npatterns)
 		return true;
 	if (id < 0)
 		return false;
@@ -72,7 +60,7 @@ static bool kernel_id_kept(struct convert_select *s, const struct tk_kernel *k, 
 	e = tep_find_event(k->tep, id);
 	if (!e || asprintf(&name, "%s:%s", e->system, e->name) < 0)
 		return false;
-	kept = report_selected(s->patterns, s->npatterns, name);
+	kept = report_selected(s->sel.patterns, s->sel.npatterns, name);
 	free(name);
 	s->kernel_ids[id] = kept ? 1 : 2;
 	return kept;
@@ -87,11 +75,11 @@ static bool sel_kernel(void *arg, const struct tk_export *x,
 
 	if (!kernel_id_kept(s, k, tk_kernel_event_id(k, c->data)))
 		return false;
-	if (!report_who_all(&s->who)) {
-		s->who.trace = x->trace;
+	if (!report_who_all(&s->sel.who)) {
+		s->sel.who.trace = x->trace;
 		pid = tk_kernel_pid(k, c->data);
-		if (!report_who_selects(&s->who, 0, (uint32_t)pid,
-					s->who.comm ? tep_data_comm_from_pid(k->tep, pid)
+		if (!report_who_selects(&s->sel.who, 0, (uint32_t)pid,
+					s->sel.who.comm ? tep_data_comm_from_pid(k->tep, pid)
 						    : NULL))
 			return false;
 	}
@@ -100,20 +88,18 @@ static bool sel_kernel(void *arg, const struct tk_export *x,
 
 const struct tk_export_select *convert_select_prepare(struct convert_select *s)
 {
-	if (!s->what[0])
+	if (!s->sel.what[0])
 		return NULL;
 	s->ops.stream = sel_stream;
 	s->ops.user = sel_user;
 	s->ops.kernel = sel_kernel;
 	s->ops.arg = s;
-	s->ops.what = s->what;
+	s->ops.what = s->sel.what;
 	return &s->ops;
 }
 
 void convert_select_free(struct convert_select *s)
 {
-	free(s->patterns);
-	free(s->who.pids);
-	free(s->who.tids);
+	report_select_free(&s->sel);
 	free(s->kernel_ids);
 }

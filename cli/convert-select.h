@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * convert-select.h - convert's selection options, with report's meaning
- * (report-select.c): --events PATTERN, --pid, --tid, --comm, and a time
- * window --from T --until T (report's --to; convert's --to is the
- * format).  convert_select_prepare() turns them into the driver's
+ * convert-select.h - convert's selection options, read as report reads
+ * them (report.h report_select): --events PATTERN, --pid, --tid, --comm,
+ * and a time window --from T --until T (report's --to; convert's --to is
+ * the format).  convert_select_prepare() turns them into the driver's
  * tk_export_select (export/export.h), so every format keeps the same
  * events.
  */
@@ -16,19 +16,12 @@
 #include "report.h"
 
 struct convert_select {
-	const char **patterns; /* --events */
-	unsigned npatterns;
-	struct report_who who;          /* --pid, --tid, --comm */
-	struct report_bound from, until; /* --from, --until */
-	char what[512];                 /* the options as given */
+	struct report_select sel;       /* the options (report_select_option) */
 	unsigned char *kernel_ids;      /* per kernel event id: 0 not yet
 					 * looked at, 1 kept, 2 left out */
 	unsigned nids;
 	struct tk_export_select ops;
 };
-
-/* Note option @opt's @arg in s->what (for "no event matched"). */
-void convert_select_note(struct convert_select *s, const char *opt, const char *arg);
 
 /* The driver's selection for @s, or NULL when no option selects. */
 const struct tk_export_select *convert_select_prepare(struct convert_select *s);

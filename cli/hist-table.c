@@ -18,6 +18,7 @@
 #include <string.h>
 #include "cli.h"
 #include "common/filter.h"
+#include "filter-check.h"
 #include "hist.h"
 
 struct table {
@@ -253,13 +254,17 @@ int hist_filters_compile(struct tk_cursor *c, const char *filter,
 			 const struct hist_event *e, struct tk_filter **out)
 {
 	for (unsigned i = 0; filter && i < e->nkinds; i++) {
+		struct filter_check fc = { 0 };
 		struct tk_filter_error fe;
+		char msg[512];
 
+		/* as its keys, the filter holds for each kind of the event */
 		if (tk_filter_compile_named(filter, e->kinds[i]->fields,
 					    e->kinds[i]->nfields, hist_filter_namer, c,
 					    &out[i], &fe) < 0) {
-			tk_error("bad filter '%s' at column %d: %s", filter, fe.column,
-				 fe.message);
+			filter_check_note(&fc, e->name, &fe);
+			filter_check_result(&fc, filter, msg, sizeof(msg));
+			tk_error("%s", msg);
 			return -1;
 		}
 	}

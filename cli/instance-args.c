@@ -28,11 +28,8 @@ int instance_args(const char *verb, const char *help, int argc, char **argv,
 			return TK_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		tk_error("unexpected argument '%s' (see 'tracekit %s --help')",
-			 argv[optind], verb);
+	if (!opt_operands_max(&p, argc, argv, 0))
 		return TK_EXIT_USAGE;
-	}
 	return instance_name_ok(*name) ? 0 : TK_EXIT_USAGE;
 }
 

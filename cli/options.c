@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
@@ -76,7 +77,7 @@ static const struct opt_row {
 	{ 'v', NULL, NO, V_RECORD },
 	/* start; -B also the verbs of an instance it made */
 	{ 'B', NULL, ARG, V_START | V_STOP | V_SHOW | V_EXTRACT | V_RESET },
-	{ 'b', NULL, ARG, V_START },
+	{ 'b', "kernel-buffer", ARG, V_START }, /* record's name, trace-cmd's letter */
 	{ 'C', NULL, ARG, V_START },
 	/* stat */
 	{ 'a', NULL, NO, V_STAT | V_RESET },
@@ -206,6 +207,19 @@ int opt_next(struct opt_parser *p, int argc, char **argv)
 	return c == ':' ? '?' : c;
 }
 
+bool opt_operands_max(const struct opt_parser *p, int argc, char **argv,
+		      int max)
+{
+	if (argc - optind <= max)
+		return true;
+	if (p->optstring[0] == '+') /* options end at the first operand */
+		tk_error("unexpected argument '%s' (see 'tracekit %s --help')",
+			 argv[optind + max], p->verb);
+	else
+		tk_error("unexpected argument '%s'", argv[optind + max]);
+	return false;
+}
+
 int opt_rules_add(struct opt_rules *l, int c, const char *arg)
 {
 	struct tk_krule *grown;
@@ -278,4 +292,16 @@ bool opt_kb(const char *opt, const char *arg, unsigned long min,
 	}
 	*out = (uint32_t)v;
 	return true;
+}
+
+bool opt_kernel_kb(const char *arg, uint32_t *out)
+{
+	return opt_kb("--kernel-buffer", arg, 4, 4u << 20, false, out);
+}
+
+void opt_kernel_kb_made(uint32_t asked, uint32_t made)
+{
+	if (asked && made && asked != made)
+		fprintf(stderr, "tracekit: --kernel-buffer %u: the kernel made %u KiB per CPU (it rounds up to whole pages of events)\n",
+			asked, made);
 }

@@ -107,6 +107,13 @@ void opt_init(struct opt_parser *p, const char *verb);
  * value). */
 int opt_next(struct opt_parser *p, int argc, char **argv);
 
+/* Whether at most @max operands follow the options (argv[optind..]).
+ * If more do, says the first one too many ("unexpected argument"), for
+ * the verbs whose options end at their first operand with a pointer to
+ * their --help (it may be a misplaced option), and returns false. */
+bool opt_operands_max(const struct opt_parser *p, int argc, char **argv,
+		      int max);
+
 /* -e @arg (@c 'e': a pattern more) or -f @arg (@c 'f': the filter of
  * the last pattern).  Keeps @arg, not a copy.  0, or -1 after saying
  * why (an empty -e, a -f before any -e, out of memory). */
@@ -124,6 +131,13 @@ bool opt_pid(const char *arg, pid_t *out);
  * saying why, naming @max only if @say_max. */
 bool opt_kb(const char *opt, const char *arg, unsigned long min,
 	    unsigned long max, bool say_max, uint32_t *out);
+
+/* --kernel-buffer (start's -b too): the kernel's buffer per CPU in KiB,
+ * 4 KiB to 4 GiB; false after saying why. */
+bool opt_kernel_kb(const char *arg, uint32_t *out);
+/* Say on stderr what the kernel made of --kernel-buffer @asked (KiB per
+ * CPU) when it is not @made: it rounds up to whole pages of events. */
+void opt_kernel_kb_made(uint32_t asked, uint32_t made);
 
 /* @s as a decimal number at most @max (no sign, nothing after it). */
 bool opt_uint(const char *s, unsigned long max, unsigned long *out);

@@ -44,14 +44,6 @@ struct ft_mod {
 #define MODULES_PER_PROCESS 4096
 #define MODULES_MAX 65536
 #define MODULE_PATH_MAX 4096
-#define REFUSED_SAID 64 /* processes told about, at most */
-
-static struct ft_mod *mods;
-static unsigned nmods, mods_cap;
-static uint32_t refused[REFUSED_SAID]; /* pids told they announced too many */
-static unsigned nrefused;
-static char *preload; /* libtracekit to preload, NULL if not needed */
-static pid_t attach_pid; /* record -P */
 
 struct traceable {
 	char **name;     /* functions with a patchable entry */
@@ -201,8 +193,8 @@ const char *functrace_build_flags(void)
 	return BUILD_FLAGS;
 }
 
-int functrace_record_check(struct rec_options *o, const char *program,
-			   bool force)
+int functrace_record_check(struct rec_functrace *ft, struct rec_options *o,
+			   const char *program, bool force)
 {
 	struct traceable t;
 	char exe[64];
@@ -213,7 +205,7 @@ int functrace_record_check(struct rec_options *o, const char *program,
 		program = exe;
 	}
 	known = program && traceable_read(program, &t) == 0;
-	attach_pid = o->attach_pid;
+	ft->attach_pid = o->attach_pid;
 	if (!o->user_tracer) {
 		if (known)
 			traceable_free(&t);
@@ -252,8 +244,9 @@ int functrace_record_check(struct rec_options *o, const char *program,
 		}
 	}
 	if (o->argv && !(known && t.links_tracekit)) {
-		preload = find_runtime();
-		if (!preload) {
+		free(ft->preload);
+		ft->preload = find_runtime();
+		if (!ft->preload) {
 			tk_error("cannot find libtracekit.so.0 to preload next to tracekit "
 				 "(set TRACEKIT_LIBRARY, or link the program with -ltracekit)");
 			goto fail;
@@ -268,7 +261,8 @@ fail:
 	return -EINVAL;
 }
 
-void functrace_child_env(const struct rec_options *o)
+void functrace_child_env(const struct rec_functrace *ft,
+			 const struct rec_options *o)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char *v;
@@ -276,12 +270,12 @@ void functrace_child_env(const struct rec_options *o)
 	if (!o->user_tracer)
 		return;
 	setenv(TK_FUNCTRACE_ENV, "1", 1);
-	if (!preload)
+	if (!ft->preload)
 		return;
-	if (old && *old && asprintf(&v, "%s:%s", preload, old) >= 0)
+	if (old && *old && asprintf(&v, "%s:%s", ft->preload, old) >= 0)
 		setenv("LD_PRELOAD", v, 1);
 	else
-		setenv("LD_PRELOAD", preload, 1);
+		setenv("LD_PRELOAD", ft->preload, 1);
 }
 
 static long put(char *buf, size_t len, size_t cap, const char *key,
@@ -324,54 +318,64 @@ long functrace_config_append(const struct rec_options *o, char *buf, size_t len,
 	return n;
 }
 
-int functrace_on_module(uint32_t pid, const void *msg, size_t len)
+/* A new object at the end of ft->mods, zeroed, its path a copy of
+ * @path; NULL when out of memory. */
+static struct ft_mod *mod_add(struct rec_functrace *ft, const char *path)
+{
+	struct ft_mod *f;
+
+	if (ft->nmods == ft->mods_cap) {
+		unsigned cap = ft->mods_cap ? 2 * ft->mods_cap : 16;
+		struct ft_mod *grown = realloc(ft->mods, cap * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		ft->mods = grown;
+		ft->mods_cap = cap;
+	}
+	f = &ft->mods[ft->nmods];
+	memset(f, 0, sizeof(*f));
+	f->m.path = strdup(path);
+	if (!f->m.path)
+		return NULL;
+	ft->nmods++;
+	return f;
+}
+
+int functrace_on_module(struct rec_functrace *ft, uint32_t pid,
+			const void *msg, size_t len)
 {
 	const struct tk_msg_module *m = msg;
 	const char *path = (const char *)(m + 1);
 	size_t plen = len - sizeof(*m);
-	struct ft_mod *grown, *f = NULL;
+	struct ft_mod *mods = ft->mods, *f = NULL;
 	unsigned mine = 0;
 
 	if (len <= sizeof(*m) || !memchr(path, '\0', plen) || !*path ||
 	    strlen(path) >= MODULE_PATH_MAX ||
 	    m->build_id_len > sizeof(m->build_id) || m->hi <= m->lo)
 		return -EPROTO;
-	for (unsigned i = 0; i < nmods && !f; i++) {
+	for (unsigned i = 0; i < ft->nmods && !f; i++) {
 		if (mods[i].m.pid != pid)
 			continue;
 		mine++;
 		if (mods[i].m.lo == m->lo && !strcmp(mods[i].m.path, path))
 			f = &mods[i];
 	}
-	if (!f && (mine >= MODULES_PER_PROCESS || nmods >= MODULES_MAX)) {
+	if (!f && (mine >= MODULES_PER_PROCESS || ft->nmods >= MODULES_MAX)) {
 		bool said = false;
 
-		for (unsigned i = 0; i < nrefused && !said; i++)
-			said = refused[i] == pid;
-		if (!said && nrefused < REFUSED_SAID) {
-			refused[nrefused++] = pid;
+		for (unsigned i = 0; i < ft->nrefused && !said; i++)
+			said = ft->refused[i] == pid;
+		if (!said && ft->nrefused < FUNCTRACE_REFUSED_SAID) {
+			ft->refused[ft->nrefused++] = pid;
 			tk_warn("process %u: announced more objects than are kept (%u per process, %u in all); the others' functions are not named",
 				pid, MODULES_PER_PROCESS, MODULES_MAX);
 		}
 		return 0;
 	}
-	if (!f) {
-		if (nmods == mods_cap) {
-			unsigned cap = mods_cap ? 2 * mods_cap : 16;
-
-			grown = realloc(mods, cap * sizeof(*grown));
-			if (!grown)
-				return -ENOMEM;
-			mods = grown;
-			mods_cap = cap;
-		}
-		f = &mods[nmods];
-		memset(f, 0, sizeof(*f));
-		f->m.path = strdup(path);
-		if (!f->m.path)
-			return -ENOMEM;
-		nmods++;
-	}
+	if (!f && !(f = mod_add(ft, path)))
+		return -ENOMEM;
 	f->m.pid = pid;
 	f->m.lo = m->lo;
 	f->m.hi = m->hi;
@@ -385,7 +389,7 @@ int functrace_on_module(uint32_t pid, const void *msg, size_t len)
 	f->libcalls = m->libcalls;
 	/* started by record, the program converted gcc's NOPs before main:
 	 * what is left cannot be patched (record -P: functrace_attach_check) */
-	if (f->unusable && !f->warned && !attach_pid) {
+	if (f->unusable && !f->warned && !ft->attach_pid) {
 		tk_warn("process %u: '%s': %u of %u function entries cannot be patched (their first bytes straddle a cache line)",
 			pid, path, f->unusable, f->entries);
 		f->warned = true;
@@ -393,42 +397,40 @@ int functrace_on_module(uint32_t pid, const void *msg, size_t len)
 	return 0;
 }
 
-int functrace_add_modules(const struct tk_sym_module *m, unsigned n)
+int functrace_add_modules(struct rec_functrace *ft,
+			  const struct tk_sym_module *m, unsigned n)
 {
-	struct ft_mod *grown = realloc(mods, (nmods + n + 1) * sizeof(*grown));
-
-	if (!grown)
-		return -ENOMEM;
-	mods = grown;
 	for (unsigned i = 0; i < n; i++) {
-		struct ft_mod *f = &mods[nmods];
+		struct ft_mod *f = mod_add(ft, m[i].path);
+		char *path;
 
-		memset(f, 0, sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		path = f->m.path;
 		f->m = m[i];
 		f->m.syms = NULL;
-		f->m.path = strdup(m[i].path);
-		if (!f->m.path)
-			return -ENOMEM;
-		nmods++;
+		f->m.path = path;
 	}
 	return 0;
 }
 
-bool functrace_heard_from(uint32_t pid)
+bool functrace_heard_from(const struct rec_functrace *ft, uint32_t pid)
 {
-	for (unsigned i = 0; i < nmods; i++)
-		if (mods[i].m.pid == pid)
+	for (unsigned i = 0; i < ft->nmods; i++)
+		if (ft->mods[i].m.pid == pid)
 			return true;
 	return false;
 }
 
-int functrace_attach_check(const struct rec_options *o, uint32_t pid, bool force,
-			   char *err, size_t len)
+int functrace_attach_check(const struct rec_functrace *ft,
+			   const struct rec_options *o, uint32_t pid,
+			   bool force, char *err, size_t len)
 {
+	const struct ft_mod *mods = ft->mods;
 	uint32_t traced = 0, unusable = 0;
 	const char *path = NULL;
 
-	for (unsigned i = 0; i < nmods; i++) {
+	for (unsigned i = 0; i < ft->nmods; i++) {
 		if (mods[i].m.pid != pid)
 			continue;
 		traced += mods[i].traced + mods[i].cyg;
@@ -452,8 +454,11 @@ int functrace_attach_check(const struct rec_options *o, uint32_t pid, bool force
 	return 0;
 }
 
-int functrace_save_symbols(const struct rec_options *o, const char *dir)
+int functrace_save_symbols(const struct rec_functrace *ft,
+			   const struct rec_options *o, const char *dir)
 {
+	const struct ft_mod *mods = ft->mods;
+	unsigned nmods = ft->nmods;
 	struct tk_sym_module *list;
 	struct tk_symtab *tabs;
 	char err[512];
@@ -494,8 +499,11 @@ int functrace_save_symbols(const struct rec_options *o, const char *dir)
 	return ret;
 }
 
-void functrace_print_summary(const struct rec_options *o, FILE *f)
+void functrace_print_summary(const struct rec_functrace *ft,
+			     const struct rec_options *o, FILE *f)
 {
+	const struct ft_mod *mods = ft->mods;
+	unsigned nmods = ft->nmods;
 	uint32_t done[64];
 	unsigned ndone = 0;
 
@@ -523,4 +531,13 @@ void functrace_print_summary(const struct rec_options *o, FILE *f)
 			cyg ? " (and -finstrument-functions hooks)" : "", libcalls,
 			libcalls == 1 ? "" : "s");
 	}
+}
+
+void functrace_free(struct rec_functrace *ft)
+{
+	for (unsigned i = 0; i < ft->nmods; i++)
+		free(ft->mods[i].m.path);
+	free(ft->mods);
+	free(ft->preload);
+	memset(ft, 0, sizeof(*ft));
 }

@@ -479,7 +479,8 @@ fail_quiet:
 
 /* --ustack: the objects the processes mapped join those whose symbols
  * the trace saves (record-functrace.c saves them). */
-static int save_code_maps(struct record_kernel *rk, pid_t alive)
+static int save_code_maps(struct record_kernel *rk, struct rec_session *s,
+			  pid_t alive)
 {
 	const struct tk_code_map *maps;
 	struct tk_sym_module *mods;
@@ -500,11 +501,17 @@ static int save_code_maps(struct record_kernel *rk, pid_t alive)
 			(unsigned long long)lost);
 	ret = tk_sym_modules_from_maps(maps, n, &mods, &nmods);
 	if (!ret)
-		ret = functrace_add_modules(mods, nmods);
+		ret = functrace_add_modules(s->functrace, mods, nmods);
 	tk_sym_modules_free(mods, nmods);
 	if (ret < 0)
 		tk_error("out of memory");
 	return ret;
+}
+
+void record_kernel_name(struct record_kernel *rk, pid_t pid)
+{
+	if (rk->cap && pid > 0)
+		(void)tk_kcomms_read(&rk->comms, (int)pid);
 }
 
 bool record_kernel_capturing(const struct record_kernel *rk)
@@ -512,27 +519,40 @@ bool record_kernel_capturing(const struct record_kernel *rk)
 	return rk->cap != NULL;
 }
 
-uint64_t record_kernel_bytes(const struct record_kernel *rk, const char *dir)
+void record_kernel_progress(struct record_kernel *rk, const char *dir,
+			    uint64_t *events, uint64_t *bytes, uint64_t *lost)
 {
-	uint64_t bytes = 0;
+	int ncpus = rk->cap ? tk_kinstance_cpus(&rk->inst) : 0;
 	char *kdir;
 	struct dirent *e;
 	DIR *d;
 
+	*events = *bytes = *lost = 0;
+	for (int i = 0; i < ncpus; i++) {
+		struct tk_kcpu c = { 0 };
+		char file[48], *text;
+
+		snprintf(file, sizeof(file), "per_cpu/cpu%d/stats", i);
+		text = tk_kinstance_file_text(&rk->inst, file);
+		if (text && tk_kstats_parse(text, strlen(text), &c) == 0) {
+			*events += c.entries;
+			*lost += c.overrun + c.dropped;
+		}
+		free(text);
+	}
 	if (!rk->cap || asprintf(&kdir, "%s/kernel", dir) < 0)
-		return 0;
+		return;
 	d = opendir(kdir);
 	while (d && (e = readdir(d))) {
 		struct stat st;
 
 		if (!strncmp(e->d_name, "cpu", 3) &&
 		    fstatat(dirfd(d), e->d_name, &st, 0) == 0)
-			bytes += (uint64_t)st.st_size;
+			*bytes += (uint64_t)st.st_size;
 	}
 	if (d)
 		closedir(d);
 	free(kdir);
-	return bytes;
 }
 
 int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
@@ -545,7 +565,8 @@ int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
 	int ret, failed = 0;
 
 	if (!rk->cap)
-		return save_code_maps(rk, s->opt->attach_pid);
+		return save_code_maps(rk, s, s->opt->attach_pid);
+	record_kernel_name(rk, s->opt->attach_pid);
 	tk_kinstance_tracing_on(&rk->inst, false);
 	ret = tk_kcapture_stop(rk->cap, err, sizeof(err));
 	if (ret) {
@@ -553,7 +574,7 @@ int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
 		failed = -1;
 	}
 	cpus = tk_kcapture_cpus(rk->cap, &n);
-	ret = tk_ksave_end(&rk->inst, dir, cpus, n, err, sizeof(err));
+	ret = tk_ksave_end(&rk->inst, dir, cpus, n, &rk->comms, err, sizeof(err));
 	if (ret) {
 		tk_error("%s", err);
 		failed = -1;
@@ -576,7 +597,7 @@ int record_kernel_stop(struct record_kernel *rk, struct rec_session *s,
 		m->nkcpu++;
 	}
 	s->kernel = m;
-	if (save_code_maps(rk, s->opt->attach_pid) < 0)
+	if (save_code_maps(rk, s, s->opt->attach_pid) < 0)
 		failed = -1;
 	/* the files must be closed before the instance can go */
 	tk_kcapture_free(rk->cap);
@@ -650,6 +671,7 @@ void record_kernel_free(struct record_kernel *rk)
 	tk_kinstance_destroy(&rk->inst);
 	remove_probes(rk);
 	tk_mmaps_free(rk->maps);
+	tk_kcomms_free(&rk->comms);
 	for (unsigned i = 0; rk->probe_events && i < rk->probes.count; i++)
 		free(rk->probe_events[i]);
 	free(rk->probe_events);

@@ -38,13 +38,21 @@ struct record_kernel {
 	struct tk_mmaps *maps;     /* --ustack: the processes' code mappings */
 	struct tk_trace_kernel manifest;
 	char *pid_text;
+	struct tk_kcomms comms; /* the traced pids' comms, read by us */
 };
+
+/* Keep @pid's comm, as /proc says it now, for the trace's
+ * saved_cmdlines (while capturing; the kernel's own may have lost it). */
+void record_kernel_name(struct record_kernel *rk, pid_t pid);
 
 /* Whether kernel pages are being captured (between a successful
  * record_kernel_start and record_kernel_stop). */
 bool record_kernel_capturing(const struct record_kernel *rk);
-/* Bytes of kernel pages written to @dir/kernel so far (while capturing). */
-uint64_t record_kernel_bytes(const struct record_kernel *rk, const char *dir);
+/* The kernel's part so far, for the live line (while capturing): events
+ * written to its buffers and events lost (each CPU's stats), bytes of
+ * pages written to @dir/kernel. */
+void record_kernel_progress(struct record_kernel *rk, const char *dir,
+			    uint64_t *events, uint64_t *bytes, uint64_t *lost);
 
 /* Which tracer a bare -p function|function_graph means for @program
  * (user code if it is built for it, else the kernel), then refuse what

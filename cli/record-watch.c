@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "record-watch.h"
+#include "common/visible.h"
 
 #define LIVE_MS 1000   /* the live line, rewritten */
 #define INDEX_MS 1000  /* the index, rewritten even when nothing came */
@@ -39,23 +40,33 @@ static void human_bytes(char *out, size_t len, double b)
 	snprintf(out, len, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
 }
 
+/* The line: user and kernel events together, per second and in all, and
+ * the kernel's share when it records. */
 static void live_update(struct record_watch *w, uint64_t now)
 {
-	uint64_t events = 0, bytes = 0, lost = 0;
-	char rate[32], total[32];
+	uint64_t events = 0, bytes = 0, lost = 0, kevents, kbytes, klost;
+	char rate[32], total[32], kernel[64] = "";
 
 	if (!w->live || now < w->live_at)
 		return;
 	for (unsigned i = 0; i < w->s->nstreams; i++)
 		consumer_stream_progress(w->s->streams[i], &events, &bytes,
 					 &lost);
-	bytes += record_kernel_bytes(w->kernel, w->dir);
+	record_kernel_progress(w->kernel, w->dir, &kevents, &kbytes, &klost);
+	if (record_kernel_capturing(w->kernel)) {
+		human_bytes(total, sizeof(total), (double)kbytes);
+		snprintf(kernel, sizeof(kernel), "; kernel %llu events, %s",
+			 (unsigned long long)kevents, total);
+	}
+	events += kevents;
+	bytes += kbytes;
+	lost += klost;
 	human_bytes(rate, sizeof(rate), (double)(bytes - w->bytes));
 	human_bytes(total, sizeof(total), (double)bytes);
-	fprintf(stderr, "\rtracekit: %llu events/s, %s/s, %llu lost/s (%llu events, %s, %llu lost in all)\033[K",
+	fprintf(stderr, "\rtracekit: %llu events/s, %s/s, %llu lost/s (%llu events, %s, %llu lost in all%s)\033[K",
 		(unsigned long long)(events - w->events), rate,
 		(unsigned long long)(lost - w->lost), (unsigned long long)events,
-		total, (unsigned long long)lost);
+		total, (unsigned long long)lost, kernel);
 	w->events = events;
 	w->bytes = bytes;
 	w->lost = lost;
@@ -199,7 +210,9 @@ void watch_renames(struct rec_session *s)
 			continue;
 		}
 		comm[n] = '\0';
-		comm[strcspn(comm, "\n")] = '\0';
+		if (comm[n - 1] == '\n')
+			comm[n - 1] = '\0';
+		tk_visible_name(comm); /* any byte but NUL, by prctl() */
 		if (comm[0] && strlen(comm) < sizeof(st->comm))
 			memcpy(st->comm, comm, strlen(comm) + 1);
 	}

@@ -4,7 +4,8 @@
  * draining the buffers (session.c, consumer.c):
  *
  *   - on a terminal, a line rewritten every second with the events, bytes
- *     and lost events of the last second and in all;
+ *     and lost events of the last second and in all, user and kernel
+ *     (events committed in sub-buffers not yet full counted too);
  *   - the trace's index written at the start, whenever a process has
  *     announced its events or a stream got its file, and every second, so
  *     that a recorder killed then leaves a trace report reads

@@ -28,6 +28,7 @@
 #include "cli.h"
 #include "export/calls.h"
 #include "report-graph.h"
+#include "report-profile.h"
 #include "report.h"
 #include "format/symbols.h"
 #include "format/ustack-check.h"

@@ -2,7 +2,8 @@
 /*
  * report-graph.h - how tracekit report shows the function tracer's events
  * (ftrace:*): function lines "func <-caller", function_graph as ftrace
- * draws it, user stacks, and the --profile table (report-profile.c).
+ * draws it, user stacks, and the --profile table (gathered here, kept
+ * in report-profile.c).
  */
 #ifndef TK_REPORT_GRAPH_H
 #define TK_REPORT_GRAPH_H
@@ -30,14 +31,5 @@ void ftrace_view_event(struct ftrace_view *v, struct tk_stream_reader *rd,
 
 /* Print the profile if asked for, and free. */
 void ftrace_view_close(struct ftrace_view *v);
-
-/* report-profile.c: per function name, calls and times in ns. */
-struct ftrace_profile;
-struct ftrace_profile *ftrace_profile_new(void);
-/* One call of @name; @timed: total and self are known. */
-void ftrace_profile_add(struct ftrace_profile *p, const char *name, bool timed,
-			uint64_t total_ns, uint64_t self_ns);
-void ftrace_profile_print(struct ftrace_profile *p, FILE *f);
-void ftrace_profile_free(struct ftrace_profile *p);
 
 #endif /* TK_REPORT_GRAPH_H */

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <event-parse.h>
 #include "cli.h"
 #include "common/clock.h"
@@ -22,6 +24,7 @@
 #include "format/kernel-fields.h"
 #include "format/kernel-print.h"
 #include "format/kernel-read.h"
+#include "kernel/kernel.h"
 #include "format/probes.h"
 #include "common/pattern.h"
 #include "report.h"
@@ -114,7 +117,7 @@ static bool record_values(struct report_kernel *rk, struct kevent *e,
 }
 
 static int prepare_event(struct report_kernel *rk, struct kevent *e,
-			 struct report_filter_result *fr)
+			 struct filter_check *fr)
 {
 	struct tep_format_field *caller;
 	struct tk_filter_error fe;
@@ -142,14 +145,14 @@ static int prepare_event(struct report_kernel *rk, struct kevent *e,
 	if (tk_filter_compile(rk->o.filter, e->fields, e->nfields, &e->filter,
 			      &fe) < 0) {
 		e->shown = false;
-		report_filter_note(fr, e->name, &fe);
+		filter_check_note(fr, e->name, &fe);
 	} else {
-		fr->any_compiled = true;
+		filter_check_note(fr, e->name, NULL);
 	}
 	return 0;
 }
 
-static int prepare_events(struct report_kernel *rk, struct report_filter_result *fr)
+static int prepare_events(struct report_kernel *rk, struct filter_check *fr)
 {
 	struct tep_event **evs = tep_list_events(rk->k.tep, TEP_EVENT_SORT_ID);
 	int max = -1;
@@ -179,7 +182,7 @@ static int prepare_events(struct report_kernel *rk, struct report_filter_result 
 }
 
 int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
-		       struct report_filter_result *fr,
+		       struct filter_check *fr,
 		       struct report_kernel **out)
 {
 	struct report_kernel *rk = calloc(1, sizeof(*rk));
@@ -233,9 +236,58 @@ int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
 	return 1;
 }
 
+/* Whether tracefs shows instance @name: 1, 0, or -1 when it cannot be
+ * told (tracefs not mounted, or not ours to read). */
+static int instance_shown(const char *name)
+{
+	char dir[256], path[512];
+	struct stat st;
+
+	if (!tk_tracefs_find(dir, sizeof(dir)))
+		return -1;
+	snprintf(path, sizeof(path), "%s/instances", dir);
+	if (stat(path, &st) < 0 || access(path, R_OK | X_OK) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/instances/%s", dir, name);
+	if (stat(path, &st) == 0)
+		return 1;
+	return errno == ENOENT ? 0 : -1;
+}
+
+void report_kernel_left(const struct report_kernel *rk, char *out, size_t len)
+{
+	const struct tk_kernel *k = &rk->k;
+	pid_t owner = tk_kinstance_owner(k->instance);
+	const char *what = rk->o.overwrite
+		? "the kernel events are missing (in overwrite mode the recorder reads them at the end)"
+		: "the kernel events of the recorder's last second may be missing";
+	size_t dl = strlen(rk->o.dir);
+	int shown;
+
+	out[0] = '\0';
+	if (!k->incomplete || !k->instance[0])
+		return;
+	if (owner && !tk_kinstance_is_stale(k->instance)) {
+		snprintf(out, len, "its recorder (pid %d) still runs: the kernel events it has not read yet are in instance '%s'",
+			 (int)owner, k->instance);
+		return;
+	}
+	while (dl > 1 && rk->o.dir[dl - 1] == '/')
+		dl--;
+	shown = instance_shown(k->instance);
+	if (shown == 0)
+		snprintf(out, len, "%s: instance '%s', which held them, is gone", what,
+			 k->instance);
+	else
+		snprintf(out, len, "%s: instance '%s' %s them ('tracekit extract -B %s -o %.*s-kernel' saves them)",
+			 what, k->instance, shown > 0 ? "still holds" : "may still hold",
+			 k->instance, (int)dl, rk->o.dir);
+}
+
 void report_kernel_header(const struct report_kernel *rk)
 {
 	const struct tk_kernel *k = &rk->k;
+	char left[512];
 
 	printf("# kernel: events %s, tracer %s, clock %s, %u CPUs%s\n",
 	       k->events && *k->events ? k->events : "(none)",
@@ -244,13 +296,21 @@ void report_kernel_header(const struct report_kernel *rk)
 	for (unsigned i = 0; i < k->ncpus; i++) {
 		const struct tk_kernel_cpu *c = &k->cpus[i];
 
-		printf("# kernel cpu %u: %zu pages, %" PRIu64 " lost", c->cpu,
-		       c->size / k->page_size, c->overrun + c->dropped);
+		printf("# kernel cpu %u: %zu pages, ", c->cpu, c->size / k->page_size);
+		/* the kernel's counts are read when the recorder stops */
+		if (k->incomplete) {
+			printf("lost unknown\n");
+			continue;
+		}
+		printf("%" PRIu64 " lost", c->overrun + c->dropped);
 		if (c->overrun + c->dropped)
 			printf(" (%" PRIu64 " overwritten, %" PRIu64 " dropped)",
 			       c->overrun, c->dropped);
 		printf("\n");
 	}
+	report_kernel_left(rk, left, sizeof(left));
+	if (left[0])
+		printf("# kernel: %s\n", left);
 }
 
 struct tk_kernel *report_kernel_handle(struct report_kernel *rk)
@@ -329,12 +389,38 @@ static bool kernel_selected(struct report_kernel *rk, struct kevent *e,
 	       (record_values(rk, e, c) && tk_filter_match(e->filter, rk->values));
 }
 
+/* The kernel event of CPU @i's record, or the unknown one. */
+static struct kevent *event_of(struct report_kernel *rk, const struct tk_kernel_cpu *c)
+{
+	int id = tk_kernel_event_id(&rk->k, c->data);
+
+	return id >= 0 && (unsigned)id < rk->nids && rk->events[id].ev ? &rk->events[id]
+								    : &rk->unknown;
+}
+
+/* A record not printed still names its pids as a printed one would. */
+static void note_comms(struct report_kernel *rk, struct kevent *e,
+		       const struct tk_kernel_cpu *c)
+{
+	if (!e->print)
+		return;
+	if (!rk->k.symbols_loaded && tk_kprint_needs_symbols(e->print))
+		tk_kernel_load_symbols(&rk->k);
+	tk_kprint_note_comms(e->print, &rk->seq, c->data, c->data_size, c->cpu, c->ts);
+}
+
+void report_kernel_skip(struct report_kernel *rk, unsigned i)
+{
+	struct tk_kernel_cpu *c = &rk->k.cpus[i];
+
+	note_comms(rk, event_of(rk, c), c);
+}
+
 bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 {
 	struct tk_kernel_cpu *c = &rk->k.cpus[i];
+	struct kevent *e = event_of(rk, c);
 	int id = tk_kernel_event_id(&rk->k, c->data);
-	struct kevent *e = id >= 0 && (unsigned)id < rk->nids && rk->events[id].ev
-				   ? &rk->events[id] : &rk->unknown;
 	char line[16384];
 	struct tk_obuf o;
 	bool keep;
@@ -360,13 +446,12 @@ bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 		if (e->caller_off >= 0 && (unsigned)e->caller_off + 8 <= c->data_size)
 			memcpy(&rk->caller[i], c->data + e->caller_off, 8);
 	}
-	if (!keep)
-		return false;
-	pid = tk_kernel_pid(&rk->k, c->data);
-	if (rk->o.count_only) {
-		e->count++;
-		return true;
+	if (!keep || rk->o.count_only) {
+		note_comms(rk, e, c);
+		e->count += keep;
+		return keep;
 	}
+	pid = tk_kernel_pid(&rk->k, c->data);
 	report_line_start(&o, line, sizeof(line));
 	put_who(rk, &o, pid, c->cpu);
 	put_latency(&o, tk_kernel_flags(&rk->k, c->data),

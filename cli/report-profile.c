@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report-graph.h"
+#include "report-profile.h"
 
 struct prof_entry {
 	char *name;

@@ -2,8 +2,7 @@
 /*
  * report-select.c - which events report shows (report.h): --events
  * patterns, --ts, --pid/--tid/--comm, the fields every event offers -F
- * (common_pid, common_comm, common_cpu), --from/--to, and which event's
- * error a bad -F is shown for.
+ * (common_pid, common_comm, common_cpu), --from/--to.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,6 +14,7 @@
 #include "cli.h"
 #include "common/pattern.h"
 #include "format/number.h"
+#include "options.h"
 #include "report.h"
 
 bool report_selected(const char *const *patterns, unsigned n, const char *name)
@@ -40,20 +40,6 @@ int report_parse_ts(const char *arg, enum ts_mode *mode, bool delta)
 	tk_error("--ts '%s': use mono, real, raw%s", arg,
 		 delta ? ", start or delta" : " or start");
 	return -1;
-}
-
-void report_filter_note(struct report_filter_result *fr, const char *event,
-			const struct tk_filter_error *fe)
-{
-	if (fr->first_event && fe->column <= fr->column) {
-		if (fe->column == fr->column && strcmp(event, fr->first_event))
-			fr->tied = true;
-		return;
-	}
-	fr->first_event = event;
-	fr->tied = false;
-	fr->column = fe->column;
-	snprintf(fr->message, sizeof(fr->message), "%s", fe->message);
 }
 
 int report_ids_parse(const char *opt, const char *arg, uint32_t **ids, unsigned *n)
@@ -212,3 +198,82 @@ int report_bound_parse(enum ts_mode ts, const char *opt, const char *arg,
 	return -1;
 }
 
+void report_select_note(struct report_select *s, const char *opt,
+			const char *arg)
+{
+	size_t n = strlen(s->what);
+
+	snprintf(s->what + n, sizeof(s->what) - n, "%s%s '%s'", n ? " " : "",
+		 opt, arg);
+}
+
+int report_select_option(struct report_select *s, int c, const char *arg)
+{
+	const char **grown;
+
+	switch (c) {
+	case OPT_EVENTS:
+		report_select_note(s, "--events", arg);
+		grown = realloc(s->patterns, (s->npatterns + 1) * sizeof(*grown));
+		if (!grown) {
+			tk_error("out of memory");
+			return -1;
+		}
+		s->patterns = grown;
+		s->patterns[s->npatterns++] = arg;
+		return 0;
+	case OPT_PID:
+		report_select_note(s, "--pid", arg);
+		return report_ids_parse("--pid", arg, &s->who.pids, &s->who.npids);
+	case OPT_TID:
+		report_select_note(s, "--tid", arg);
+		return report_ids_parse("--tid", arg, &s->who.tids, &s->who.ntids);
+	case OPT_COMM:
+		report_select_note(s, "--comm", arg);
+		s->who.comm = arg;
+		return 0;
+	case OPT_FROM:
+		report_select_note(s, "--from", arg);
+		s->from_arg = arg;
+		return 0;
+	case OPT_TO:
+	case OPT_UNTIL:
+		s->to_opt = c == OPT_TO ? "--to" : "--until";
+		report_select_note(s, s->to_opt, arg);
+		s->to_arg = arg;
+		return 0;
+	}
+	tk_error("option %d is no selection", c); /* a verb's mistake */
+	return -1;
+}
+
+int report_select_window(struct report_select *s, enum ts_mode ts)
+{
+	if ((s->from_arg &&
+	     report_bound_parse(ts, "--from", s->from_arg, &s->from) < 0) ||
+	    (s->to_arg && report_bound_parse(ts, s->to_opt, s->to_arg, &s->to) < 0))
+		return -1;
+	if (s->from_arg && s->to_arg && s->from.clock == s->to.clock &&
+	    s->from.lo > s->to.hi) {
+		tk_error("--from '%s' is after %s '%s'", s->from_arg, s->to_opt,
+			 s->to_arg);
+		return -1;
+	}
+	return 0;
+}
+
+bool report_select_in_window(const struct report_select *s,
+			     const struct tk_trace_clock *c, uint64_t first,
+			     uint64_t ts)
+{
+	return (!s->from.set || report_bound_time(c, first, &s->from, ts) >= s->from.lo) &&
+	       (!s->to.set || report_bound_time(c, first, &s->to, ts) <= s->to.hi);
+}
+
+void report_select_free(struct report_select *s)
+{
+	free(s->patterns);
+	free(s->who.pids);
+	free(s->who.tids);
+	memset(s, 0, sizeof(*s));
+}

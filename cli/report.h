@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include "common/filter.h"
 #include "format/trace.h"
+#include "filter-check.h"
 #include "report-line.h"
 
 /* --from T, --to T: a bound in the terms of the clock it was given in
@@ -70,6 +71,37 @@ static inline bool report_who_all(const struct report_who *w)
 bool report_who_selects(const struct report_who *w, uint32_t pid,
 			uint32_t tid, const char *comm);
 
+/* The selecting options of report and convert, and hist's --pid, --tid
+ * and --comm, read alike by report_select_option: each is noted in
+ * `what` as given, for the line that says nothing matched. */
+struct report_select {
+	const char **patterns;        /* --events */
+	unsigned npatterns;
+	struct report_who who;        /* --pid, --tid, --comm */
+	struct report_bound from, to; /* --from, --to (convert's --until) */
+	const char *from_arg, *to_arg; /* the window as given */
+	const char *to_opt;           /* "--to" or "--until" */
+	char what[512];               /* the selecting options, as given */
+};
+
+/* Option @c (OPT_EVENTS, OPT_PID, OPT_TID, OPT_COMM, OPT_FROM, or the
+ * window's end: OPT_TO, or OPT_UNTIL where --to is another option) with
+ * @arg, noted and kept; the window is read by report_select_window.
+ * 0, or -1 after saying why. */
+int report_select_option(struct report_select *s, int c, const char *arg);
+/* Note another selecting option (report's -F) in s->what. */
+void report_select_note(struct report_select *s, const char *opt,
+			const char *arg);
+/* The window in the terms of --ts @ts, wherever --ts was given: 0, or
+ * -1 after saying why (a time that is none, --from after its end). */
+int report_select_window(struct report_select *s, enum ts_mode ts);
+/* Whether timestamp @ts is in the window (@first: the trace's first
+ * event). */
+bool report_select_in_window(const struct report_select *s,
+			     const struct tk_trace_clock *c, uint64_t first,
+			     uint64_t ts);
+void report_select_free(struct report_select *s);
+
 /* The fields every event offers -F besides its own, as the kernel's
  * events have them: common_pid (the thread), common_comm, common_cpu.
  * report_common_fields() appends their descriptors to @fields[0..n)
@@ -92,37 +124,28 @@ struct report_kernel_opts {
 	bool tep_only; /* all field text from libtraceevent (for checking) */
 	const struct tk_trace_clock *clock;
 	const struct report_who *who;
+	const char *dir;  /* the trace */
+	bool overwrite;   /* recorded in overwrite mode */
 };
-
-/* What compiling -F for the events gave: whether it compiled for any,
- * and the error to show if for none. */
-struct report_filter_result {
-	bool any_compiled;
-	const char *first_event; /* the event of the error kept */
-	bool tied; /* other events failed as far into the expression */
-	int column;
-	char message[160];
-};
-
-/* Keep @fe (the filter did not compile for @event) if it is the error to
- * show: the one that got furthest into the expression, as `record -f`
- * says it for the event the user meant ('ms >' is a missing value for
- * an event with a field ms, not an unknown field of all the others);
- * the event is named when it alone got that far. */
-void report_filter_note(struct report_filter_result *fr, const char *event,
-			const struct tk_filter_error *fe);
 
 /* Open DIR's kernel events.  Returns 1 with *out set, 0 when the trace
  * has no kernel part, -1 after printing why it cannot be read. */
 int report_kernel_open(const char *dir, const struct report_kernel_opts *o,
-		       struct report_filter_result *fr,
+		       struct filter_check *fr,
 		       struct report_kernel **out);
 
 /* The CPU number of kernel source @i. */
 unsigned report_kernel_cpu(const struct report_kernel *rk, unsigned i);
 
-/* Header lines: events, tracer, clock, and each CPU's pages and losses. */
+/* Header lines: events, tracer, clock, and each CPU's pages and losses;
+ * for an incomplete trace, what became of the events its recorder had
+ * not read (report_kernel_left). */
 void report_kernel_header(const struct report_kernel *rk);
+
+/* An incomplete trace (its recorder killed, or still recording): what
+ * became of the kernel events the recorder had not read yet, and how to
+ * get them, in out[len] ("" for a complete trace). */
+void report_kernel_left(const struct report_kernel *rk, char *out, size_t len);
 
 /* The kernel part's reader, whose CPUs report's merge walks
  * (format/merge.h). */
@@ -131,6 +154,10 @@ struct tk_kernel *report_kernel_handle(struct report_kernel *rk);
 /* Print (or count) CPU @i's current event if it is selected; returns
  * whether it was. */
 bool report_kernel_emit(struct report_kernel *rk, unsigned i);
+
+/* CPU @i's current event is out of the window: not printed, but the
+ * comms it names count for the lines after it, as when it is printed. */
+void report_kernel_skip(struct report_kernel *rk, unsigned i);
 
 /* Whether CPU @i lost events to overwriting (overwrite mode): its first
  * event is then not the first it had. */

@@ -28,11 +28,13 @@
 #include <unistd.h>
 #include "session.h"
 #include "control-client.h"
+#include "filter-check.h"
 #include "common/filter.h"
 #include "common/pattern.h"
 #include "common/protocol.h"
 #include "record-functrace.h"
 #include "common/unix-socket.h"
+#include "common/visible.h"
 #include "tracekit/runtime.h"
 
 #define MIN_CLOCK_SPAN_NS 200000000ull
@@ -79,14 +81,17 @@ void clock_sample(bool use_tsc, uint64_t *tsc, uint64_t *mono, uint64_t *real)
 	}
 }
 
-int session_init(struct rec_session *s, const struct rec_options *opt)
+int session_init(struct rec_session *s, const struct rec_options *opt,
+		 struct rec_functrace *ft)
 {
 	struct sockaddr_un sa;
 	struct rlimit rl;
 
 	memset(s, 0, sizeof(*s));
 	s->opt = opt;
+	s->functrace = ft;
 	s->listen_fd = -1;
+	s->reserve_fd = -1;
 	drain_init(&s->drain);
 	if (consumer_init(s) < 0) {
 		snprintf(s->error, sizeof(s->error), "cannot start a thread: %s",
@@ -120,6 +125,9 @@ int session_init(struct rec_session *s, const struct rec_options *opt)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	/* held back, to refuse a connection when out of them
+	 * (accept_process) */
+	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	s->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
 			      0);
 	if (s->listen_fd < 0 ||
@@ -133,7 +141,7 @@ int session_init(struct rec_session *s, const struct rec_options *opt)
 	return 0;
 }
 
-static struct rec_process *process_new(struct rec_session *s, int fd)
+struct rec_process *session_add_process(struct rec_session *s, int fd)
 {
 	struct rec_process *p, **procs;
 
@@ -180,7 +188,7 @@ int session_attach(struct rec_session *s, pid_t pid)
 		close(fd);
 		return ret;
 	}
-	if (!process_new(s, fd)) {
+	if (!session_add_process(s, fd)) {
 		close(fd);
 		return -ENOMEM;
 	}
@@ -271,6 +279,8 @@ static void on_hello(struct rec_process *p, const struct tk_msg_hello *h)
 	p->ppid = h->ppid ? h->ppid : ppid_of(h->pid);
 	memcpy(p->comm, h->comm, 16);
 	p->comm[16] = '\0';
+	/* names the program chose: printed in the summary and by report */
+	tk_visible_name(p->comm);
 	free(p->exe);
 	p->exe = strndup(h->exe, sizeof(h->exe));
 	p->keys = h->keys != 0;
@@ -282,6 +292,7 @@ static void on_hello(struct rec_process *p, const struct tk_msg_hello *h)
 	p->nsites = h->nsites;
 	memcpy(p->keys_why, h->keys_why, sizeof(h->keys_why));
 	p->keys_why[sizeof(p->keys_why) - 1] = '\0';
+	tk_visible_name(p->keys_why);
 }
 
 /* Event @id of @p, its descriptor at @desc (@size bytes at most). */
@@ -293,9 +304,15 @@ static int add_event(struct rec_process *p, uint32_t id, const void *desc,
 	char why[160], *blob;
 	int ret;
 
-	for (unsigned i = 0; i < p->nevents; i++)
-		if (p->events[i].id == id)
-			return 0; /* a forked child's, known from its parent */
+	/* ids are 16 bits in the streams, 0xffff taken (lib/registry.c):
+	 * no more events than that, and each found in a bit, not a scan
+	 * (300,000 announced took the recorder minutes) */
+	if (id >= TK__ID_EXTENDED)
+		return -EPROTO;
+	if (!p->known && !(p->known = calloc(TK__ID_EXTENDED / 64 + 1, 8)))
+		return -ENOMEM;
+	if (p->known[id / 64] >> (id % 64) & 1)
+		return 0; /* a forked child's, known from its parent */
 	evs = realloc(p->events, (p->nevents + 1) * sizeof(*evs));
 	if (!evs)
 		return -ENOMEM;
@@ -306,6 +323,7 @@ static int add_event(struct rec_process *p, uint32_t id, const void *desc,
 		return ret;
 	evs[p->nevents].id = id;
 	p->nevents++;
+	p->known[id / 64] |= 1ull << (id % 64);
 	padded = (used + 7) & ~(size_t)7;
 	blob = realloc(p->desc_blob, p->desc_size + 8 + padded);
 	if (!blob)
@@ -358,6 +376,7 @@ static int check_rules(struct rec_session *s, struct rec_process *p,
 {
 	for (unsigned i = 0; i < s->opt->nrules; i++) {
 		const struct rec_rule *r = &s->opt->rules[i];
+		struct filter_check fc = { 0 };
 		bool matched = false;
 
 		for (unsigned j = 0; j < p->nevents; j++) {
@@ -372,14 +391,15 @@ static int check_rules(struct rec_session *s, struct rec_process *p,
 				continue;
 			if (tk_filter_compile(r->filter, ev->fields, ev->nfields,
 					      &f, &fe) < 0) {
-				snprintf(s->error, sizeof(s->error),
-					 "bad filter '%s' for '%s' at column %d: %s",
-					 r->filter, ev->full_name, fe.column,
-					 fe.message);
-				return -EINVAL;
+				filter_check_note(&fc, ev->full_name, &fe);
+				continue;
 			}
+			filter_check_note(&fc, ev->full_name, NULL);
 			tk_filter_free(f);
 		}
+		if (r->filter && filter_check_result(&fc, r->filter, s->error,
+						     sizeof(s->error)) < 0)
+			return -EINVAL;
 		if (!matched && need_match && strcmp(r->pattern, "all") != 0) {
 			const char **names = calloc(p->nevents + 1, sizeof(*names));
 			const char *near = NULL;
@@ -430,6 +450,10 @@ static void message_text(char *out, size_t size, const char *src, size_t len)
 		out[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
 	out[i] = '\0';
 }
+
+/* ERROR messages said per process: a program may send them without end
+ * (100,000 lines in 3 s on the recorder's standard error). */
+#define ERRORS_SAID 10
 
 /* Handle one message: returns its size, 0 when none is waiting, < 0 when
  * the process is to be dropped. */
@@ -505,10 +529,12 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 		p->nobuf_err = nb->err;
 		memcpy(p->nobuf_what, nb->what, sizeof(nb->what));
 		p->nobuf_what[sizeof(nb->what)] = '\0';
+		tk_visible_name(p->nobuf_what);
 		break;
 	}
 	case TK_MSG_MODULE:
-		ret = p->hello ? functrace_on_module(p->pid, buf, (size_t)n) : -EPROTO;
+		ret = p->hello ? functrace_on_module(s->functrace, p->pid, buf,
+						       (size_t)n) : -EPROTO;
 		break;
 	case TK_MSG_ERROR: {
 		char text[sizeof(((struct tk_msg_error *)0)->text)];
@@ -523,9 +549,13 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 				 (int)s->opt->attach_pid, text);
 			s->failed = true;
 			ret = -ECONNREFUSED;
-		} else {
+		} else if (p->errors < ERRORS_SAID) {
 			fprintf(stderr, "tracekit: process %u: %s\n", p->pid, text);
+		} else if (p->errors == ERRORS_SAID) {
+			fprintf(stderr, "tracekit: process %u: more messages, not shown\n",
+				p->pid);
 		}
+		p->errors += p->errors <= ERRORS_SAID;
 		break;
 	}
 	default:
@@ -559,7 +589,7 @@ static bool accept_process(struct rec_session *s)
 	}
 	if (fd < 0)
 		return false;
-	if (!tk_peer_allowed(fd) || !process_new(s, fd))
+	if (!tk_peer_allowed(fd) || !session_add_process(s, fd))
 		close(fd);
 	return true;
 }
@@ -616,6 +646,11 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 			 * bursts when threads start together. */
 			while ((ret = process_message(s, p)) > 0 && p->fd >= 0)
 				;
+			/* (other errors are said where they happen, or
+			 * are the process leaving) */
+			if (ret == -EPROTO || ret == -EINVAL)
+				fprintf(stderr, "tracekit: process %u: dropped: it broke the control protocol\n",
+					p->pid);
 			if (ret < 0) {
 				/* gone (or dropped): write out what it left */
 				process_close(p);
@@ -715,12 +750,54 @@ void session_clock_now(struct rec_session *s)
 		s->clock.freq = 1;
 }
 
+/*
+ * Room for the last index, taken when the first is written: a recording
+ * that fills the disk would otherwise end without its manifest, and
+ * report could read nothing of what it wrote (the manifest, the CTF
+ * metadata and the descriptors take ~250 bytes a stream, a few KiB a
+ * process).  Given back to write the last index when the disk is full,
+ * and removed after it; a killed recorder leaves it behind.
+ */
+#define INDEX_RESERVE (1u << 20)
+
+static void reserve(struct rec_session *s, bool make)
+{
+	char *path;
+	int fd;
+
+	if (asprintf(&path, "%s/.reserve", s->dir) < 0)
+		return;
+	if (!make) {
+		unlink(path);
+	} else if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0) {
+		if (fallocate(fd, 0, 0, INDEX_RESERVE) < 0)
+			unlink(path); /* no room, or no fallocate: none */
+		close(fd);
+	}
+	free(path);
+}
+
+static int write_index(struct rec_session *s, bool incomplete);
+
 int session_finish(struct rec_session *s)
 {
-	return session_write_index(s, false);
+	int ret = write_index(s, false);
+
+	if (ret == -ENOSPC || ret == -EDQUOT) {
+		/* the disk is full: the room kept for this */
+		reserve(s, false);
+		ret = write_index(s, false);
+	}
+	reserve(s, false);
+	return ret;
 }
 
 int session_write_index(struct rec_session *s, bool incomplete)
+{
+	return write_index(s, incomplete);
+}
+
+static int write_index(struct rec_session *s, bool incomplete)
 {
 	struct tk_index x;
 	int ret = session_render_index(s, incomplete, &x);
@@ -737,6 +814,11 @@ int session_render_index(struct rec_session *s, bool incomplete,
 {
 	struct tk_trace t;
 	int ret;
+
+	if (incomplete && !s->reserved) {
+		s->reserved = true;
+		reserve(s, true);
+	}
 
 	memset(&t, 0, sizeof(t));
 	t.dir = s->dir;
@@ -912,6 +994,7 @@ void session_free(struct rec_session *s)
 		for (unsigned j = 0; j < p->nevents; j++)
 			tk_event_info_free(&p->events[j]);
 		free(p->events);
+		free(p->known);
 		free(p->desc_blob);
 		free(p->exe);
 		free(p);

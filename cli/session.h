@@ -81,6 +81,7 @@ struct rec_options {
 
 struct rec_process;
 struct rec_arena;
+struct rec_functrace;
 
 /* Packets of one stream being written, in one write: in place from the
  * arena's chunks (recording) or a copy (at the end). */
@@ -109,6 +110,8 @@ struct rec_stream {
 	bool direct;        /* out_fd is O_DIRECT: packets padded to blocks */
 	uint64_t off;       /* where the next packet goes in the file */
 	uint64_t alloc;     /* bytes of the file allocated ahead (O_DIRECT) */
+	uint64_t cut;       /* where its first failed write began: the file
+			     * ends there (UINT64_MAX: none failed) */
 	char *file;
 	uint64_t instance;
 	uint64_t events, bytes, packets;
@@ -181,10 +184,15 @@ struct rec_process {
 	size_t desc_size;
 	struct tk_event_info *events;
 	unsigned nevents;
+	uint64_t *known; /* a bit per event id it announced (add_event) */
+	unsigned errors; /* ERROR messages it sent (the first few said) */
 };
 
 struct rec_session {
 	const struct rec_options *opt;
+	/* the function tracer's state of this recording (MODULE messages
+	 * go there), the caller's (record-functrace.h) */
+	struct rec_functrace *functrace;
 	char *dir;
 	int listen_fd;
 	int wake_fd; /* eventfd writers signal while we sleep */
@@ -216,10 +224,18 @@ struct rec_session {
 	int reserve_fd;   /* closed to refuse one when out of descriptors */
 	char error[512]; /* first fatal error, for the tool to print */
 	bool failed;
+	bool reserved; /* the index's room, DIR/.reserve, was made */
 };
 
 /* session.c */
-int session_init(struct rec_session *s, const struct rec_options *opt);
+/* A recording with options @opt, the function tracer's state in @ft
+ * (the caller's, outliving the session). */
+int session_init(struct rec_session *s, const struct rec_options *opt,
+		 struct rec_functrace *ft);
+/* A process on control connection @fd (accepted, or connected by
+ * session_attach), with the next class id; NULL when out of memory.
+ * What it says (HELLO, EVENT...) fills it in. */
+struct rec_process *session_add_process(struct rec_session *s, int fd);
 /* Connect to process @pid's control socket (record -P). */
 int session_attach(struct rec_session *s, pid_t pid);
 /* Drain the buffers (s->drained: packets written) and handle control

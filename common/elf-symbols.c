@@ -139,10 +139,11 @@ static int addr_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Function symbols of a symbol table (and whether it calls the
- * -finstrument-functions hook). */
+/* Function symbols of a symbol table, and its data objects if @objects
+ * (and whether it calls the -finstrument-functions hook). */
 static int read_symbols(const struct elf_file *f, const Elf64_Shdr *s,
-			uint64_t bias, bool want_funcs, struct tk_elf_syms *out)
+			uint64_t bias, bool want_funcs, bool objects,
+			struct tk_elf_syms *out)
 {
 	const Elf64_Shdr *strs;
 	uint64_t n;
@@ -160,8 +161,14 @@ static int read_symbols(const struct elf_file *f, const Elf64_Shdr *s,
 		if (!out->funcs)
 			return -ENOMEM;
 	}
+	if (want_funcs && objects) {
+		out->objs = calloc(n + 1, sizeof(*out->objs));
+		if (!out->objs)
+			return -ENOMEM;
+	}
 	for (uint64_t i = 1; i < n; i++) {
 		Elf64_Sym sym_copy, *sym = &sym_copy;
+		struct tk_elf_func *fn;
 		const char *name;
 		size_t len;
 		int type;
@@ -180,8 +187,9 @@ static int read_symbols(const struct elf_file *f, const Elf64_Shdr *s,
 				out->cyg = true;
 			continue;
 		}
-		if (!want_funcs || (type != STT_FUNC && type != STT_GNU_IFUNC) ||
-		    !sym->st_value || !*name)
+		if (!want_funcs || !sym->st_value || !*name ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC &&
+		     !(type == STT_OBJECT && objects)))
 			continue;
 		len = strlen(name) + 1;
 		if (names_len + len > names_cap) {
@@ -197,10 +205,12 @@ static int read_symbols(const struct elf_file *f, const Elf64_Shdr *s,
 			names_cap = cap;
 		}
 		memcpy(out->names + names_len, name, len);
-		out->funcs[out->nfuncs].addr = sym->st_value + bias;
-		out->funcs[out->nfuncs].size = sym->st_size;
-		out->funcs[out->nfuncs].name = (uint32_t)names_len;
-		out->nfuncs++;
+		fn = type == STT_OBJECT ? &out->objs[out->nobjs++]
+					: &out->funcs[out->nfuncs++];
+		fn->addr = sym->st_value + bias;
+		fn->size = sym->st_size;
+		fn->name = (uint32_t)names_len;
+		fn->ifunc = type == STT_GNU_IFUNC;
 		names_len += len;
 	}
 	return 0;
@@ -246,10 +256,11 @@ int tk_elf_syms_read(const char *path, uint64_t bias, unsigned flags,
 			read_build_id(&f, s, out);
 	}
 	if (!err && dynsym)
-		err = read_symbols(&f, dynsym, bias, false, out);
+		err = read_symbols(&f, dynsym, bias, false, false, out);
 	if (!err && ((flags & TK_ELF_FUNCS) || out->nentries || out->cyg) &&
 	    (symtab || dynsym))
-		err = read_symbols(&f, symtab ? symtab : dynsym, bias, true, out);
+		err = read_symbols(&f, symtab ? symtab : dynsym, bias, true,
+				   flags & TK_ELF_OBJECTS, out);
 	munmap((void *)f.map, f.size);
 	if (err) {
 		tk_elf_syms_free(out);
@@ -292,6 +303,7 @@ void tk_elf_syms_free(struct tk_elf_syms *e)
 {
 	free(e->entries);
 	free(e->funcs);
+	free(e->objs);
 	free(e->names);
 	memset(e, 0, sizeof(*e));
 }

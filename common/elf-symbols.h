@@ -3,9 +3,10 @@
  * elf-symbols.h - what the function tracer reads from an ELF file, for
  * the runtime (lib/functrace/module.c: which entries to patch) and the
  * tools (format/symbols.c: the symbols saved with a trace, and whether
- * a program can be traced at all): the tables of patchable entries, the
- * function symbols, whether the file calls the -finstrument-functions
- * hook, its build id.
+ * a program can be traced at all; format/elf-probes.c: where a uprobe
+ * goes): the tables of patchable entries, the function symbols (and for
+ * the tools the data objects), whether the file calls the
+ * -finstrument-functions hook, its build id.
  *
  * One reader serves both, so that both sides agree on which function an
  * entry belongs to (tk_elf_entry_func) and on which of several names for
@@ -22,11 +23,12 @@
 #include <stdint.h>
 
 /* A function symbol (STT_FUNC or STT_GNU_IFUNC, defined, at a non-zero
- * address). */
+ * address), or with TK_ELF_OBJECTS a data object's (STT_OBJECT). */
 struct tk_elf_func {
 	uint64_t addr; /* its address plus the bias given to the reader */
 	uint64_t size;
 	uint32_t name; /* offset in tk_elf_syms.names */
+	bool ifunc;    /* STT_GNU_IFUNC: the resolver that picks the code */
 };
 
 struct tk_elf_syms {
@@ -41,6 +43,10 @@ struct tk_elf_syms {
 	 * several names for one address, those without a leading '_' first */
 	struct tk_elf_func *funcs;
 	unsigned nfuncs;
+	/* with TK_ELF_OBJECTS: the data objects of the same table, in its
+	 * order */
+	struct tk_elf_func *objs;
+	unsigned nobjs;
 	char *names;
 	bool cyg; /* calls __cyg_profile_func_enter (-finstrument-functions) */
 	uint8_t build_id[20];
@@ -56,6 +62,9 @@ enum {
 	 * holds 0 (a linker that leaves the value to a relocation), read the
 	 * relocated entry from memory. */
 	TK_ELF_LOADED = 1u << 1,
+	/* With TK_ELF_FUNCS: the data objects too (a USDT argument's
+	 * variable). */
+	TK_ELF_OBJECTS = 1u << 2,
 };
 
 /* Read @path, with @bias added to every address, as @flags ask.

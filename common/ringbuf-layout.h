@@ -84,6 +84,7 @@
 #ifndef TK_RINGBUF_LAYOUT_H
 #define TK_RINGBUF_LAYOUT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "tracekit/runtime.h" /* the event header, written inline */
 
@@ -288,6 +289,45 @@ static inline uint32_t tk_rb_stream_size(uint32_t slots)
 		     (uint64_t)slots * sizeof(struct tk_rb_slot);
 
 	return (uint32_t)(((n + 4095) & ~(uint64_t)4095) + TK_INLINE_SIZE);
+}
+
+/* Whether a geometry is within the limits above: the runtime checks the
+ * CONFIG it is sent (lib/config.c), the recorder the arena a process
+ * hands it (cli/consumer.c). */
+static inline bool tk_rb_geometry_ok(uint32_t mode, uint32_t chunk_size,
+				     uint32_t slots, uint32_t streams_max,
+				     uint32_t chunks_max)
+{
+	return mode <= TK_RB_OVERWRITE && chunk_size >= TK_CHUNK_MIN &&
+	       chunk_size <= TK_CHUNK_MAX && chunk_size % 4096 == 0 &&
+	       slots >= TK_RB_MIN_SLOTS && slots <= TK_RB_MAX_SLOTS &&
+	       streams_max >= 1 && streams_max <= TK_ARENA_MAX_STREAMS &&
+	       chunks_max >= 1 && (uint64_t)chunks_max * chunk_size <= TK_POOL_MAX;
+}
+
+/* Bytes of an arena's control part (see the top of this file; lib/arena.c
+ * lays it out): the header's page, three free rings of @ring_size 4-byte
+ * ids, a produced count per stream, then @streams_max descriptors of
+ * @slots slots, the whole rounded up to a page. */
+static inline uint64_t tk_arena_control_size(uint32_t ring_size,
+					     uint32_t streams_max,
+					     uint32_t slots)
+{
+	uint64_t ring = ((uint64_t)ring_size * 4 + 4095) & ~(uint64_t)4095;
+	uint64_t n = ((sizeof(struct tk_arena) + 4095) & ~(uint64_t)4095) +
+		     3 * ring + (((uint64_t)streams_max * 8 + 4095) & ~(uint64_t)4095) +
+		     (uint64_t)streams_max * tk_rb_stream_size(slots);
+
+	return (n + 4095) & ~(uint64_t)4095;
+}
+
+/* The largest control part the limits allow (its rings hold as many ids
+ * as the largest pool has chunks, a power of 2): the recorder refuses a
+ * larger one before mapping it. */
+static inline uint64_t tk_arena_control_max(void)
+{
+	return tk_arena_control_size((uint32_t)(TK_POOL_MAX / TK_CHUNK_MIN),
+				     TK_ARENA_MAX_STREAMS, TK_RB_MAX_SLOTS);
 }
 
 /*

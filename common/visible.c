@@ -76,6 +76,24 @@ char *tk_visible(char *out, size_t len, const char *s)
 	return out;
 }
 
+char *tk_visible_name(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+
+	while (*p) {
+		size_t n = *p >= 0x80 ? utf8_len(p) : 0;
+
+		if (n) {
+			p += n;
+			continue;
+		}
+		if (*p < 0x20 || *p >= 0x7f)
+			*p = '?';
+		p++;
+	}
+	return s;
+}
+
 bool tk_is_visible(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;

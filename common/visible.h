@@ -16,6 +16,11 @@
  */
 char *tk_visible(char *out, size_t len, const char *s);
 
+/* @s made printable in place, its length kept (a thread or process
+ * name, of a fixed size): each byte that tk_visible() would escape
+ * becomes '?'.  Returns @s. */
+char *tk_visible_name(char *s);
+
 /* Whether tk_visible() would print @s unchanged. */
 bool tk_is_visible(const char *s);
 

@@ -59,6 +59,7 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "common/elf-symbols.h"
 #include "common/visible.h"
 #include "elf-events.h"
 #include "event-info.h"
@@ -81,12 +82,6 @@ static const char *const default_dirs[] = {
 
 /* ------------------------------------------------------------ files */
 
-struct pe_sym {
-	char *name;
-	uint64_t addr, size;
-	int type; /* STT_FUNC, STT_GNU_IFUNC, STT_OBJECT */
-};
-
 struct pe_file {
 	char *path;
 	int fd;
@@ -94,8 +89,7 @@ struct pe_file {
 	Elf *elf;
 	GElf_Phdr *load; /* PT_LOAD segments */
 	size_t nload;
-	struct pe_sym *sym;
-	unsigned nsym;
+	struct tk_elf_syms syms; /* functions and objects, once asked for */
 	bool have_syms;
 	Dwarf_CFI *cfi;   /* its .eh_frame, once asked for */
 	bool cfi_tried;
@@ -104,9 +98,7 @@ struct pe_file {
 
 static void pe_close(struct pe_file *f)
 {
-	for (unsigned i = 0; i < f->nsym; i++)
-		free(f->sym[i].name);
-	free(f->sym);
+	tk_elf_syms_free(&f->syms);
 	free(f->load);
 	if (f->cfi)
 		dwarf_cfi_end(f->cfi);
@@ -206,73 +198,37 @@ static Elf_Scn *pe_section(const struct pe_file *f, const char *name,
 	return NULL;
 }
 
-static int add_symbols(struct pe_file *f, Elf_Scn *scn, const GElf_Shdr *sh,
-		       unsigned *cap)
-{
-	Elf_Data *d = elf_getdata(scn, NULL);
-	size_t n = d && sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
-
-	for (size_t i = 1; i < n; i++) {
-		GElf_Sym s;
-		const char *name;
-		int type;
-
-		if (!gelf_getsym(d, (int)i, &s))
-			break;
-		type = GELF_ST_TYPE(s.st_info);
-		if (s.st_shndx == SHN_UNDEF || !s.st_value ||
-		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT))
-			continue;
-		name = elf_strptr(f->elf, sh->sh_link, s.st_name);
-		if (!name || !*name)
-			continue;
-		if (f->nsym == *cap) {
-			unsigned c = *cap ? *cap * 2 : 256;
-			struct pe_sym *grown = realloc(f->sym, c * sizeof(*grown));
-
-			if (!grown)
-				return -ENOMEM;
-			f->sym = grown;
-			*cap = c;
-		}
-		f->sym[f->nsym].name = strdup(name);
-		if (!f->sym[f->nsym].name)
-			return -ENOMEM;
-		f->sym[f->nsym].addr = s.st_value;
-		f->sym[f->nsym].size = s.st_size;
-		f->sym[f->nsym].type = type;
-		f->nsym++;
-	}
-	return 0;
-}
-
-/* .symtab and .dynsym, both (a stripped file keeps only the second). */
+/* The symbols of @f: functions by address, objects (common/elf-symbols.h,
+ * TK_ELF_OBJECTS).  A file it cannot read has none.  0 or -ENOMEM. */
 static int pe_symbols(struct pe_file *f)
 {
-	Elf_Scn *scn = NULL;
-	unsigned cap = 0;
-	int ret = 0;
+	int ret;
 
 	if (f->have_syms)
 		return 0;
-	while (!ret && (scn = elf_nextscn(f->elf, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) &&
-		    (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
-			ret = add_symbols(f, scn, &sh, &cap);
-	}
-	f->have_syms = !ret;
-	return ret;
+	ret = tk_elf_syms_read(f->path, 0, TK_ELF_FUNCS | TK_ELF_OBJECTS,
+			       &f->syms);
+	if (ret == -ENOMEM)
+		return ret;
+	f->have_syms = true;
+	return 0;
 }
 
-static const struct pe_sym *pe_symbol(const struct pe_file *f, const char *name,
-				      bool object)
+static const char *pe_name(const struct pe_file *f, const struct tk_elf_func *y)
 {
-	for (unsigned i = 0; i < f->nsym; i++)
-		if (!strcmp(f->sym[i].name, name) &&
-		    (object ? f->sym[i].type == STT_OBJECT : f->sym[i].type != STT_OBJECT))
-			return &f->sym[i];
+	return tk_elf_func_name(&f->syms, y);
+}
+
+/* The data object (@object), else the function, named @name. */
+static const struct tk_elf_func *pe_symbol(const struct pe_file *f, const char *name,
+			       bool object)
+{
+	const struct tk_elf_func *y = object ? f->syms.objs : f->syms.funcs;
+	unsigned n = object ? f->syms.nobjs : f->syms.nfuncs;
+
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(pe_name(f, &y[i]), name))
+			return &y[i];
 	return NULL;
 }
 
@@ -943,15 +899,11 @@ static Elf_Scn *code_section(const struct pe_file *f, uint64_t addr, GElf_Shdr *
 }
 
 /* The function symbol whose code holds @addr, or NULL. */
-static const struct pe_sym *func_holding(const struct pe_file *f, uint64_t addr)
+static const struct tk_elf_func *func_holding(const struct pe_file *f, uint64_t addr)
 {
-	for (unsigned i = 0; i < f->nsym; i++) {
-		const struct pe_sym *y = &f->sym[i];
+	const struct tk_elf_func *y = tk_elf_func_at(&f->syms, addr);
 
-		if (y->type == STT_FUNC && addr >= y->addr && addr - y->addr < y->size)
-			return y;
-	}
-	return NULL;
+	return y && !y->ifunc && addr - y->addr < y->size ? y : NULL;
 }
 
 /* Whether link-time address @addr of @f starts an instruction: decoded
@@ -960,7 +912,7 @@ static const struct pe_sym *func_holding(const struct pe_file *f, uint64_t addr)
 static int check_instruction(const char *text, struct pe_file *f, uint64_t addr,
 			     char *err, size_t errlen)
 {
-	const struct pe_sym *func;
+	const struct tk_elf_func *func;
 	const uint8_t *code, *file;
 	uint64_t start, end, at, off;
 	size_t filesize, size, shstrndx;
@@ -979,7 +931,7 @@ static int check_instruction(const char *text, struct pe_file *f, uint64_t addr,
 		return -ENOMEM;
 	func = func_holding(f, addr);
 	if (func)
-		where = func->name;
+		where = pe_name(f, func);
 	else if (elf_getshdrstrndx(f->elf, &shstrndx) == 0)
 		where = elf_strptr(f->elf, shstrndx, sh.sh_name);
 	where = where ? where : "its section";
@@ -1084,7 +1036,7 @@ static int resolve_uprobe(const char *text, const struct tk_probe_spec *s,
 			  struct pe_file *f, struct tk_probe_set *set, char *note,
 			  size_t notelen, char *err, size_t errlen)
 {
-	const struct pe_sym **match = NULL;
+	const struct tk_elf_func **match = NULL;
 	unsigned nmatch = 0, ifuncs = 0;
 	int ret;
 
@@ -1093,37 +1045,37 @@ static int resolve_uprobe(const char *text, const struct tk_probe_spec *s,
 	ret = pe_symbols(f);
 	if (ret)
 		return ret;
-	match = calloc(f->nsym + 1, sizeof(*match));
+	match = calloc(f->syms.nfuncs + 1, sizeof(*match));
 	if (!match)
 		return -ENOMEM;
-	for (unsigned i = 0; i < f->nsym; i++) {
-		const struct pe_sym *y = &f->sym[i];
+	for (unsigned i = 0; i < f->syms.nfuncs; i++) {
+		const struct tk_elf_func *y = &f->syms.funcs[i];
+		const char *name = pe_name(f, y);
 		bool dup = false;
 
-		if (y->type == STT_OBJECT ||
-		    (is_glob(s->func) ? fnmatch(s->func, y->name, 0) : strcmp(s->func, y->name)))
+		if (is_glob(s->func) ? fnmatch(s->func, name, 0) : strcmp(s->func, name))
 			continue;
-		if (y->type == STT_GNU_IFUNC) {
+		if (y->ifunc) {
 			ifuncs++;
 			continue;
 		}
 		for (unsigned j = 0; j < nmatch && !dup; j++)
 			if (match[j]->addr == y->addr) {
 				dup = true;
-				if (better_alias(y->name, match[j]->name))
+				if (better_alias(name, pe_name(f, match[j])))
 					match[j] = y;
 			}
 		if (!dup)
 			match[nmatch++] = y;
 	}
 	if (!nmatch) {
-		const char **names = calloc(f->nsym + 1, sizeof(*names));
+		const char **names = calloc(f->syms.nfuncs + 1, sizeof(*names));
 		unsigned n = 0;
 		const char *near;
 
-		for (unsigned i = 0; names && i < f->nsym; i++)
-			if (f->sym[i].type == STT_FUNC)
-				names[n++] = f->sym[i].name;
+		for (unsigned i = 0; names && i < f->syms.nfuncs; i++)
+			if (!f->syms.funcs[i].ifunc)
+				names[n++] = pe_name(f, &f->syms.funcs[i]);
 		near = names && !is_glob(s->func) ? tk_closest_name(s->func, names, n) : NULL;
 		if (ifuncs && !is_glob(s->func))
 			snprintf(err, errlen, "'%s': '%s' in '%s' is an IFUNC (its symbol is the resolver that picks an implementation once); probe the implementation",
@@ -1146,12 +1098,12 @@ static int resolve_uprobe(const char *text, const struct tk_probe_spec *s,
 	for (unsigned i = 0; i < nmatch; i++) {
 		if (s->offset && match[i]->size && s->offset >= match[i]->size) {
 			snprintf(err, errlen, "'%s': offset 0x%" PRIx64 " is past the end of '%s' (%" PRIu64 " bytes)",
-				 text, s->offset, match[i]->name, match[i]->size);
+				 text, s->offset, pe_name(f, match[i]), match[i]->size);
 			ret = -EINVAL;
 			break;
 		}
-		ret = add_uprobe(set, text, s, f, match[i]->name, match[i]->addr, note, notelen,
-				 err, errlen);
+		ret = add_uprobe(set, text, s, f, pe_name(f, match[i]), match[i]->addr,
+				 note, notelen, err, errlen);
 		if (ret)
 			break;
 	}
@@ -1405,7 +1357,7 @@ static int usdt_field(struct tk_probe *p, const struct pe_file *f, uint64_t pc,
 		      const char *text, char *err, size_t errlen)
 {
 	const GElf_Phdr *seg = pe_segment(f, pc);
-	const struct pe_sym *sym;
+	const struct tk_elf_func *sym;
 
 	if (a->loc == TK_LOC_IMM && !strcmp(type, "string")) {
 		snprintf(err, errlen, "'%s': argument '%s' is a constant, not a string's address",

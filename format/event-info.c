@@ -25,10 +25,34 @@ static int bad(char *err, size_t errlen, const char *why)
 	return -EINVAL;
 }
 
+/* A C identifier, as TK_FIELDS and the markers name fields: a name goes
+ * into the CTF metadata (TSDL) as it is, and on report's lines. */
+static bool is_identifier(const char *s)
+{
+	if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+		return false;
+	for (s++; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+/* Whether @s holds a control character (C0 or DEL). */
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
 static int check_field(const struct tk_field_desc *f, char *err, size_t errlen)
 {
 	if (!memchr(f->name, '\0', sizeof(f->name)) || !f->name[0])
 		return bad(err, errlen, "event descriptor has a field without a name");
+	if (!is_identifier(f->name))
+		return bad(err, errlen, "event descriptor has a field whose name is no identifier");
 	switch (f->kind) {
 	case TK_KIND_INT:
 	case TK_KIND_UINT:
@@ -103,7 +127,8 @@ int tk_event_info_parse(const void *buf, size_t len, struct tk_event_info *out,
 	name = desc_string(base, h.size, h.off_name);
 	fmt = desc_string(base, h.size, h.off_fmt);
 	args = desc_string(base, h.size, h.off_args);
-	if (!prov || !name || !fmt || !args || !name[0])
+	if (!prov || !name || !fmt || !args || !name[0] || has_control(prov) ||
+	    has_control(name))
 		return bad(err, errlen, "event descriptor has a bad string");
 	out->fields = calloc(h.nfields ? h.nfields : 1, sizeof(*out->fields));
 	if (!out->fields)

@@ -332,6 +332,19 @@ size_t tk_kprint_format(struct tk_kprint *p, struct trace_seq *seq,
 	return print_tep(p, seq, data, size, cpu, ts, out, room);
 }
 
+void tk_kprint_note_comms(struct tk_kprint *p, struct trace_seq *seq,
+			  const unsigned char *data, unsigned size, unsigned cpu,
+			  uint64_t ts)
+{
+	char scratch[256];
+
+	if (!p->compiled)
+		compile(p);
+	if (p->saves_comms || (p->plugin && tk_kplugin_names_pids(p->plugin)))
+		(void)tk_kprint_format(p, seq, data, size, cpu, ts, scratch,
+				       sizeof(scratch));
+}
+
 void tk_kprint_free(struct tk_kprint *p)
 {
 	if (!p)

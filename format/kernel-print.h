@@ -73,6 +73,14 @@ size_t tk_kprint_format(struct tk_kprint *p, struct trace_seq *seq,
 			const unsigned char *data, unsigned size, unsigned cpu,
 			uint64_t ts, char *out, size_t room);
 
+/* Give the pids a record names the comms that printing it would give
+ * them (the sched_switch plugin's way), without printing it: done for
+ * the records a reader skips, so that the COMM column of the lines it
+ * prints never depends on which records a filter or window kept. */
+void tk_kprint_note_comms(struct tk_kprint *p, struct trace_seq *seq,
+			  const unsigned char *data, unsigned size, unsigned cpu,
+			  uint64_t ts);
+
 /* How many records libtraceevent printed (the fast printers did not). */
 uint64_t tk_kprint_tep_count(const struct tk_kprint *p);
 

@@ -67,28 +67,6 @@ static int slurp(const char *path, char **buf, size_t *size)
 	return 0;
 }
 
-/* Decode a manifest value in place (%XX escapes, "%" alone is ""). */
-static void unescape(char *s)
-{
-	char *o = s;
-
-	if (!strcmp(s, "%")) {
-		*s = '\0';
-		return;
-	}
-	while (*s) {
-		unsigned v;
-
-		if (*s == '%' && sscanf(s + 1, "%2x", &v) == 1) {
-			*o++ = (char)v;
-			s += 3;
-		} else {
-			*o++ = *s++;
-		}
-	}
-	*o = '\0';
-}
-
 /* A manifest number (trace.h), at most @max. */
 static bool num(const char *v, uint64_t max, uint64_t *out)
 {
@@ -102,9 +80,10 @@ static bool page_size_ok(uint64_t n)
 
 /*
  * The manifest's "kernel" and "kcpu" records (others are read by
- * trace-read.c); unknown keys are skipped, a number that is not one or
- * out of range is an error.  The first pass (@counts false) takes the
- * kernel record; the second, once the CPU files are open, the kcpu counts.
+ * trace-read.c), split by tk_manifest_split leniently; unknown keys are
+ * skipped, a number that is not one or out of range is an error.  The
+ * first pass (@counts false) takes the kernel record; the second, once
+ * the CPU files are open, the kcpu counts.
  */
 static int read_manifest(const char *dir, struct tk_kernel *k, bool counts,
 			 char *err, size_t errlen)
@@ -114,7 +93,7 @@ static int read_manifest(const char *dir, struct tk_kernel *k, bool counts,
 	int lineno = 0, ret = 0;
 	FILE *f;
 
-	if (asprintf(&path, "%s/tracekit.manifest", dir) < 0)
+	if (asprintf(&path, "%s/%s", dir, TK_MANIFEST_NAME) < 0)
 		return -ENOMEM;
 	f = tk_fopen_regular(path);
 	if (!f) {
@@ -122,22 +101,23 @@ static int read_manifest(const char *dir, struct tk_kernel *k, bool counts,
 		return 0;
 	}
 	while (!ret && getline(&line, &cap, f) > 0) {
-		char *save, *kind = strtok_r(line, " \t\n", &save), *tok;
+		struct tk_manifest_rec r;
+		const char *kind, *state;
 		uint64_t cpu = UINT64_MAX, overrun = 0, dropped = 0, v;
 
 		lineno++;
-		if (kind && !strcmp(kind, "tracekit") && strstr(save, "state=recording"))
+		tk_manifest_split(line, true, &r);
+		kind = r.kind;
+		state = tk_manifest_get(&r, "state");
+		if (kind && !strcmp(kind, "tracekit") && state &&
+		    !strcmp(state, "recording"))
 			k->incomplete = true; /* the recorder never finished */
 		if (!kind || (strcmp(kind, "kernel") && strcmp(kind, "kcpu")))
 			continue;
-		while (!ret && (tok = strtok_r(NULL, " \t\n", &save))) {
-			char *val = strchr(tok, '=');
+		for (unsigned i = 0; !ret && i < r.n; i++) {
+			const char *tok = r.kv[i].key, *val = r.kv[i].value;
 			bool ok = true;
 
-			if (!val)
-				continue;
-			*val++ = '\0';
-			unescape(val);
 			if (!strcmp(kind, "kcpu")) {
 				if (!strcmp(tok, "cpu"))
 					ok = num(val, MAX_CPUS - 1, &cpu);
@@ -324,6 +304,38 @@ static char *printk_formats_sane(const char *buf)
 	return out;
 }
 
+/*
+ * The lines of a saved_cmdlines file that have the kernel's shape, 'PID
+ * COMM', copied into a new buffer (NULL if out of memory), each control
+ * byte of a COMM made '?'.  A task may name itself with any byte but NUL:
+ * a newline in a name splits its line in two, and libtraceevent (1.7)
+ * stops at the first line it cannot read, so that one such task left
+ * every later pid without its name ("<...>") in every recording while
+ * its line stayed in the kernel's cache.
+ */
+static char *saved_cmdlines_sane(const char *buf)
+{
+	size_t n = 0;
+	char *out = malloc(strlen(buf) + 1);
+
+	if (!out)
+		return NULL;
+	for (const char *l = buf; *l;) {
+		size_t len = strcspn(l, "\n"), pid = strspn(l, "0123456789");
+
+		if (pid >= 1 && pid <= 10 && pid + 1 < len && l[pid] == ' ') {
+			for (size_t i = 0; i < len; i++)
+				out[n + i] = (unsigned char)l[i] < 0x20 || l[i] == 0x7f ? '?'
+											  : l[i];
+			n += len;
+			out[n++] = '\n';
+		}
+		l += len + (l[len] == '\n');
+	}
+	out[n] = '\0';
+	return out;
+}
+
 /* Optional text files that name pids and printk strings (kallsyms, the
  * biggest, is read when first needed: tk_kernel_load_symbols). */
 static void parse_extras(struct tk_kernel *k, const char *kdir)
@@ -334,7 +346,7 @@ static void parse_extras(struct tk_kernel *k, const char *kdir)
 		char *(*sane)(const char *);
 	} extras[] = {
 		{ "printk_formats", tep_parse_printk_formats, printk_formats_sane },
-		{ "saved_cmdlines", tep_parse_saved_cmdlines, NULL },
+		{ "saved_cmdlines", tep_parse_saved_cmdlines, saved_cmdlines_sane },
 	};
 
 	for (size_t i = 0; i < sizeof(extras) / sizeof(extras[0]); i++) {
@@ -352,6 +364,12 @@ static void parse_extras(struct tk_kernel *k, const char *kdir)
 		}
 		free(path);
 	}
+	/* Until its first lookup, libtraceevent keeps registered comms in a
+	 * list that takes a pid twice, and the lookup then finds either:
+	 * look one up now, so that a comm the sched_switch plugin registers
+	 * later never replaces the one a pid has, whichever line is printed
+	 * first. */
+	(void)tep_data_comm_from_pid(k->tep, 1); /* not 0: "<idle>" has no lookup */
 }
 
 static void common_field(struct tk_kernel *k, const char *name, unsigned *off,

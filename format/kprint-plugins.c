@@ -110,6 +110,11 @@ bool tk_kplugin_saves_comms(struct tep_event *ev)
 	return ev->handler && !strcmp(plugin_of(ev->handler), "plugin_sched_switch.so");
 }
 
+bool tk_kplugin_names_pids(const struct tk_kplugin *pl)
+{
+	return pl->kind == K_SWITCH || pl->kind == K_WAKEUP;
+}
+
 /* The handler a plugin we mirror has (or would have, had libtraceevent
  * loaded it) for @ev: its entry in served[], or -1. */
 static int served_by(struct tep_event *ev)

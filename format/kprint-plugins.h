@@ -41,6 +41,10 @@ bool tk_kplugin_prefix(const struct tk_kplugin *pl);
 /* Print what the handler prints for a record: the bytes written to
  * out[0..room), or -1 when this record must go through libtraceevent.
  * *then_fmt: the event's print fmt follows; *new_comm: a pid got a comm. */
+/* True when running @pl registers the comms it prints (sched_switch,
+ * sched_wakeup): as libtraceevent's plugin_sched_switch does. */
+bool tk_kplugin_names_pids(const struct tk_kplugin *pl);
+
 long tk_kplugin_run(const struct tk_kplugin *pl, const unsigned char *data,
 		    unsigned size, char *out, size_t room, bool *then_fmt,
 		    bool *new_comm);

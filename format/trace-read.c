@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "common/regular-file.h"
 #include "common/ringbuf-layout.h"
+#include "common/visible.h"
 #include "trace.h"
 
 #define MAX_DESC_FILE (64u << 20)
@@ -32,8 +33,9 @@ static int hexval(int c)
 	return -1;
 }
 
-/* Decode a %XX-escaped value in place; false if malformed. */
-static bool unescape(char *s)
+/* Decode a %XX-escaped value in place; false if malformed (with
+ * @lenient, a bad escape is kept as it is). */
+static bool unescape(char *s, bool lenient)
 {
 	char *o = s;
 
@@ -42,11 +44,12 @@ static bool unescape(char *s)
 		return true;
 	}
 	while (*s) {
-		if (*s == '%') {
-			int h = hexval(s[1]), l = h < 0 ? -1 : hexval(s[2]);
+		int h = *s == '%' ? hexval(s[1]) : -1;
+		int l = h < 0 ? -1 : hexval(s[2]);
 
-			if (h < 0 || l < 0)
-				return false;
+		if (*s == '%' && (h < 0 || l < 0) && !lenient)
+			return false;
+		if (h >= 0 && l >= 0) {
 			*o++ = (char)(h * 16 + l);
 			s += 3;
 		} else {
@@ -57,62 +60,60 @@ static bool unescape(char *s)
 	return true;
 }
 
-struct kv {
-	char *key;
-	char *value;
-};
-
-/* Split "kind k=v k=v" in place. */
-static int split_line(char *line, char **kind, struct kv *kv, int max)
+int tk_manifest_split(char *line, bool lenient, struct tk_manifest_rec *r)
 {
-	int n = 0;
 	char *save, *tok;
 
-	*kind = strtok_r(line, " \t\n", &save);
-	if (!*kind)
+	r->n = 0;
+	r->kind = strtok_r(line, " \t\n", &save);
+	if (!r->kind)
 		return 0;
-	while ((tok = strtok_r(NULL, " \t\n", &save)) && n < max) {
+	while (r->n < TK_MANIFEST_MAX_KEYS &&
+	       (tok = strtok_r(NULL, " \t\n", &save))) {
 		char *eq = strchr(tok, '=');
 
+		if (!eq && lenient)
+			continue;
 		if (!eq)
-			return -1;
+			return -EINVAL;
 		*eq = '\0';
-		kv[n].key = tok;
-		kv[n].value = eq + 1;
-		if (!unescape(kv[n].value))
-			return -1;
-		n++;
+		if (!unescape(eq + 1, lenient))
+			return -EINVAL;
+		r->kv[r->n].key = tok;
+		r->kv[r->n++].value = eq + 1;
 	}
-	return n;
+	return 0;
 }
 
-static const char *get(const struct kv *kv, int n, const char *key)
+const char *tk_manifest_get(const struct tk_manifest_rec *r, const char *key)
 {
-	for (int i = 0; i < n; i++)
-		if (strcmp(kv[i].key, key) == 0)
-			return kv[i].value;
+	for (unsigned i = 0; i < r->n; i++)
+		if (strcmp(r->kv[i].key, key) == 0)
+			return r->kv[i].value;
 	return NULL;
 }
 
 /* A key that must be there, with a number at most @max. */
-static bool get_num(const struct kv *kv, int n, const char *key, uint64_t max,
-		    uint64_t *out)
+static bool get_num(const struct tk_manifest_rec *r, const char *key,
+		    uint64_t max, uint64_t *out)
 {
-	const char *v = get(kv, n, key);
+	const char *v = tk_manifest_get(r, key);
 
 	return v && tk_manifest_u64(v, out) && *out <= max;
 }
 
-static bool get_u64(const struct kv *kv, int n, const char *key, uint64_t *out)
+static bool get_u64(const struct tk_manifest_rec *r, const char *key,
+		    uint64_t *out)
 {
-	return get_num(kv, n, key, UINT64_MAX, out);
+	return get_num(r, key, UINT64_MAX, out);
 }
 
-static bool get_u32(const struct kv *kv, int n, const char *key, uint32_t *out)
+static bool get_u32(const struct tk_manifest_rec *r, const char *key,
+		    uint32_t *out)
 {
 	uint64_t v;
 
-	if (!get_num(kv, n, key, UINT32_MAX, &v))
+	if (!get_num(r, key, UINT32_MAX, &v))
 		return false;
 	*out = (uint32_t)v;
 	return true;
@@ -120,14 +121,16 @@ static bool get_u32(const struct kv *kv, int n, const char *key, uint32_t *out)
 
 /* A key that may be absent (then *out is left as it is); if there, it is
  * a number. */
-static bool opt_u64(const struct kv *kv, int n, const char *key, uint64_t *out)
+static bool opt_u64(const struct tk_manifest_rec *r, const char *key,
+		    uint64_t *out)
 {
-	return !get(kv, n, key) || get_u64(kv, n, key, out);
+	return !tk_manifest_get(r, key) || get_u64(r, key, out);
 }
 
-static bool opt_u32(const struct kv *kv, int n, const char *key, uint32_t *out)
+static bool opt_u32(const struct tk_manifest_rec *r, const char *key,
+		    uint32_t *out)
 {
-	return !get(kv, n, key) || get_u32(kv, n, key, out);
+	return !tk_manifest_get(r, key) || get_u32(r, key, out);
 }
 
 static void copy_str(char *dst, size_t size, const char *src)
@@ -210,11 +213,11 @@ bad:
 	return -EINVAL;
 }
 
-static int add_process(struct tk_trace *t, const struct kv *kv, int n,
+static int add_process(struct tk_trace *t, const struct tk_manifest_rec *r,
 		       char *err, size_t errlen)
 {
 	struct tk_trace_process *p;
-	const char *events = get(kv, n, "events");
+	const char *events = tk_manifest_get(r, "events");
 	char *path;
 	int ret;
 
@@ -224,15 +227,16 @@ static int add_process(struct tk_trace *t, const struct kv *kv, int n,
 	t->processes = p;
 	p = &t->processes[t->nprocesses];
 	memset(p, 0, sizeof(*p));
-	if (!get_u32(kv, n, "pid", &p->pid) || !get_u32(kv, n, "class", &p->class_id) ||
+	if (!get_u32(r, "pid", &p->pid) || !get_u32(r, "class", &p->class_id) ||
 	    !events || strstr(events, "..") || events[0] == '/')
 		return -EINVAL;
-	if (!opt_u32(kv, n, "ppid", &p->ppid))
+	if (!opt_u32(r, "ppid", &p->ppid))
 		return -EINVAL;
-	if (!opt_u64(kv, n, "lost_nobuf", &p->lost_nobuf))
+	if (!opt_u64(r, "lost_nobuf", &p->lost_nobuf))
 		return -EINVAL;
-	copy_str(p->comm, sizeof(p->comm), get(kv, n, "comm"));
-	p->exe = strdup(get(kv, n, "exe") ? get(kv, n, "exe") : "");
+	copy_str(p->comm, sizeof(p->comm), tk_manifest_get(r, "comm"));
+	tk_visible_name(p->comm); /* printed on every line */
+	p->exe = strdup(tk_manifest_get(r, "exe") ? tk_manifest_get(r, "exe") : "");
 	t->nprocesses++;
 	if (asprintf(&path, "%s/%s", t->dir, events) < 0)
 		return -ENOMEM;
@@ -247,10 +251,10 @@ static int add_process(struct tk_trace *t, const struct kv *kv, int n,
 	return ret;
 }
 
-static int add_stream(struct tk_trace *t, const struct kv *kv, int n)
+static int add_stream(struct tk_trace *t, const struct tk_manifest_rec *r)
 {
 	struct tk_trace_stream *s;
-	const char *file = get(kv, n, "file");
+	const char *file = tk_manifest_get(r, "file");
 
 	if (!file || !*file || strstr(file, "..") || file[0] == '/')
 		return -EINVAL;
@@ -260,38 +264,39 @@ static int add_stream(struct tk_trace *t, const struct kv *kv, int n)
 	t->streams = s;
 	s = &t->streams[t->nstreams];
 	memset(s, 0, sizeof(*s));
-	if (!get_u32(kv, n, "pid", &s->pid) || !get_u32(kv, n, "tid", &s->tid) ||
-	    !get_u32(kv, n, "class", &s->class_id))
+	if (!get_u32(r, "pid", &s->pid) || !get_u32(r, "tid", &s->tid) ||
+	    !get_u32(r, "class", &s->class_id))
 		return -EINVAL;
 	s->file = strdup(file);
 	t->nstreams++;
-	copy_str(s->comm, sizeof(s->comm), get(kv, n, "comm"));
-	if (!opt_u64(kv, n, "instance", &s->instance) ||
-	    !opt_u64(kv, n, "events", &s->events) ||
-	    !opt_u64(kv, n, "bytes", &s->bytes) ||
-	    !opt_u64(kv, n, "packets", &s->packets) ||
-	    !opt_u64(kv, n, "lost_full", &s->lost_full) ||
-	    !opt_u64(kv, n, "lost_nested", &s->lost_nested) ||
-	    !opt_u64(kv, n, "lost_big", &s->lost_big) ||
-	    !opt_u64(kv, n, "lost_overwritten", &s->lost_overwritten))
+	copy_str(s->comm, sizeof(s->comm), tk_manifest_get(r, "comm"));
+	tk_visible_name(s->comm);
+	if (!opt_u64(r, "instance", &s->instance) ||
+	    !opt_u64(r, "events", &s->events) ||
+	    !opt_u64(r, "bytes", &s->bytes) ||
+	    !opt_u64(r, "packets", &s->packets) ||
+	    !opt_u64(r, "lost_full", &s->lost_full) ||
+	    !opt_u64(r, "lost_nested", &s->lost_nested) ||
+	    !opt_u64(r, "lost_big", &s->lost_big) ||
+	    !opt_u64(r, "lost_overwritten", &s->lost_overwritten))
 		return -EINVAL;
 	return 0;
 }
 
-static int set_clock(struct tk_trace *t, const struct kv *kv, int n)
+static int set_clock(struct tk_trace *t, const struct tk_manifest_rec *r)
 {
 	struct tk_trace_clock *c = &t->clock;
-	const char *src = get(kv, n, "source");
+	const char *src = tk_manifest_get(r, "source");
 
-	if (!src || !get_u64(kv, n, "freq", &c->freq) || c->freq == 0 ||
-	    !get_u64(kv, n, "tsc_start", &c->tsc_start) ||
-	    !get_u64(kv, n, "mono_start", &c->mono_start) ||
-	    !get_u64(kv, n, "real_start", &c->real_start))
+	if (!src || !get_u64(r, "freq", &c->freq) || c->freq == 0 ||
+	    !get_u64(r, "tsc_start", &c->tsc_start) ||
+	    !get_u64(r, "mono_start", &c->mono_start) ||
+	    !get_u64(r, "real_start", &c->real_start))
 		return -EINVAL;
 	c->tsc = strcmp(src, "tsc") == 0;
-	if (!opt_u64(kv, n, "tsc_stop", &c->tsc_stop) ||
-	    !opt_u64(kv, n, "mono_stop", &c->mono_stop) ||
-	    !opt_u64(kv, n, "real_stop", &c->real_stop))
+	if (!opt_u64(r, "tsc_stop", &c->tsc_stop) ||
+	    !opt_u64(r, "mono_stop", &c->mono_stop) ||
+	    !opt_u64(r, "real_stop", &c->real_stop))
 		return -EINVAL;
 	return 0;
 }
@@ -386,18 +391,17 @@ int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 		return ret;
 	}
 	while (getline(&line, &cap, f) > 0) {
-		struct kv kv[32];
-		char *kind;
-		int n;
+		struct tk_manifest_rec r;
+		const char *kind;
 
 		lineno++;
-		n = split_line(line, &kind, kv, 32);
-		if (n < 0)
+		if (tk_manifest_split(line, false, &r))
 			goto bad;
+		kind = r.kind;
 		if (!kind)
 			continue;
 		if (lineno == 1) {
-			const char *state = get(kv, n, "state");
+			const char *state = tk_manifest_get(&r, "state");
 
 			if (strcmp(kind, "tracekit") != 0)
 				goto bad;
@@ -405,20 +409,20 @@ int tk_trace_read_index(const char *dir, struct tk_trace *t, char *err,
 			continue;
 		}
 		if (strcmp(kind, "host") == 0) {
-			copy_str(t->host, sizeof(t->host), get(kv, n, "name"));
-			copy_str(t->mode, sizeof(t->mode), get(kv, n, "mode"));
+			copy_str(t->host, sizeof(t->host), tk_manifest_get(&r, "name"));
+			copy_str(t->mode, sizeof(t->mode), tk_manifest_get(&r, "mode"));
 		} else if (strcmp(kind, "clock") == 0) {
-			if (set_clock(t, kv, n))
+			if (set_clock(t, &r))
 				goto bad;
 			have_clock = true;
 		} else if (strcmp(kind, "process") == 0) {
-			ret = add_process(t, kv, n, err, errlen);
+			ret = add_process(t, &r, err, errlen);
 			if (ret == -EINVAL && !err[0])
 				goto bad;
 			if (ret)
 				goto out;
 		} else if (strcmp(kind, "stream") == 0) {
-			if (add_stream(t, kv, n))
+			if (add_stream(t, &r))
 				goto bad;
 		}
 	}

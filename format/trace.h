@@ -41,6 +41,27 @@ static inline bool tk_manifest_u64(const char *v, uint64_t *out)
 	return true;
 }
 
+/* One manifest record, "kind key=value ...", split in place by
+ * tk_manifest_split: its kind (NULL on a blank line) and its first
+ * TK_MANIFEST_MAX_KEYS pairs (more are ignored), values unescaped. */
+#define TK_MANIFEST_MAX_KEYS 32
+struct tk_manifest_rec {
+	char *kind;
+	unsigned n;
+	struct tk_manifest_kv {
+		char *key, *value;
+	} kv[TK_MANIFEST_MAX_KEYS];
+};
+
+/* Split the manifest line @line (cut up) into *r, decoding each value's
+ * %XX escapes ("%" alone is the empty string).  Returns 0, or -EINVAL
+ * when the line is malformed: a word without '=' or a bad escape.  With
+ * @lenient (the kernel part's reader, which takes only its own records)
+ * such a word is skipped and a bad escape left as it is. */
+int tk_manifest_split(char *line, bool lenient, struct tk_manifest_rec *r);
+/* The value of @key in @r, or NULL. */
+const char *tk_manifest_get(const struct tk_manifest_rec *r, const char *key);
+
 struct tk_trace_clock {
 	bool tsc;      /* timestamps are TSC cycles; else CLOCK_MONOTONIC ns */
 	uint64_t freq; /* Hz of the timestamps */

@@ -12,6 +12,14 @@
  * are spliced and the last, partial page of each CPU is read() — splice
  * only gives whole pages — so that nothing stays behind.
  *
+ * A slow CPU would keep half its buffer in the kernel for minutes, lost
+ * to the trace if the recorder is killed (the instance keeps it until
+ * `tracekit extract` or `reset`): every FLUSH_MS each thread also moves
+ * the full pages there are and reads the partial one (its events leave
+ * the kernel; the file gets a page that is not full), as trace-cmd's
+ * recorder reads every -s microseconds.  What a SIGKILL leaves in the
+ * kernel is then at most FLUSH_MS of events.
+ *
  * CPU N's thread runs on the other CPUs: the kernel wakes it from CPU N,
  * where the traced program is busy writing events, and the scheduler
  * would otherwise run it there, taking the program off its CPU for every
@@ -19,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -27,12 +36,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <tracefs.h>
 #include "kernel.h"
 
 #define PIPE_BYTES (1 << 20) /* moved per splice at most */
 #define MAX_PAGE (1 << 20)   /* sub-buffers are at most 1 MiB */
+#define FLUSH_MS 1000        /* every CPU's pages read this often */
 
 struct cpu_capture {
 	struct tk_kcpu res;
@@ -80,41 +91,17 @@ static long move_pages(struct cpu_capture *cc)
 	}
 }
 
-static void *capture_thread(void *arg)
-{
-	struct cpu_capture *cc = arg;
-
-	while (!cc->error) {
-		struct pollfd p[2] = {
-			{ cc->raw_fd, POLLIN, 0 },
-			{ cc->stop_fd, POLLIN, 0 },
-		};
-		long moved;
-
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
-			break;
-		if (p[1].revents)
-			break;
-		if (!(p[0].revents & POLLIN))
-			continue;
-		moved = move_pages(cc);
-		if (moved < 0)
-			cc->error = (int)moved;
-		else if (moved == 0)
-			/* readable but no whole page yet: do not spin */
-			usleep(1000);
-	}
-	return NULL;
-}
-
-/* Everything left, tracing being off: whole pages, then the partial one. */
-static int drain(struct cpu_capture *cc, char *page, size_t page_size)
+/* The whole pages, then up to @reads pages read(): the partial page the
+ * kernel writes in (a page of it: the rest of the page stays zero), and
+ * at the end, tracing off, whatever is left.  0 or -errno. */
+static int read_pages(struct cpu_capture *cc, char *page, size_t page_size,
+		      unsigned reads)
 {
 	long moved = move_pages(cc);
 
 	if (moved < 0)
 		return (int)moved;
-	for (;;) {
+	while (reads) {
 		ssize_t n = read(cc->raw_fd, page, page_size);
 
 		if (n < 0 && errno == EINTR)
@@ -123,6 +110,7 @@ static int drain(struct cpu_capture *cc, char *page, size_t page_size)
 			return errno == EAGAIN ? 0 : -errno;
 		if (n == 0)
 			return 0;
+		reads--;
 		for (ssize_t done = 0; done < n;) {
 			ssize_t w = write(cc->out_fd, page + done, (size_t)(n - done));
 
@@ -134,6 +122,50 @@ static int drain(struct cpu_capture *cc, char *page, size_t page_size)
 			cc->res.bytes += (uint64_t)w;
 		}
 	}
+	return 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void *capture_thread(void *arg)
+{
+	struct cpu_capture *cc = arg;
+	uint64_t flush_at = now_ms() + FLUSH_MS;
+	char *page = malloc(MAX_PAGE); /* touched a page at a time */
+
+	while (!cc->error && page) {
+		struct pollfd p[2] = {
+			{ cc->raw_fd, POLLIN, 0 },
+			{ cc->stop_fd, POLLIN, 0 },
+		};
+		uint64_t now = now_ms();
+		long moved = 0;
+
+		if (now >= flush_at) {
+			cc->error = read_pages(cc, page, MAX_PAGE, 1);
+			flush_at = now + FLUSH_MS;
+			continue;
+		}
+		if (poll(p, 2, (int)(flush_at - now)) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		if (p[0].revents & POLLIN)
+			moved = move_pages(cc);
+		if (moved < 0)
+			cc->error = (int)moved;
+		else if ((p[0].revents & POLLIN) && moved == 0)
+			/* readable but no whole page yet: do not spin */
+			usleep(1000);
+	}
+	free(page);
+	return NULL;
 }
 
 /* Keep @cc's thread off its own CPU when another one is ours to use. */
@@ -149,6 +181,18 @@ static void place_thread(struct cpu_capture *cc)
 		pthread_setaffinity_np(cc->thread, sizeof(set), &set); /* a hint */
 }
 
+/* The events read out of a CPU's buffer so far, from its @stats file
+ * (an instance whose recorder was killed before it read all). */
+static uint64_t read_before(struct tk_kinstance *k, const char *stats)
+{
+	char *text = tracefs_instance_file_read(k->inst, stats, NULL);
+	const char *line = text ? strstr(text, "\nread events: ") : NULL;
+	uint64_t n = line ? strtoull(line + 14, NULL, 10) : 0;
+
+	free(text);
+	return n;
+}
+
 static int open_cpu(struct tk_kinstance *k, const char *kdir, unsigned cpu,
 		    struct cpu_capture *cc, char *err, size_t errlen)
 {
@@ -156,6 +200,8 @@ static int open_cpu(struct tk_kinstance *k, const char *kdir, unsigned cpu,
 
 	cc->res.cpu = cpu;
 	snprintf(cc->res.file, sizeof(cc->res.file), "kernel/cpu%u.raw", cpu);
+	snprintf(path, sizeof(path), "per_cpu/cpu%u/stats", cpu);
+	cc->res.read_before = read_before(k, path);
 	snprintf(path, sizeof(path), "per_cpu/cpu%u/trace_pipe_raw", cpu);
 	cc->raw_fd = tracefs_instance_file_open(k->inst, path,
 						O_RDONLY | O_NONBLOCK);
@@ -268,7 +314,7 @@ int tk_kcapture_stop(struct tk_kcapture *c, char *err, size_t errlen)
 		int e = cc->error;
 
 		if (!e && cc->raw_fd >= 0)
-			e = drain(cc, page, MAX_PAGE);
+			e = read_pages(cc, page, MAX_PAGE, UINT_MAX);
 		if (e && !ret) {
 			ret = e;
 			snprintf(err, errlen, "cannot write '%s': %s",

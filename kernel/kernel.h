@@ -48,6 +48,10 @@ struct tk_tracefs {
  * or -errno with the reason in @err. */
 int tk_tracefs_open(struct tk_tracefs *fs, char *err, size_t errlen);
 
+/* Where tracefs is mounted, into dir[len]: false when it is not (nothing
+ * is mounted, unlike tk_tracefs_open). */
+bool tk_tracefs_find(char *dir, size_t len);
+
 /* Undo what tk_tracefs_open() mounted.  The kernel's instances and
  * settings stay. */
 void tk_tracefs_close(struct tk_tracefs *fs);
@@ -228,7 +232,10 @@ struct tk_kcpu {
 	unsigned cpu;
 	char file[32];     /* relative to the trace directory */
 	uint64_t bytes;    /* written to file */
-	uint64_t entries;  /* events in the file (stats: read + left) */
+	uint64_t entries;  /* events in the file (stats: read + left, less
+			    * read_before) */
+	uint64_t read_before; /* read out before the capture began (by a
+			       * recorder killed, an earlier extract) */
 	uint64_t overrun;  /* overwritten by the kernel (overwrite mode) */
 	uint64_t dropped;  /* not written for lack of space (discard mode) */
 };
@@ -256,9 +263,27 @@ void tk_kcapture_free(struct tk_kcapture *c);
  * ring buffer's page size. */
 int tk_ksave_start(const char *dir, const struct tk_kevents *events,
 		   uint32_t *page_size, char *err, size_t errlen);
-/* Save saved_cmdlines and each CPU's stats; fill the counts of @cpus. */
+/* Comms the recorder read itself (/proc/PID/comm), for the pids the
+ * kernel's saved_cmdlines may have lost: it keeps 128 by default, and a
+ * busy machine pushes a traced program's out in a second. */
+struct tk_kcomm {
+	int pid;
+	char comm[17];
+};
+struct tk_kcomms {
+	struct tk_kcomm *e;
+	unsigned n, cap;
+};
+/* Read /proc/@pid/comm into @t (the last read wins); false if it could
+ * not be read (the process is gone). */
+bool tk_kcomms_read(struct tk_kcomms *t, int pid);
+void tk_kcomms_free(struct tk_kcomms *t);
+
+/* Save saved_cmdlines, with the pids of @seen (may be NULL) it does not
+ * name, and each CPU's stats; fill the counts of @cpus. */
 int tk_ksave_end(struct tk_kinstance *k, const char *dir, struct tk_kcpu *cpus,
-		 unsigned count, char *err, size_t errlen);
+		 unsigned count, const struct tk_kcomms *seen, char *err,
+		 size_t errlen);
 
 /* ------------------------------------------------------------ uprobes */
 

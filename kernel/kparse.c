@@ -57,8 +57,9 @@ int tk_kstats_parse(const char *text, size_t len, struct tk_kcpu *cpu)
 	}
 	if (have != 7)
 		return -EINVAL;
-	/* what was read out, plus what a failed move left behind */
-	cpu->entries = read + entries;
+	/* what was read out since the capture began, plus what a failed
+	 * move left behind */
+	cpu->entries = (read > cpu->read_before ? read - cpu->read_before : 0) + entries;
 	cpu->overrun = overrun + commit_overrun;
 	cpu->dropped = dropped;
 	return 0;

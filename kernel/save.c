@@ -4,8 +4,9 @@
  * DIR/kernel/ (docs/format.md, "Kernel events"): the page and event
  * header layouts, each event's format, kallsyms and printk_formats at the
  * start; saved_cmdlines and each CPU's stats at the end.  Files are
- * copied as the kernel shows them; only the stats are read, for the
- * counts the recorder reports.
+ * copied as the kernel shows them (saved_cmdlines gets the pids the
+ * recorder named itself and the kernel forgot); only the stats are read,
+ * for the counts the recorder reports.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -219,8 +220,104 @@ out:
 	return ret;
 }
 
+bool tk_kcomms_read(struct tk_kcomms *t, int pid)
+{
+	char path[64], comm[sizeof(t->e->comm)];
+	struct tk_kcomm *e = NULL;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, comm, sizeof(comm) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	comm[n] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	for (unsigned i = 0; i < t->n && !e; i++)
+		if (t->e[i].pid == pid)
+			e = &t->e[i];
+	if (!e) {
+		if (t->n == t->cap) {
+			unsigned cap = t->cap ? 2 * t->cap : 16;
+			struct tk_kcomm *g = realloc(t->e, cap * sizeof(*g));
+
+			if (!g)
+				return false;
+			t->e = g;
+			t->cap = cap;
+		}
+		e = &t->e[t->n++];
+		e->pid = pid;
+	}
+	memcpy(e->comm, comm, sizeof(comm));
+	return true;
+}
+
+void tk_kcomms_free(struct tk_kcomms *t)
+{
+	free(t->e);
+	memset(t, 0, sizeof(*t));
+}
+
+/* The saved_cmdlines file @path with the comms of @seen: they were read
+ * later than the kernel's (at exit, the last name), so they win. */
+static int add_comms(const char *path, const struct tk_kcomms *seen, char *err,
+		     size_t errlen)
+{
+	bool *named = calloc(seen->n, sizeof(*named));
+	char *text = NULL, line[256];
+	size_t size = 0;
+	FILE *in = fopen(path, "re"), *out = open_memstream(&text, &size);
+	int ret = 0;
+
+	if (!named || !in || !out) {
+		ret = in ? -ENOMEM : -errno;
+		goto out;
+	}
+	while (fgets(line, sizeof(line), in)) {
+		int pid = 0;
+		unsigned i = 0;
+
+		if (sscanf(line, "%d", &pid) == 1)
+			while (i < seen->n && seen->e[i].pid != pid)
+				i++;
+		if (pid && i < seen->n) {
+			fprintf(out, "%d %s\n", pid, seen->e[i].comm);
+			named[i] = true;
+		} else {
+			fputs(line, out);
+		}
+	}
+	for (unsigned i = 0; i < seen->n; i++)
+		if (!named[i])
+			fprintf(out, "%d %s\n", seen->e[i].pid, seen->e[i].comm);
+	fclose(in);
+	in = NULL;
+	if (fflush(out) != 0) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	in = fopen(path, "we");
+	if (!in || fwrite(text, 1, size, in) != size || fflush(in) != 0)
+		ret = -errno;
+out:
+	if (ret)
+		snprintf(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
+	if (in)
+		fclose(in);
+	if (out)
+		fclose(out);
+	free(text);
+	free(named);
+	return ret;
+}
+
 int tk_ksave_end(struct tk_kinstance *k, const char *dir, struct tk_kcpu *cpus,
-		 unsigned count, char *err, size_t errlen)
+		 unsigned count, const struct tk_kcomms *seen, char *err,
+		 size_t errlen)
 {
 	char *kdir = NULL, *stats = NULL;
 	int ret;
@@ -233,6 +330,17 @@ int tk_ksave_end(struct tk_kinstance *k, const char *dir, struct tk_kcpu *cpus,
 	}
 	ret = save_tracefs(NULL, "saved_cmdlines", kdir, "saved_cmdlines", err,
 			   errlen);
+	if (!ret && seen && seen->n) {
+		char *path;
+
+		if (asprintf(&path, "%s/saved_cmdlines", kdir) < 0) {
+			ret = -ENOMEM;
+			snprintf(err, errlen, "out of memory");
+		} else {
+			ret = add_comms(path, seen, err, errlen);
+			free(path);
+		}
+	}
 	if (!ret)
 		ret = make_dir(stats, err, errlen);
 	for (unsigned i = 0; i < count && !ret; i++) {

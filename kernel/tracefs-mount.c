@@ -27,7 +27,7 @@
 
 #define TK_TRACEFS_DEFAULT "/sys/kernel/tracing"
 
-static bool find_mount(char *dir, size_t len)
+bool tk_tracefs_find(char *dir, size_t len)
 {
 	struct mntent *m;
 	bool found = false;
@@ -75,7 +75,7 @@ int tk_tracefs_open(struct tk_tracefs *fs, char *err, size_t errlen)
 
 	memset(fs, 0, sizeof(*fs));
 	fs->mount_fd = -1;
-	if (!find_mount(fs->dir, sizeof(fs->dir))) {
+	if (!tk_tracefs_find(fs->dir, sizeof(fs->dir))) {
 		fd = detached_mount();
 		if (fd >= 0) {
 			fs->mount_fd = fd;

@@ -121,7 +121,7 @@ struct tk_arena_map *tk_arena_create(const struct tk_arena_geom *g,
 	a->control_size = size;
 	h->magic = TK_ARENA_MAGIC;
 	h->version = TK_ARENA_VERSION;
-	h->pid = (uint32_t)getpid();
+	h->pid = tk_self_pid();
 	h->mode = g->mode;
 	h->chunk_size = g->chunk_size;
 	h->slots = g->slots;

@@ -65,12 +65,9 @@ void tk_config_msg_free(struct tk_config_msg *c)
 
 static int geometry_ok(const struct tk_msg_config *m)
 {
-	return m->mode <= TK_RB_OVERWRITE && m->slots >= TK_RB_MIN_SLOTS &&
-	       m->slots <= TK_RB_MAX_SLOTS && m->chunk_size >= TK_CHUNK_MIN &&
-	       m->chunk_size <= TK_CHUNK_MAX && m->chunk_size % 4096 == 0 &&
-	       m->streams_max >= 1 && m->streams_max <= TK_ARENA_MAX_STREAMS &&
+	return tk_rb_geometry_ok(m->mode, m->chunk_size, m->slots,
+				 m->streams_max, m->pool_max) &&
 	       m->pool_init >= 1 && m->pool_init <= m->pool_max &&
-	       (uint64_t)m->pool_max * m->chunk_size <= TK_POOL_MAX &&
 	       m->block_ms <= TK_CONFIG_MAX_BLOCK_MS;
 }
 

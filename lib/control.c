@@ -55,7 +55,12 @@
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int listen_fd = -1;
-static int session_fd = -1; /* under the registry lock */
+/* Written under the registry lock (session_open, session_close: RELEASE
+ * stores), read without it by tk_session_send, the listener's poll and
+ * nobuf_at_exit (ACQUIRE loads, their partners): a reader takes only the
+ * number, whole, and nothing written before it; the fd of a session that
+ * ended stays open, shut down, until the next one opens (retired_fd). */
+static int session_fd = -1;
 static int retired_fd = -1; /* shut down, closed when the next one opens */
 static char session_name[108];
 static bool child_join;  /* a forked child: join from the listener thread */
@@ -110,22 +115,6 @@ int tk_session_fd_locked(void)
 	return session_fd;
 }
 
-/* The process's name: its main thread's, whichever thread asks. */
-static void read_comm(char *buf, size_t len)
-{
-	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0) {
-		prctl(PR_GET_NAME, buf, 0, 0, 0);
-		return;
-	}
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-}
-
 static void fill_hello(struct tk_msg_hello *hp)
 {
 	struct tk_msg_hello h;
@@ -136,7 +125,8 @@ static void fill_hello(struct tk_msg_hello *hp)
 	h.m.type = TK_MSG_HELLO;
 	h.m.len = sizeof(h);
 	h.version = TK_PROTOCOL_VERSION;
-	h.pid = (uint32_t)getpid();
+	/* the process's name: its main thread's, whichever thread asks */
+	h.pid = tk_self_read(h.comm, sizeof(h.comm));
 	/* h.ppid stays 0 but for a forked child: the recorder reads it from
 	 * /proc, so that no system call of the runtime's set-up (a getppid()
 	 * the program did not make) is among the program's kernel events */
@@ -145,7 +135,6 @@ static void fill_hello(struct tk_msg_hello *hp)
 	hello_pid = h.pid;
 	h.clock = TK_CLOCK_TSC;
 	h.forked = child_join;
-	read_comm(h.comm, sizeof(h.comm));
 	n = readlink("/proc/self/exe", h.exe, sizeof(h.exe) - 1);
 	if (n < 0)
 		h.exe[0] = '\0';
@@ -413,7 +402,7 @@ static int listen_socket(void)
 
 	if (fd < 0)
 		return -1;
-	snprintf(name, sizeof(name), TK_SOCKET_PREFIX "%d", (int)getpid());
+	snprintf(name, sizeof(name), TK_SOCKET_PREFIX "%u", tk_self_pid());
 	if (bind(fd, (struct sockaddr *)&sa, tk_abstract_addr(&sa, name)) < 0 ||
 	    listen(fd, 4) < 0) {
 		close(fd);
@@ -676,6 +665,7 @@ static void runtime_init(void)
 {
 	const char *env = getenv(TK_SESSION_ENV);
 
+	tk_self_init();
 	tk_streams_init();
 	tk_keys_init();
 	if (env && env[0] && strlen(env) < sizeof(session_name)) {
@@ -695,6 +685,7 @@ void tk_session_after_fork_child(void)
 	bool follow;
 
 	parent_pid = hello_pid;
+	tk_self_after_fork_child();
 	/* Locks are free again; the listener thread did not survive. */
 	if (listen_fd >= 0)
 		close(listen_fd);

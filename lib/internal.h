@@ -9,6 +9,7 @@
  *   mark.c      printf-style markers
  *   cpu.c       where a thread reads its CPU (rseq)
  *   ustack.c    the user stack after each event (record --ustack)
+ *   self.c      our pid and tid, without system calls the program counts
  */
 #ifndef TK_INTERNAL_H
 #define TK_INTERNAL_H
@@ -107,6 +108,19 @@ int tk_session_fd_locked(void);
 void tk_session_after_fork_child(void);
 /* The recorder's wake-up eventfd, -1 before the first session. */
 extern int tk_wake_fd;
+
+/* self.c */
+/* Read the pid (and, if @comm, the process's name into comm[len]) from
+ * /proc/self/stat; remembered for tk_self_pid.  Returns the pid. */
+uint32_t tk_self_read(char *comm, size_t len);
+/* The process's pid, read once (tk_self_read). */
+uint32_t tk_self_pid(void);
+/* The calling thread's tid: the pid for the main thread, else gettid. */
+uint32_t tk_self_tid(void);
+/* At start-up: a process with no other thread is on its main thread. */
+void tk_self_init(void);
+/* In a forked child: a new pid, and the forking thread is the main one. */
+void tk_self_after_fork_child(void);
 
 /* cpu.c */
 /* Where the calling thread reads its CPU: glibc's rseq cpu_id, or a

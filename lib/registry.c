@@ -142,7 +142,13 @@ void tk_registry_apply_locked(struct tk_event *ev)
 					       ? TK__RECORD | TK__RECORD_STACK : TK__RECORD,
 			 __ATOMIC_RELAXED);
 	now = record || __atomic_load_n(&ev->probes, __ATOMIC_RELAXED);
-	__atomic_store_n(&ev->enabled, now, __ATOMIC_RELEASE);
+	/* No partner: the sites test `enabled` (runtime.h TK__SITE,
+	 * tracepoint.h tk_enabled) and then read `record` (TK__EVENT_EMIT,
+	 * mark.c) with RELAXED loads, the filter and the probes under RCU,
+	 * each on its own: a hit during a change acts on the old setting or
+	 * the new one, and nothing it reads needs to come with the byte.
+	 * The call sites' jumps follow (tk_keys_update_locked). */
+	__atomic_store_n(&ev->enabled, now, __ATOMIC_RELAXED);
 	if (now != was)
 		tk_keys_update_locked(ev);
 }

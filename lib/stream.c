@@ -452,7 +452,7 @@ static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 	w->instance = d->instance ? d->instance : i + 1;
 	t->cpu_src = tk_cpu_source();
 	d->pid = a->hdr->pid;
-	d->tid = (uint32_t)syscall(SYS_gettid);
+	d->tid = tk_self_tid();
 	prctl(PR_GET_NAME, d->comm, 0, 0, 0);
 	/* the hold taken by arena_hold() is the stream's, until
 	 * stream_finish() drops it */
@@ -491,10 +491,15 @@ static int wait_space(struct tk_wstream *w, struct tk__thread *t, uint64_t tsc,
 		end.tv_sec++;
 		end.tv_nsec -= 1000000000;
 	}
-	/* pairs with the SEQ_CST fence before the load of waiters in
-	 * cli/consumer.c:wake_blocked(): either it sees us counted in, or
-	 * packet_open() below sees the space it gave back */
-	__atomic_fetch_add(&h->waiters, 1, __ATOMIC_SEQ_CST);
+	/* The SEQ_CST fence after counting ourselves in pairs with the
+	 * SEQ_CST fence before the load of waiters in
+	 * cli/consumer.c:wake_blocked() (each side stores, fences, then
+	 * loads what the other stored): either it sees us counted in, or
+	 * the ACQUIRE loads of packet_open() below see the space it gave
+	 * back.  A SEQ_CST add alone would not order those later loads in
+	 * C11 (x86's locked add happens to). */
+	__atomic_fetch_add(&h->waiters, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (;;) {
 		/* pairs with the RELEASE add to space in
 		 * cli/consumer.c:wake_blocked() */

@@ -157,7 +157,7 @@ static void stack_learn(uintptr_t sp)
 	if (main_stack) {
 		stack_direct = true;
 	} else if (tls >= a && tls < b && sp < tls &&
-		   syscall(SYS_gettid) != syscall(SYS_getpid)) {
+		   tk_self_tid() != tk_self_pid()) {
 		stack_hi = tls & ~(uintptr_t)15;
 		stack_direct = true;
 	}
@@ -189,7 +189,7 @@ static bool window_read(struct window *w, uintptr_t at, uintptr_t out[2])
 		local = (struct iovec){ w->word, want };
 		remote = (struct iovec){ (void *)at, want };
 		if (!w->pid)
-			w->pid = (pid_t)syscall(SYS_getpid);
+			w->pid = (pid_t)tk_self_pid();
 		n = (ssize_t)syscall(SYS_process_vm_readv, w->pid, &local, 1UL, &remote, 1UL, 0UL);
 		w->base = at;
 		w->len = n > 0 ? (size_t)n : 0;

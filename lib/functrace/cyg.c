@@ -71,7 +71,7 @@ TK_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 {
 	unsigned flags;
 
-	if (TK__LIKELY(!__atomic_load_n(&tk_ft.cyg, __ATOMIC_RELAXED)))
+	if (TK__LIKELY(!FT_CYG_ON()))
 		return;
 	flags = lookup((uintptr_t)fn);
 	if (flags)
@@ -82,7 +82,7 @@ TK_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 TK_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 {
 	(void)site;
-	if (TK__LIKELY(!__atomic_load_n(&tk_ft.cyg, __ATOMIC_RELAXED)))
+	if (TK__LIKELY(!FT_CYG_ON()))
 		return;
 	if (lookup((uintptr_t)fn))
 		tk_ft_cyg_exit((uintptr_t)fn, (uintptr_t)__builtin_frame_address(0));

@@ -58,28 +58,28 @@ static inline void put(char *p, uintptr_t a, uint64_t b, uint32_t bsize)
  * done: 2 when the return goes through tk__ft_return now, 0 if not. */
 FAST int tk__ft_enter_fast(uintptr_t site, uintptr_t *slot, int root)
 {
-	uint32_t mode = __atomic_load_n(&tk_ft.mode, __ATOMIC_RELAXED);
+	uint32_t mode = FT_MODE();
 	struct tk__thread *b = &tk__thread;
 	struct ft_thread *t = &tk_ft_thr;
 	uintptr_t s = (uintptr_t)slot;
 	uint32_t i;
 	char *p;
 
-	if (mode == FT_FUNCTION && !tk_ft.stack) {
+	if (mode == FT_FUNCTION && !FT_OPT(stack)) {
 		p = reserve(b, 16, tk_ft.id_function);
 		if (!p)
 			return 1;
 		put(p, site, *slot, 8);
 		return 0;
 	}
-	if (mode != FT_GRAPH || tk_ft.stack || !t->f)
+	if (mode != FT_GRAPH || FT_OPT(stack) || !t->f)
 		return mode != FT_OFF;
 	i = t->top;
 	if (i && (t->f[i - 1].slot & ~SLOT_ROOT) <= s)
 		return 1; /* frames left by longjmp, or a tail call */
-	if (tk_ft.graph_roots && !root && !t->roots)
+	if (FT_OPT(graph_roots) && !root && !t->roots)
 		return 0; /* -g: not under a root */
-	if (i >= tk_ft.max_depth || i >= FT_FRAMES)
+	if (i >= FT_OPT(max_depth) || i >= FT_FRAMES)
 		return 0;
 	p = reserve(b, 12, tk_ft.id_entry);
 	if (!p)
@@ -114,7 +114,7 @@ FAST uintptr_t tk__ft_exit_fast(uintptr_t sp)
 		return 0;
 	f = &t->f[i - 1];
 	ret = f->ret;
-	if (__atomic_load_n(&tk_ft.mode, __ATOMIC_RELAXED) == FT_GRAPH) {
+	if (FT_MODE() == FT_GRAPH) {
 		p = reserve(&tk__thread, 12, tk_ft.id_exit);
 		if (!p)
 			return 0;

@@ -145,6 +145,8 @@ static bool single_threaded(void)
 
 static void stop_locked(void)
 {
+	/* the same pairs as in start_locked(), with nothing to publish: a
+	 * handler that still runs finishes on the options it read */
 	__atomic_store_n(&tk_ft.mode, FT_OFF, __ATOMIC_RELEASE);
 	__atomic_store_n(&tk_ft.cyg, 0, __ATOMIC_RELEASE);
 	tk_ft_modules_apply(NULL);
@@ -157,12 +159,16 @@ static int start_locked(void)
 
 	if (tk_ft_events_register() < 0)
 		return -ENOMEM;
-	tk_ft.max_depth = o->max_depth ? o->max_depth : UINT32_MAX;
-	tk_ft.stack = o->stack;
-	tk_ft.graph_roots = o->ngraph > 0;
+	FT_OPT_SET(max_depth, o->max_depth ? o->max_depth : UINT32_MAX);
+	FT_OPT_SET(stack, o->stack);
+	FT_OPT_SET(graph_roots, o->ngraph > 0);
+	/* pairs with the ACQUIRE loads of FT_MODE (functrace.h) in the
+	 * handlers (handler.c, fast.c): the ids and options above first */
 	__atomic_store_n(&tk_ft.mode, o->tracer, __ATOMIC_RELEASE);
 	patched = tk_ft_modules_apply(o);
 	cyg = tk_ft_cyg_select(o);
+	/* pairs with the ACQUIRE loads of FT_CYG_ON in cyg.c's hooks: the
+	 * mode and options above first (the table has its own pair) */
 	__atomic_store_n(&tk_ft.cyg, cyg > 0, __ATOMIC_RELEASE);
 	return (int)(patched + cyg);
 }
@@ -188,6 +194,8 @@ void tk_functrace_session(char *const *opts, unsigned n)
 		stop_locked();
 	options_free(current);
 	current = o;
+	/* pairs with the ACQUIRE loads of active below (a quick look
+	 * without the lock; what they then use is read under it) */
 	__atomic_store_n(&active, o != NULL, __ATOMIC_RELEASE);
 	if (o) {
 		tk_ft_modules_scan(single_threaded());
@@ -216,7 +224,7 @@ void tk_ft_loaded(void)
 	if (current) {
 		/* the new object's code has not run on other threads yet */
 		tk_ft_modules_scan(true);
-		if (__atomic_load_n(&tk_ft.mode, __ATOMIC_RELAXED) != FT_OFF)
+		if (FT_MODE() != FT_OFF)
 			start_locked();
 		tk_ft_modules_announce(false);
 	}

@@ -27,7 +27,19 @@ enum ft_mode {
 	FT_GRAPH = 2,
 };
 
-/* Read by the handlers on every call, without a lock. */
+/*
+ * Read by the handlers on every call, without a lock, while functrace.c
+ * start_locked() and stop_locked() rewrite it under the tracer's lock
+ * (a new session, an object loaded): every access of a word that changes
+ * is atomic.  The options (max_depth, stack, graph_roots) are read with
+ * FT_OPT, relaxed, each word on its own: a call during a change may act
+ * on old and new ones mixed, as it may on either mode.  mode and cyg are
+ * read with FT_MODE and FT_CYG_ON, ACQUIRE loads that pair with the RELEASE
+ * stores of them in start_locked(), so that a handler that sees a tracer
+ * on also sees what was set before it was turned on: the event ids
+ * (written once, by events.c, before the first of those stores) and the
+ * options.
+ */
 struct ft_state {
 	uint32_t mode;        /* enum ft_mode; FT_OFF while nothing records */
 	uint32_t max_depth;   /* frames recorded at most, UINT32_MAX: any */
@@ -37,6 +49,11 @@ struct ft_state {
 	uint16_t id_function, id_entry, id_exit, id_stack;
 };
 extern struct ft_state tk_ft;
+
+#define FT_MODE() __atomic_load_n(&tk_ft.mode, __ATOMIC_ACQUIRE)
+#define FT_CYG_ON() __atomic_load_n(&tk_ft.cyg, __ATOMIC_ACQUIRE)
+#define FT_OPT(field) __atomic_load_n(&tk_ft.field, __ATOMIC_RELAXED)
+#define FT_OPT_SET(field, v) __atomic_store_n(&tk_ft.field, (v), __ATOMIC_RELAXED)
 
 /* The recorder's options (CONFIG, "key=value" strings). */
 struct ft_options {

@@ -185,12 +185,12 @@ static bool push(struct ft_thread *t, uintptr_t ret, uintptr_t func,
 __attribute__((visibility("hidden"))) int tk__ft_enter(uintptr_t site,
 							uintptr_t *slot, int root)
 {
-	uint32_t mode = __atomic_load_n(&tk_ft.mode, __ATOMIC_RELAXED);
+	uint32_t mode = FT_MODE();
 	struct ft_thread *t;
 	uintptr_t s = (uintptr_t)slot, ret = *slot;
 	uint32_t depth;
 
-	if (mode == FT_FUNCTION && !tk_ft.stack) {
+	if (mode == FT_FUNCTION && !FT_OPT(stack)) {
 		put_function(site, ret);
 		return 0;
 	}
@@ -204,10 +204,10 @@ __attribute__((visibility("hidden"))) int tk__ft_enter(uintptr_t site,
 	}
 	if (t->top && (t->f[t->top - 1].slot & ~SLOT_ROOT) <= s)
 		drop_dead(t, s, ret);
-	if (tk_ft.graph_roots && !root && !t->roots)
+	if (FT_OPT(graph_roots) && !root && !t->roots)
 		return 0;
 	depth = t->top;
-	if (depth >= tk_ft.max_depth)
+	if (depth >= FT_OPT(max_depth))
 		return 0;
 	if (!push(t, ret, site, s | (root ? SLOT_ROOT : 0)))
 		return 0;
@@ -215,7 +215,7 @@ __attribute__((visibility("hidden"))) int tk__ft_enter(uintptr_t site,
 		put_graph(tk_ft.id_entry, site, depth);
 	else
 		put_function(site, ret);
-	if (tk_ft.stack)
+	if (FT_OPT(stack))
 		put_stack(t, ret);
 	*slot = tk_ft_return_hook;
 	return 2;
@@ -248,7 +248,7 @@ __attribute__((visibility("hidden"))) uintptr_t tk__ft_exit(uintptr_t sp)
 	for (uint32_t j = i; j < t->top; j++)
 		if (t->f[j].slot & SLOT_ROOT)
 			t->roots--;
-	if (__atomic_load_n(&tk_ft.mode, __ATOMIC_RELAXED) == FT_GRAPH)
+	if (FT_MODE() == FT_GRAPH)
 		put_graph(tk_ft.id_exit, f.func, i - 1);
 	BARRIER();
 	t->top = i - 1;
@@ -279,12 +279,12 @@ void tk_ft_unhook_thread(void)
  * call is not recorded (outside -g, deeper than the limit). */
 void tk_ft_cyg_enter(uintptr_t fn, uintptr_t site, uintptr_t sp, unsigned flags)
 {
-	uint32_t mode = __atomic_load_n(&tk_ft.mode, __ATOMIC_RELAXED);
+	uint32_t mode = FT_MODE();
 	struct ft_thread *t = &tk_ft_thr;
 	bool root = flags & FT_CYG_ROOT, record;
 	uint32_t depth = 0;
 
-	if (mode == FT_FUNCTION && !tk_ft.stack) {
+	if (mode == FT_FUNCTION && !FT_OPT(stack)) {
 		put_function(fn, site);
 		return;
 	}
@@ -295,7 +295,8 @@ void tk_ft_cyg_enter(uintptr_t fn, uintptr_t site, uintptr_t sp, unsigned flags)
 	/* depth counts the recorded frames below */
 	for (uint32_t i = 0; i < t->top; i++)
 		depth += !(t->f[i].ret & FT_CYG_SILENT);
-	record = (!tk_ft.graph_roots || root || t->roots) && depth < tk_ft.max_depth;
+	record = (!FT_OPT(graph_roots) || root || t->roots) &&
+		 depth < FT_OPT(max_depth);
 	if (!push(t, site | (record ? 0 : FT_CYG_SILENT), fn,
 		  sp | (root ? SLOT_ROOT : 0)) || !record)
 		return;
@@ -303,7 +304,7 @@ void tk_ft_cyg_enter(uintptr_t fn, uintptr_t site, uintptr_t sp, unsigned flags)
 		put_graph(tk_ft.id_entry, fn, depth);
 	else
 		put_function(fn, site);
-	if (tk_ft.stack)
+	if (FT_OPT(stack))
 		put_stack(t, site);
 }
 
@@ -327,7 +328,7 @@ void tk_ft_cyg_exit(uintptr_t fn, uintptr_t sp)
 	for (uint32_t j = i; j < t->top; j++)
 		if (t->f[j].slot & SLOT_ROOT)
 			t->roots--;
-	if (!(f.ret & FT_CYG_SILENT) && __atomic_load_n(&tk_ft.mode, __ATOMIC_RELAXED) == FT_GRAPH)
+	if (!(f.ret & FT_CYG_SILENT) && FT_MODE() == FT_GRAPH)
 		put_graph(tk_ft.id_exit, fn, depth);
 	BARRIER();
 	t->top = i - 1;
@@ -351,6 +352,6 @@ static void thread_gone(void *frames)
 void tk_ft_handler_init(void)
 {
 	tk_ft_return_hook = tk_ft_arch_return_hook();
-	tk_ft.max_depth = UINT32_MAX;
+	FT_OPT_SET(max_depth, UINT32_MAX);
 	pthread_key_create(&ft_key, thread_gone);
 }

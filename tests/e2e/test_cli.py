@@ -191,9 +191,12 @@ def test_error_bad_filter_syntax():
         assert not os.path.exists(d)
 
 
-def test_report_bad_filter_as_record():
-    """report -F says what record -f says, at the same column, for a trace
-    whose other events (test:kinds, test:phase) lack the fields named."""
+def test_bad_filter_one_rule_for_record_report_hist():
+    """record -f, report -F and hist -f give the same line and exit 1 for
+    the same bad filter, whether the events it applies to all have its
+    fields (-e test:seq) or only some (-e 'test:*': test:kinds and
+    test:phase lack them): the error is the one that got furthest into
+    the expression, for the event it names."""
     d = os.path.join(tklib.tmpdir(), "t")
     record_basic(d, "-n", "20", "-k")
     cases = [
@@ -204,16 +207,29 @@ def test_report_bad_filter_as_record():
         ("thread == 1 && name == 3", "thread == 1 && name == 3".index("name") + 1,
          "unknown field 'name'"),
         ("seq > abc", "seq > abc".index("abc") + 1, "invalid integer 'abc'"),
+        ('seq == "x', len("seq == ") + 1, "expected a number for 'seq', got a string"),
     ]
+    r = os.path.join(tklib.tmpdir(), "r")
     for flt, col, msg in cases:
         want = "tracekit: bad filter '%s' for 'test:seq' at column %d: %s" % (flt, col, msg)
-        r = tk("record", "-o", os.path.join(tklib.tmpdir(), "r"), "-e", "test:seq",
-               "-f", flt, "--", BASIC)
-        one_error(r, exact=want)
-        one_error(tk("report", d, "-F", flt), exact=want, rc=2)
-    # a field no event has: no event to blame
-    one_error(tk("report", d, "-F", "bogus > 1"), rc=2,
-              exact="tracekit: bad filter 'bogus > 1' at column 1: unknown field 'bogus'")
+        for pattern in ("test:seq", "test:*"):
+            one_error(tk("record", "-o", r, "-e", pattern, "-f", flt, "--", BASIC),
+                      exact=want, rc=1)
+        one_error(tk("report", d, "-F", flt), exact=want, rc=1)
+        one_error(tk("hist", d, "-e", "test:seq", "--key", "thread", "-f", flt),
+                  exact=want, rc=1)
+    assert not os.path.exists(r)
+    # a field no event has: no event to blame where several failed alike
+    want = "tracekit: bad filter 'bogus > 1' at column 1: unknown field 'bogus'"
+    one_error(tk("report", d, "-F", "bogus > 1"), rc=1, exact=want)
+    one_error(tk("record", "-o", r, "-e", "test:*", "-f", "bogus > 1", "--", BASIC),
+              rc=1, exact=want)
+    # a field of some events: those without it are left out, by record
+    # as by report
+    tklib.record(r, [BASIC, "-n", "20", "-k"], "-e", "test:*", "-f", "seq >= 15")
+    want = [(e["event"], e["text"]) for e in tklib.report_lines(d, "-F", "seq >= 15")]
+    assert [(e["event"], e["text"]) for e in tklib.report_lines(r)] == want
+    assert [n for n, _ in want] == ["test:seq"] * 5, want
 
 
 def test_error_bad_options():
@@ -235,12 +251,42 @@ def test_error_bad_options():
     assert not os.path.exists(d)
 
 
+def test_error_stray_operands():
+    # the first operand too many is named; the verbs whose options end
+    # at their first operand point to their --help
+    for args, extra in ((("report", "a", "b", "c"), "b"),
+                        (("convert", "--to", "chrome", "a", "b"), "b"),
+                        (("hist", "a", "b", "-e", "x", "--key", "y"), "b"),
+                        (("list", "-e", "a", "b", "c"), "c"),
+                        (("list", "-t", "b", "c"), "b"),
+                        (("list", "-f", "a", "b"), "b")):
+        one_error(tk(*args), rc=2, exact="tracekit: unexpected argument '%s'" % extra)
+    for verb in ("start", "stop", "show", "extract", "reset"):
+        one_error(tk(verb, "b", "c"), rc=2,
+                  exact="tracekit: unexpected argument 'b' (see 'tracekit %s --help')" % verb)
+    one_error(tk("reset", "-a", "-B", "x", "b"), rc=2,
+              exact="tracekit: give -B NAME or -a, not both")
+
+
 def test_error_program_not_found():
-    d = os.path.join(tklib.tmpdir(), "t")
-    one_error(tk("record", "-o", d, "--", "/nonexistent/prog"),
+    """A command that is not there exits 127, one that is there but
+    cannot be executed 126, as a shell says them; one line, no trace."""
+    base = tklib.tmpdir()
+    d = os.path.join(base, "t")
+    one_error(tk("record", "-o", d, "--", "/nonexistent/prog"), rc=127,
               exact="tracekit: cannot run '/nonexistent/prog': No such file or directory")
-    one_error(tk("record", "-o", d, "--", "no-such-command-xyz"),
+    one_error(tk("record", "-o", d, "--", "no-such-command-xyz"), rc=127,
               exact="tracekit: cannot run 'no-such-command-xyz': command not found")
+    noexec = os.path.join(base, "noexec")
+    open(noexec, "w").write("#!/bin/sh\n")
+    os.chmod(noexec, 0o644)
+    adir = os.path.join(base, "adir")
+    os.mkdir(adir)
+    one_error(tk("record", "-o", d, "--", noexec), rc=126,
+              exact="tracekit: cannot run '%s': Permission denied" % noexec)
+    # found executable (a directory passes access(X_OK)): the exec fails
+    one_error(tk("record", "-o", d, "--", adir), rc=126,
+              exact="tracekit: cannot run '%s': Permission denied" % adir)
     assert not os.path.exists(d)
 
 
@@ -657,7 +703,7 @@ def test_report_options():
     assert [seq_fields(e["text"])[1] for e in lines] == list(range(9, 200, 10))
     lines = tklib.report_lines(d, "-F", 'name != "start"')
     assert [e["text"] for e in lines] == ["end"]
-    one_error(tk("report", d, "-F", "bogus > 1"), rc=2,
+    one_error(tk("report", d, "-F", "bogus > 1"), rc=1,
               exact="tracekit: bad filter 'bogus > 1' at column 1: unknown field 'bogus'")
     # timestamps: mono and real near the clocks at recording time
     slack = 0.01
@@ -1129,7 +1175,8 @@ def run_on_pty(args, timeout=60):
 
 
 LIVE_RE = re.compile(rb"\rtracekit: (\d+) events/s, [\d.]+ (?:B|KiB|MiB|GiB)/s, (\d+) lost/s "
-                     rb"\((\d+) events, [\d.]+ (?:B|KiB|MiB|GiB), (\d+) lost in all\)\x1b\[K")
+                     rb"\((\d+) events, [\d.]+ (?:B|KiB|MiB|GiB), (\d+) lost in all"
+                     rb"(?:; kernel (\d+) events, [\d.]+ (?:B|KiB|MiB|GiB))?\)\x1b\[K")
 
 
 def test_record_live_line_on_terminal():
@@ -1141,7 +1188,7 @@ def test_record_live_line_on_terminal():
     rc, out = run_on_pty([tklib.TRACEKIT, "record", "-o", d, "--", BASIC, "-n", "25000",
                           "-p", "100000"])
     assert rc == 0, out[-2000:]
-    lines = [tuple(int(x) for x in m.groups()) for m in LIVE_RE.finditer(out)]
+    lines = [tuple(int(x) for x in m.groups()[:4]) for m in LIVE_RE.finditer(out)]
     assert len(lines) >= 2, out[:2000]
     assert sum(l[0] for l in lines) == lines[-1][2], lines
     assert sum(l[1] for l in lines) == lines[-1][3] == 0, lines
@@ -1150,6 +1197,27 @@ def test_record_live_line_on_terminal():
     assert out.count(b"Ctrl-C to stop") == 1
     p = tk("record", "-o", d, "--", BASIC, "-n", "25000", "-p", "100000", check=True)
     assert "events/s" not in p.stderr and "\r" not in p.stderr
+
+
+def test_record_live_line_counts_from_the_start():
+    """The live line counts the events of sub-buffers not yet full, and
+    the kernel's: prog-ksys fires kb:begin, makes 500 getppid() calls (and
+    its main thread one), fires kb:end and kb:sleep, then sleeps 2.5 s:
+    the first line, a second in, says 3 + 501 events in all, 501 of them
+    kernel events (it said 0 events until a user sub-buffer filled, and
+    nothing of the kernel)."""
+    import kernlib
+    d = os.path.join(tklib.tmpdir(), "t")
+    with kernlib.guard():
+        rc, out = run_on_pty([tklib.TRACEKIT, "record", "-o", d, "-e", "kb:*", "-e",
+                              "syscalls:sys_enter_getppid", "-F", "--", tklib.prog("ksys"),
+                              "-n", "500", "-s", "2500"])
+    assert rc == 0, out[-2000:]
+    first = LIVE_RE.search(out)
+    assert first, out[:2000]
+    assert (int(first.group(3)), int(first.group(4)), first.group(5)) == (504, 0, b"501"), \
+        first.group(0)
+    assert int(first.group(1)) == 504, first.group(0)
 
 
 def test_attach_big_static_tls():
@@ -1219,6 +1287,28 @@ def test_attach_silent_control_socket():
             assert not os.path.exists(d), "record -P left %s" % d
         finally:
             stop(proc)
+
+
+def test_attach_stopped_process():
+    """A process stopped by SIGSTOP answers nothing: list PID and record
+    -P give up after 3 s as for a silent socket, and say it is stopped
+    and how to resume it."""
+    proc, pid = start_basic("-p", "200000")
+    try:
+        os.kill(pid, signal.SIGSTOP)
+        want = ("tracekit: process %d did not answer on its control socket @tracekit-%d "
+                "within 3 s: it is stopped (SIGSTOP or Ctrl-Z; 'kill -CONT %d' resumes it)"
+                % (pid, pid, pid))
+        one_error(tk("list", str(pid), timeout=30), exact=want, rc=1)
+        d = os.path.join(tklib.tmpdir(), "t")
+        one_error(tk("record", "-o", d, "-P", str(pid), timeout=30), exact=want, rc=1)
+        assert not os.path.exists(d), "record -P left %s" % d
+        os.kill(pid, signal.SIGCONT)
+        # running again, it answers
+        assert "test:seq" in tk("list", str(pid), check=True, timeout=30).stdout
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        stop(proc)
 
 
 # ---------------------------------------------------------------- 6. list

@@ -237,11 +237,13 @@ def test_filter_by_function_name():
     assert re.search(r"^    Hits: 0$", out, re.M), out
     p = hist(d, *lat, "-f", "func.function < leaf", check=False)
     assert p.returncode == 1 and p.stdout == "" and p.stderr == (
-        "tracekit: bad filter 'func.function < leaf' at column 15: operator '<' "
+        "tracekit: bad filter 'func.function < leaf' for 'ftrace:funcgraph_entry' at "
+        "column 15: operator '<' "
         "does not compare a function's name: use '==', '!=' or '~'\n"), p.stderr
     p = hist(d, *lat, "-f", "depth.function == leaf", check=False)
     assert p.returncode == 1 and p.stderr.startswith(
-        "tracekit: bad filter 'depth.function == leaf' at column 6: "
+        "tracekit: bad filter 'depth.function == leaf' for 'ftrace:funcgraph_entry' at "
+        "column 6: "
         "postfix '.function' needs an address, 'depth' is"), p.stderr
 
 

@@ -48,6 +48,26 @@ def test_printk_formats_checked():
     assert p.stdout == good.stdout
 
 
+def test_saved_cmdlines_checked():
+    """A task may name itself with a newline (prctl): its line in the
+    kernel's saved_cmdlines splits in two, libtraceevent stopped at the
+    half it could not read, and every pid after it printed as '<...>' in
+    every recording made while the line stayed in the kernel's cache.
+    report keeps the lines of the kernel's shape, 'PID COMM', and makes
+    a control byte of a COMM '?'."""
+    d = test_kernel_read._kernel_trace_copy()
+    path = os.path.join(d, "kernel", "saved_cmdlines")
+    good = tk("report", d, check=True)
+    assert "<...>" not in good.stdout, good.stdout[:2000]
+    with open(path, "rb") as f:
+        lines = f.read()
+    with open(path, "wb") as f:
+        f.write(b"1 a\nb=c d%\n\n12x y\n 3 z\n4 \x1b]0;t\x07\n" + lines)
+    p = tk("report", d)
+    assert (p.returncode, p.stderr) == (0, ""), (p.returncode, p.stderr[-3000:])
+    assert p.stdout == good.stdout, p.stdout[:2000]
+
+
 def test_output_with_trailing_slash():
     """record -o EXISTING/ replaces the trace at EXISTING (it recorded,
     then could not move the new trace into place and left it inside the
@@ -79,45 +99,107 @@ def umount_quietly(mnt):
     tklib.run(["umount", mnt], check=False)
 
 
+def failed_recording_readable(d, err):
+    """The trace D of a recording that failed (stderr ERR) is readable,
+    holds what the summary says was written, counts the rest as lost,
+    and the room kept for its index is gone."""
+    rows, total = tklib.summary(err)
+    assert total and total["lost"] > 0, "nothing said lost: %r" % err[-1500:]
+    count = tk("report", "--count", d)
+    assert count.returncode == 0, count.stderr
+    assert count.stdout.split()[-2:] == [str(total["events"]), "total"], (count.stdout, err)
+    head = tk("report", d, check=True).stdout
+    assert "# incomplete" not in head, head[:800]
+    for r in rows:
+        if r["lost"]:
+            assert "# stream %s-%d: %d events, %d lost (%d no space" % (
+                r["name"], r["tid"], r["events"], r["lost"], r["lost"]) in head, head[:800]
+    assert ".reserve" not in os.listdir(d), os.listdir(d)
+
+
 def test_disk_full_says_what_is_readable():
-    """A recording that fills the disk fails, keeps the trace that was at
-    the output, and names where its own data is, saying whether report
-    can read it (it named a directory without a manifest, as if it were
-    a trace)."""
-    mnt = small_tmpfs()
+    """A recording that fills the disk fails and keeps the trace that was
+    at the output.  It named a directory without a manifest (report could
+    read none of it) or a trace whose last counts were lost ("incomplete",
+    0 lost); a buffered write cut short left part of a packet that report
+    could not decode.  Now room is kept for the index: the trace is
+    readable, holds exactly the events the summary says were written,
+    and what could not be written is counted lost."""
+    mnt = small_tmpfs("3m")
     try:
         d = os.path.join(mnt, "t")
         test_cli.record_basic(d, "-n", "100")
         before = tk("report", d, check=True).stdout
-        p = tk("record", "-o", d, "-b", "4096", "--", test_cli.BASIC, "-n", "300000")
+        p = tk("record", "-o", d, "-b", "4096", "--", test_cli.BASIC, "-n", "300000",
+               "-t", "2")
         assert p.returncode == 1, p.stderr
         assert "No space left on device" in p.stderr, p.stderr
         new = [n for n in os.listdir(mnt) if n.startswith("t.new-")]
         assert len(new) == 1, os.listdir(mnt)
         new = os.path.join(mnt, new[0])
-        last = p.stderr.splitlines()[-1]
-        readable = tk("report", new)
-        if readable.returncode == 0:
-            assert last == "tracekit: '%s' is kept as it was; this recording is in '%s'" % (
-                d, new), p.stderr
-        else:
-            assert last == ("tracekit: '%s' is kept as it was; what this recording wrote "
-                            "is in '%s', without a manifest (report cannot read it)"
-                            % (d, new)), p.stderr
-            one_error(readable, exact="tracekit: '%s' is not a tracekit trace (no "
-                                      "tracekit.manifest)" % new)
+        assert p.stderr.splitlines()[-1] == \
+            "tracekit: '%s' is kept as it was; this recording is in '%s'" % (d, new), p.stderr
+        failed_recording_readable(new, p.stderr)
         assert tk("report", d, check=True).stdout == before
         # no trace there before: the output itself holds what it wrote
         shutil.rmtree(d)
         shutil.rmtree(new)
-        p = tk("record", "-o", d, "-b", "4096", "--", test_cli.BASIC, "-n", "300000")
+        p = tk("record", "-o", d, "-b", "4096", "--", test_cli.BASIC, "-n", "300000",
+               "-t", "2")
         assert p.returncode == 1 and "No space left on device" in p.stderr, p.stderr
-        if tk("report", d).returncode != 0:
-            assert p.stderr.splitlines()[-1] == (
-                "tracekit: what this recording wrote is in '%s', without a manifest "
-                "(report cannot read it)" % d), p.stderr
+        failed_recording_readable(d, p.stderr)
     finally:
         umount_quietly(mnt)
+
+
+def test_disk_full_ext4_readable():
+    """The same on ext4 (24 MiB on a loop device), which frees a removed
+    file's blocks only when its journal commits: the room kept for the
+    index was given back and still not free, and the trace was left
+    'incomplete' with the counts of its last update."""
+    img = os.path.join(tklib.tmpdir(), "ext4.img")
+    with open(img, "wb") as f:
+        f.truncate(24 << 20)
+    p = tklib.run(["losetup", "-f", "--show", img], check=False)
+    if p.returncode != 0:
+        raise tklib.Skip("no loop device: %s" % p.stderr.strip())
+    dev = p.stdout.strip()
+    mnt = os.path.join(tklib.tmpdir(), "ext4")
+    os.mkdir(mnt)
+    try:
+        p = tklib.run(["mkfs.ext4", "-q", dev], check=False)
+        if p.returncode != 0:
+            raise tklib.Skip("mkfs.ext4: %s" % p.stderr.strip())
+        tklib.run(["mount", dev, mnt])
+        d = os.path.join(mnt, "t")
+        p = tk("record", "-o", d, "--", test_cli.BASIC, "-n", "3000000", "-t", "2")
+        assert p.returncode == 1 and "No space left on device" in p.stderr, p.stderr
+        failed_recording_readable(d, p.stderr)
+    finally:
+        umount_quietly(mnt)
+        tklib.run(["losetup", "-d", dev], check=False)
+
+
+def test_out_of_descriptors_readable():
+    """The recorder out of file descriptors (ulimit -n) for a thread's
+    file: the manifest named the file it could not create, so report
+    read nothing of the trace, and the events still in the buffers were
+    neither written nor counted.  The trace is readable, the stream
+    without a file shows its events as lost."""
+    import resource
+    for limit in range(12, 17):
+        d = os.path.join(tklib.tmpdir(), "t%d" % limit)
+        p = subprocess.run([tklib.TRACEKIT, "record", "-o", d, "--", test_cli.BASIC,
+                            "-n", "1000", "-t", "16"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE,
+                                                                 (limit, limit)))
+        if "cannot create '%s/user/" % d in p.stderr:
+            break
+    else:
+        raise tklib.Skip("no descriptor limit from 12 to 16 stops a thread's file")
+    assert p.returncode == 1 and "Too many open files" in p.stderr, p.stderr
+    failed_recording_readable(d, p.stderr)
 
 
 PEER_RULE = ("its control socket answers only root and the user it runs as, and only "
@@ -462,13 +544,13 @@ def corrupt_line(err, tid):
             if l.startswith("tracekit: ") and re.search(r"\b%d\b" % tid, l) and "corrupt" in l]
 
 
-def test_scribbled_counters_recorder_ends():
+def test_scribbled_counters_recorder_ends(*opts):
     """Every slot's commit 0 and produced UINT64_MAX: the recorder spun
     in its drain loop for good, deaf to SIGTERM (1,008 s, no manifest).
     It must end on SIGTERM, write a readable trace and say which stream
     was corrupt."""
     d = os.path.join(tklib.tmpdir(), "t")
-    rec = start_record(d, ["scribble-max"])
+    rec = start_record(d, ["scribble-max"], *opts)
     tid = None
     try:
         tid = int(read_line(rec, "scribbled")[1])
@@ -484,6 +566,13 @@ def test_scribbled_counters_recorder_ends():
     assert rc >= 0, "the recorder died of signal %d: %r" % (-rc, err[-1500:])
     assert tk("report", d).returncode == 0, "report cannot read the trace"
     assert corrupt_line(err, tid), "no line says stream %d is corrupt: %r" % (tid, err[-1500:])
+
+
+def test_scribbled_counters_overwrite_ends():
+    """The same in overwrite mode: the last look at the ring counted
+    packet numbers up to produced, UINT64_MAX, and wrapped round for
+    good (100 % CPU, deaf to SIGTERM, the program a zombie)."""
+    test_scribbled_counters_recorder_ends("--overwrite")
 
 
 def test_produced_far_ahead_bounded():
@@ -659,3 +748,90 @@ def test_forked_child_first_event_never_waits():
     mine = [r for r in rows if r["pid"] == child]
     assert sum(r["events"] + r["lost"] for r in mine) == 1, (
         "the child's first event is neither recorded nor counted: %r" % err[-1500:])
+
+
+def no_control_bytes(text):
+    """The control characters (C0 but newline, DEL, C1) in TEXT."""
+    return re.findall("[\x00-\x09\x0b-\x1f\x7f\x80-\x9f]", text)
+
+
+def test_thread_names_printable():
+    """A thread may name itself anything but NUL (prctl): names with
+    terminal escapes went raw to the recorder's summary and to report,
+    which then rewrote the user's terminal.  Each such byte is a '?',
+    in the summary, in the trace and in report, and a hostile manifest
+    is read the same way."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    rec = start_record(d, ["names"])
+    rc, err = finish(rec)
+    assert rc == 0, err[-1500:]
+    main, thread = [int(w) for w in rec.rest.split()[1:3]]
+    assert not no_control_bytes(err), err
+    rows, _ = tklib.summary(err)
+    assert sorted((r["name"], r["tid"], r["events"]) for r in rows) == sorted(
+        [("?]0;x?", main, 1), ("?[2Jz", thread, 2)]), err
+    p = tk("report", d, check=True)
+    assert not no_control_bytes(p.stdout), p.stdout
+    assert "# stream ?]0;x?-%d: 1 events, 0 lost" % main in p.stdout.splitlines(), p.stdout
+    assert "# stream ?[2Jz-%d: 2 events, 0 lost" % thread in p.stdout.splitlines(), p.stdout
+    # a manifest written by anyone: escapes spelled %XX
+    path = os.path.join(d, "tracekit.manifest")
+    with open(path) as f:
+        text = f.read()
+    assert "comm=?[2Jz " in text, text
+    with open(path, "w") as f:
+        f.write(text.replace("comm=?[2Jz", "comm=%1B[2Jz%C2%9B"))
+    p = tk("report", d, check=True)
+    assert not no_control_bytes(p.stdout), p.stdout
+    assert "# stream ?[2Jz??-%d: 2 events, 0 lost" % thread in p.stdout.splitlines(), p.stdout
+
+
+def test_error_messages_bounded():
+    """A process may send ERROR messages without end: each was a line on
+    the recorder's standard error (3.6 MB in 3 s).  The first ten of a
+    process are said, then one line that more came."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    rec = start_record(d, ["errors", "1000"])
+    rc, err = finish(rec)
+    assert rc == 0 and rec.rest == "sent 1000\n", (rc, err[-1500:])
+    pid = int(re.search(r"\(pid (\d+)\)", err).group(1))
+    said = [l for l in err.splitlines() if l.startswith("tracekit: process %d: " % pid)]
+    assert said == ["tracekit: process %d: error %d" % (pid, i) for i in range(10)] + \
+        ["tracekit: process %d: more messages, not shown" % pid], said
+
+
+def test_event_ids_bounded():
+    """Event ids are 16 bits in the streams (0xffff marks the extended
+    header), but the recorder took any id a process announced, and
+    looked each up by a scan of all it had: 300,000 announced took it
+    minutes (and their memory).  An id no stream can carry is refused,
+    the process dropped, and said; a small id with a broken descriptor
+    is dropped and said too (it was dropped without a word)."""
+    for ident in (0xffff, 0x10000, 5):
+        d = os.path.join(tklib.tmpdir(), "t%d" % ident)
+        rec = start_record(d, ["event-id", str(ident)])
+        rc, err = finish(rec)
+        assert rc == 0 and rec.rest == "dropped\n", (ident, rc, rec.rest, err[-1500:])
+        pid = int(re.search(r"\(pid (\d+)\)", err).group(1))
+        assert "tracekit: process %d: dropped: it broke the control protocol" % pid \
+            in err.splitlines(), (ident, err[-1500:])
+
+
+def test_field_names_identifiers():
+    """A field name went into the CTF metadata (TSDL) as the process
+    wrote it: 'x; }; event { name = "pwn"; ...' made babeltrace2 refuse
+    the whole user/ trace (every process's), and control bytes reached
+    report.  A field is named by a C identifier, as TK_FIELDS and the
+    markers name them; a process that says otherwise is dropped, and
+    said."""
+    for name, fate in (("ok_1", "kept"), ('x; }; event { name = "pwn"; }', "dropped"),
+                       ("a\x1b[2J", "dropped"), ("1a", "dropped")):
+        d = os.path.join(tklib.tmpdir(), "t")
+        shutil.rmtree(d, ignore_errors=True)
+        rec = start_record(d, ["event-field", name])
+        rc, err = finish(rec)
+        assert rc == 0 and rec.rest == fate + "\n", (name, rc, rec.rest, err[-1500:])
+        pid = int(re.search(r"\(pid (\d+)\)", err).group(1))
+        said = "tracekit: process %d: dropped: it broke the control protocol" % pid
+        assert (said in err.splitlines()) == (fate == "dropped"), (name, err[-1500:])
+        assert not no_control_bytes(err), err

@@ -146,6 +146,30 @@ def test_start_stop_show_reset():
             cleanup(child, "tracekit")
 
 
+def test_start_kernel_buffer_is_records_option():
+    """start's kernel buffer goes by record's name, --kernel-buffer, and
+    by trace-cmd's -b alike: both size the instance's buffer the same,
+    and what the kernel made of it is said when it rounded it up."""
+    with kernlib.guard() as fs:
+        made = {}
+        for opt in ("--kernel-buffer", "-b"):
+            p = tk("start", "-B", "tkbuf", opt, "16", "-e", "sched:sched_switch")
+            try:
+                inst = os.path.join(fs, "instances", "tkbuf")
+                made[opt] = int(open(os.path.join(inst, "buffer_size_kb")).read().split()[0])
+                assert p.returncode == 0 and p.stderr.splitlines()[1:] == [
+                    "tracekit: --kernel-buffer 16: the kernel made %d KiB per CPU (it rounds "
+                    "up to whole pages of events)" % made[opt]], p.stderr
+            finally:
+                assert tk("reset", "-B", "tkbuf").returncode == 0
+        # 16 KiB is 5 pages of 4080 bytes of events: 19 KiB
+        assert made["-b"] == made["--kernel-buffer"] and 16 < made["-b"] < 24, made
+        test_cli.one_error(tk("start", "-B", "tkbuf", "-b", "2", "-e", "sched:sched_switch"),
+                           rc=2, exact="tracekit: --kernel-buffer '2': buffer size must be a "
+                                       "number of KiB, at least 4")
+        assert "--kernel-buffer KB" in tk("start", "--help").stdout
+
+
 def start_cued(child, pid):
     """start the 'tracekit' instance on PID's getppid() calls, then cue
     CHILD: the CLOCK_MONOTONIC times around its calls."""
@@ -621,12 +645,20 @@ def test_record_user_and_kernel_buffer_sizes():
             k, _ = manifest(d)
             rows, total = tklib.summary(p.stderr)
             sizes[" ".join(opts)] = (int(k["buffer_kb"]), total["events"])
+            # what the kernel made of --kernel-buffer is said when it differs
+            made = int(k["buffer_kb"])
+            asked = int(opts[-1]) if "--kernel-buffer" in opts else made
+            note = ["tracekit: --kernel-buffer %d: the kernel made %d KiB per CPU (it rounds "
+                    "up to whole pages of events)" % (asked, made)]
+            said = [l for l in p.stderr.splitlines() if l.startswith("tracekit: --kernel-buffer")]
+            assert said == (note if made != asked else []), (opts, made, p.stderr)
         # the kernel rounds up to whole pages, and adds its own
         default_kb = sizes[""][0]
         assert default_kb > 128 and sizes["-b 64"] == (default_kb, 2), sizes
         for opts, kb in (("-b 64 --kernel-buffer 32", 32),
                          ("--user-buffer 64 --kernel-buffer 1024", 1024)):
-            assert kb <= sizes[opts][0] < kb + 8 and sizes[opts][1] == 2, sizes
+            # pages of 4080 bytes of events: 32 KiB is 9 pages, 35 KiB
+            assert kb < sizes[opts][0] < kb + 8 and sizes[opts][1] == 2, sizes
         d = os.path.join(tklib.tmpdir(), "t")
         test_cli.one_error(
             tklib.tracekit("record", "-o", d, "-b", "64", "-e", "syscalls:sys_enter_getppid",

@@ -268,6 +268,36 @@ def test_report_options_on_kernel_events():
     assert p.returncode != 0 and p.stderr.startswith("tracekit: bad filter"), p.stderr
 
 
+def test_comm_column_same_whatever_is_selected():
+    """A pid the trace's saved_cmdlines does not name takes the comm of
+    the first sched_switch line that names it (the plugin's way): lines
+    skipped by a filter, a window or --events did not count, so the same
+    event printed another COMM (tracekit, then sh, then sleep: the pid of
+    the command, before and after its execs)."""
+    with kernlib.guard() as tfs:
+        d, _ = record_with_kernel(tfs, ["sched:sched_switch", "sched:sched_process_exec"],
+                                  ["sh", "-c", "sleep 0.02; exec sleep 0.02"])
+    open(os.path.join(d, "kernel", "saved_cmdlines"), "w").close()
+    every = kernlib.report(d)
+    names = {}
+    for e in every:
+        for comm, pid in re.findall(r"(\S+):(\d+) \[\d+\]", e["text"]):
+            names.setdefault(int(pid), set()).add(comm)
+    sleeper = [e for e in every if e["event"] == "sched:sched_process_exec" and
+               re.search(r"filename=\S*/sleep ", e["text"]) and
+               len(names.get(e["tid"], ())) > 1]
+    assert sleeper, "no pid of the command is named by two comms: %s" % [
+        e["text"] for e in every if e["event"] == "sched:sched_process_exec"]
+    for cpu in {e["cpu"] for e in every}:
+        assert kernlib.report(d, "-F", "common_cpu == %d" % cpu) == \
+            [e for e in every if e["cpu"] == cpu], "-F common_cpu == %d" % cpu
+    start = sleeper[-1]["ts"]
+    assert kernlib.report(d, "--from", str(start)) == \
+        [e for e in every if e["ts"] >= start], "--from"
+    assert kernlib.report(d, "--events", "sched:sched_switch") == \
+        [e for e in every if e["event"] == "sched:sched_switch"], "--events"
+
+
 def test_lost_kernel_events_shown():
     with kernlib.guard() as tfs:
         d, _ = record_with_kernel(tfs, SYSCALLS, [GETPPID, "200000"], buffer_kb=16)

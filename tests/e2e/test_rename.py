@@ -147,3 +147,26 @@ def test_kernel_and_user_events_one_name():
     got = {e["comm"] for e in test_tracedat.tc_lines(tc, dat) if e["tid"] == w0}
     assert got == \
         {"edited-w0"}, got
+
+
+def test_plain_program_kernel_events_take_last_name():
+    """A program not built with tracekit renames itself 50 ms after its
+    last recorded event: its kernel events went by the name the kernel's
+    comm cache had at that event (python3), where a tracekit program's
+    go by their last name; and a pid the cache skipped (it takes a lock
+    it may not get) went by "<...>".  The recorder reads the command's
+    last name before reaping it and the trace names it so."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    script = ("import ctypes, os, time\n"
+              "os.getppid(); os.getppid()\n"
+              "time.sleep(0.05)\n"
+              "ctypes.CDLL(None).prctl(15, b'renamed', 0, 0, 0)\n"
+              "print(os.getpid())\n")
+    with kernlib.guard():
+        p = tklib.record(d, ["python3", "-c", script], "-q", "-F",
+                         "-e", "syscalls:sys_enter_getppid")
+    pid = int(p.stdout.split()[-1])
+    mine = [e for e in lines(d) if e["tid"] == pid]
+    assert len(mine) >= 2 and {e["comm"].strip() for e in mine} == {"renamed"}, mine
+    with open(os.path.join(d, "kernel", "saved_cmdlines")) as f:
+        assert "%d renamed\n" % pid in f.read()

@@ -28,23 +28,13 @@
  * with a message.  The buffers' contents are not fuzzed here (the
  * consumer's reading of a hostile buffer has tests of its own).
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
- *	tests/fuzz/fuzz-control.c cli/session.c cli/consumer.c \
- *	cli/drain.c cli/control-client.c lib/arena.c common/clock.c \
- *	cli/record-functrace.c format/trace-write.c \
- *	format/ctf-metadata.c format/event-info.c format/printfmt.c \
- *	format/printf-spec.c format/elf-events.c format/symbols.c \
- *	format/demangle.cc common/elf-symbols.c \
- *	common/filter.c common/pattern.c common/unix-socket.c -luring -lelf \
- *	-lstdc++ \
- *	-o fuzz-control
- *   ./fuzz-control tests/fuzz/corpus/fuzz-control
+ *   tests/fuzz/run 1    # builds it in build-fuzz/ (tests/fuzz/meson.build)
+ *   build-fuzz/tests/fuzz/fuzz-control tests/fuzz/corpus/fuzz-control
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,25 +43,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cli/record-functrace.h"
 #include "cli/session.h"
 #include "common/protocol.h"
 #include "common/ringbuf-layout.h"
 #include "common/unix-socket.h"
 #include "lib/arena.h"
 #include "fuzz-dir.h"
-
-/* cli/main.c's, which the harness does not link */
-void tk_error(const char *fmt, ...);
-void tk_warn(const char *fmt, ...);
-void tk_error(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-void tk_warn(const char *fmt, ...)
-{
-	(void)fmt;
-}
 
 static int listen_fd = -1;
 static struct rec_rule rule = { (char *)"all", NULL };
@@ -191,6 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool ready;
+	struct rec_functrace ft = { 0 };
 	struct rec_options opt;
 	struct rec_session s;
 	int peer;
@@ -211,7 +190,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opt.pool_max = 64;
 	opt.streams_max = 8;
 	opt.attach_pid = getpid();
-	if (session_init(&s, &opt) < 0)
+	if (session_init(&s, &opt, &ft) < 0)
 		abort();
 	if (session_attach(&s, getpid()) < 0)
 		abort();
@@ -229,6 +208,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (session_finish(&s) < 0 && !s.error[0])
 		__builtin_trap(); /* an error without a message */
 	session_free(&s);
+	functrace_free(&ft); /* each input from nothing */
 	close(peer);
 	return 0;
 }

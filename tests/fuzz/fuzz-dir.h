@@ -3,7 +3,7 @@
  * fuzz-dir.h - a harness's private trace directory: made once under
  * $TMPDIR (else /tmp), removed at exit; files written into it by name.
  * Included by the harnesses that read a trace directory (each is built
- * from one .c file, tests/fuzz/run).
+ * from its .c file and the libraries, tests/fuzz/meson.build).
  */
 #ifndef TK_FUZZ_DIR_H
 #define TK_FUZZ_DIR_H
@@ -17,8 +17,8 @@
 
 static char dir[PATH_MAX];
 
-static int fuzz_rm_entry(const char *path, const struct stat *st, int flag,
-			 struct FTW *ftw)
+static inline int fuzz_rm_entry(const char *path, const struct stat *st,
+				int flag, struct FTW *ftw)
 {
 	(void)st;
 	(void)flag;
@@ -26,13 +26,13 @@ static int fuzz_rm_entry(const char *path, const struct stat *st, int flag,
 	return remove(path);
 }
 
-static void fuzz_dir_remove(void)
+static inline void fuzz_dir_remove(void)
 {
 	nftw(dir, fuzz_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* Make the directory, named after @prefix; aborts on failure. */
-static void fuzz_dir_make(const char *prefix)
+static inline void fuzz_dir_make(const char *prefix)
 {
 	const char *tmp = getenv("TMPDIR");
 
@@ -42,13 +42,13 @@ static void fuzz_dir_make(const char *prefix)
 	atexit(fuzz_dir_remove);
 }
 
-static void path_of(char *buf, size_t size, const char *name)
+static inline void path_of(char *buf, size_t size, const char *name)
 {
 	if ((size_t)snprintf(buf, size, "%s/%s", dir, name) >= size)
 		abort();
 }
 
-static void write_file(const char *name, const void *data, size_t len)
+static inline void write_file(const char *name, const void *data, size_t len)
 {
 	char path[PATH_MAX];
 	FILE *f;

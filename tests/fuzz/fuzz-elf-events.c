@@ -8,11 +8,9 @@
  * message and nothing to free, or a module list whose first module is the
  * file itself.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
- *	format/elf-events.c tests/fuzz/fuzz-elf-events.c -lelf \
- *	-o fuzz-elf-events
+ *   tests/fuzz/run 1    # builds it in build-fuzz/ (tests/fuzz/meson.build)
  *   mkdir corpus && cp /bin/true small-elf-files... corpus/
- *   ./fuzz-elf-events corpus
+ *   build-fuzz/tests/fuzz/fuzz-elf-events corpus
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

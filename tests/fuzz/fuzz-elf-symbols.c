@@ -5,17 +5,15 @@
  * traced process loads and record on the program and its libraries.
  *
  * The input is written to a temporary file (fuzz-file.h) and read as
- * record reads it (TK_ELF_FUNCS; never
+ * record and its probes read it (TK_ELF_FUNCS and TK_ELF_OBJECTS; never
  * TK_ELF_LOADED, which reads the process's own memory).  The result must
  * be an error with nothing to free, or tables that hold what the header
  * promises: functions sorted by address, every name a string, every
  * entry's function one of them, and its site the entry or the function's
  * start.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
- *	common/elf-symbols.c tests/fuzz/fuzz-elf-symbols.c \
- *	-o fuzz-elf-symbols
- *   ./fuzz-elf-symbols tests/fuzz/corpus/fuzz-elf-symbols
+ *   tests/fuzz/run 1    # builds it in build-fuzz/ (tests/fuzz/meson.build)
+ *   build-fuzz/tests/fuzz/fuzz-elf-symbols tests/fuzz/corpus/fuzz-elf-symbols
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -37,7 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t sum = 0;
 	int ret;
 
-	ret = tk_elf_syms_read(path, 0x1000, TK_ELF_FUNCS, &e);
+	/* with the data objects, as elf-probes.c reads them: the same table */
+	ret = tk_elf_syms_read(path, 0x1000, TK_ELF_FUNCS | TK_ELF_OBJECTS, &e);
 	if (ret) {
 		if (ret > 0)
 			__builtin_trap();
@@ -52,6 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (tk_elf_func_at(&e, e.funcs[i].addr)->addr != e.funcs[i].addr)
 			__builtin_trap();
 	}
+	for (unsigned i = 0; i < e.nobjs; i++)
+		sum += strlen(tk_elf_func_name(&e, &e.objs[i])); /* a string */
 	for (unsigned i = 0; i < e.nentries; i++) {
 		uint64_t site;
 		const struct tk_elf_func *fn = tk_elf_entry_func(&e, e.entries[i], &site);

@@ -14,10 +14,9 @@
  * event's print format (or the default layout when it does not prepare),
  * as `tracekit report` does.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
- *	format/event-info.c format/printf-spec.c format/printfmt.c \
- *	tests/fuzz/fuzz-event-info.c -o fuzz-event-info
- *   ./fuzz-event-info -max_len=8192 tests/fuzz/corpus/fuzz-event-info
+ *   tests/fuzz/run 1    # builds it in build-fuzz/ (tests/fuzz/meson.build)
+ *   build-fuzz/tests/fuzz/fuzz-event-info \
+ *	-max_len=8192 tests/fuzz/corpus/fuzz-event-info
  */
 #include <errno.h>
 #include <stdint.h>

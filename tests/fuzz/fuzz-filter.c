@@ -17,9 +17,8 @@
  * the input itself.
  *
  * Build and run:
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
- *	common/filter.c tests/fuzz/fuzz-filter.c -o fuzz-filter
- *   ./fuzz-filter -max_total_time=120
+ *   tests/fuzz/run 1    # builds it in build-fuzz/ (tests/fuzz/meson.build)
+ *   build-fuzz/tests/fuzz/fuzz-filter -max_total_time=120
  */
 #include <errno.h>
 #include <math.h>

@@ -20,12 +20,9 @@
  * message.  Build and run (from the top of the tree, which the harness
  * needs as its current directory):
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
- *	format/kernel-read.c format/kernel-print.c \
- *	format/kprint-compile.c format/kprint-plugins.c format/printf-spec.c \
- *	tests/fuzz/fuzz-kernel-read.c \
- *	-ltraceevent -o fuzz-kernel-read
- *   ./fuzz-kernel-read -max_len=8192 tests/fuzz/corpus/fuzz-kernel-read
+ *   tests/fuzz/run 1    # builds it in build-fuzz/ (tests/fuzz/meson.build)
+ *   build-fuzz/tests/fuzz/fuzz-kernel-read \
+ *	-max_len=8192 tests/fuzz/corpus/fuzz-kernel-read
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -15,12 +15,8 @@
  * are read.  Build and run (from the top of the tree, which the harness
  * needs as its current directory):
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
- *	format/trace-read.c format/event-info.c format/printfmt.c \
- *	format/printf-spec.c format/kernel-read.c tests/fuzz/fuzz-manifest.c \
- *	-ltraceevent \
- *	-o fuzz-manifest
- *   ./fuzz-manifest -dict=tests/fuzz/fuzz-manifest.dict \
+ *   tests/fuzz/run 1    # builds it in build-fuzz/ (tests/fuzz/meson.build)
+ *   build-fuzz/tests/fuzz/fuzz-manifest -dict=tests/fuzz/fuzz-manifest.dict \
  *	tests/fuzz/corpus/fuzz-manifest
  */
 #ifndef _GNU_SOURCE

@@ -9,9 +9,8 @@
  * several sizes, each allocated to its exact size so a write past the end
  * is caught.  Every truncated result must be a prefix of the full one.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
- *	format/printf-spec.c format/printfmt.c tests/fuzz/fuzz-printfmt.c \
- *	-o fuzz-printfmt
+ *   tests/fuzz/run 1    # builds it in build-fuzz/ (tests/fuzz/meson.build)
+ *   build-fuzz/tests/fuzz/fuzz-printfmt
  */
 #include <math.h>
 #include <stdint.h>

@@ -22,12 +22,9 @@
  * event printed as `tracekit report` prints it.  Errors must come with a
  * message, and nothing may be left to free.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude \
- *	format/trace-read.c format/stream-read.c \
- *	format/event-info.c format/printf-spec.c format/printfmt.c \
- *	tests/fuzz/fuzz-trace.c \
- *	-o fuzz-trace
- *   tests/fuzz/make-seeds.sh corpus && ./fuzz-trace -max_len=8192 corpus
+ *   tests/fuzz/run 1    # builds it in build-fuzz/ (tests/fuzz/meson.build)
+ *   tests/fuzz/make-seeds.sh corpus && build-fuzz/tests/fuzz/fuzz-trace \
+ *	-max_len=8192 corpus
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -37,6 +37,23 @@
  *                                  its first event and prints "child PID
  *                                  nvcsw N" (voluntary context switches
  *                                  during it: 0 when it never waited)
+ *   prog-hostile names             thread names with terminal escapes:
+ *                                  the main thread named ESC "]0;x" BEL
+ *                                  before its event, a thread that fires
+ *                                  as "plain" and leaves named ESC "[2Jz";
+ *                                  prints "names MAIN-TID THREAD-TID"
+ *   prog-hostile errors N          a second connection to the recorder
+ *                                  (TRACEKIT_SESSION): HELLO, N ERROR
+ *                                  messages "error K"; prints "sent N"
+ *   prog-hostile event-id ID       a second connection: HELLO, an EVENT
+ *                                  of id ID (its descriptor the runtime's
+ *                                  test:seq one is not needed: zeros),
+ *                                  EVENTS_DONE; prints "dropped" when the
+ *                                  recorder closes it, "kept" when it
+ *                                  answers with a CONFIG
+ *   prog-hostile event-field NAME  the same with a well-formed descriptor
+ *                                  (event hostile:bad) of one u32 field
+ *                                  named NAME
  *
  * Events: test:seq (thread, seq, msg) of tests/progs/test-events.h.
  */
@@ -54,8 +71,11 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "common/protocol.h"
 #include "common/ringbuf-layout.h"
 #include "test-events.h"
 
@@ -334,6 +354,107 @@ static int fork_first(void)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 5;
 }
 
+static void *renamed_thread(void *arg)
+{
+	*(pid_t *)arg = gettid_();
+	prctl(PR_SET_NAME, "plain");
+	fire(1, 0);
+	prctl(PR_SET_NAME, "\033[2Jz");
+	fire(1, 1);
+	return NULL;
+}
+
+static int names(void)
+{
+	pthread_t t;
+	pid_t tid = 0;
+
+	prctl(PR_SET_NAME, "\033]0;x\007");
+	fire(0, 0);
+	if (pthread_create(&t, NULL, renamed_thread, &tid) || pthread_join(t, NULL))
+		return 4;
+	printf("names %d %d\n", (int)gettid_(), (int)tid);
+	return 0;
+}
+
+/* A connection of our own to the recorder, HELLO said; -1 if none. */
+static int session_connect(void)
+{
+	const char *name = getenv(TK_SESSION_ENV);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct tk_msg_hello h = { .m = { TK_MSG_HELLO, sizeof(h) },
+				  .version = TK_PROTOCOL_VERSION };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || !name || strlen(name) >= sizeof(sa.sun_path) - 1)
+		return -1;
+	memcpy(sa.sun_path + 1, name, strlen(name));
+	if (connect(fd, (struct sockaddr *)&sa,
+		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name))) < 0)
+		return -1;
+	h.pid = (uint32_t)getpid();
+	h.ppid = (uint32_t)getppid();
+	strcpy(h.comm, "hostile");
+	if (send(fd, &h, sizeof(h), MSG_NOSIGNAL) != sizeof(h))
+		return -1;
+	return fd;
+}
+
+static int errors(long n)
+{
+	struct tk_msg_error e = { { TK_MSG_ERROR, sizeof(e) }, "" };
+	int fd = session_connect();
+
+	if (fd < 0)
+		return 4;
+	for (long i = 0; i < n; i++) {
+		snprintf(e.text, sizeof(e.text), "error %ld", i);
+		if (send(fd, &e, sizeof(e), MSG_NOSIGNAL) != sizeof(e))
+			return 4;
+	}
+	printf("sent %ld\n", n);
+	close(fd);
+	return 0;
+}
+
+/* One u32 field named @field, at @p (zeros, 256 bytes). */
+static void descriptor(char *p, const char *field)
+{
+	struct tk_desc_head h = { .magic = TK_DESC_MAGIC, .version = TK_DESC_VERSION,
+				  .nfields = 1, .size = 256 };
+	struct tk_field_desc f = { .kind = TK_KIND_UINT, .size = 4 };
+	uint16_t strings = sizeof(h) + sizeof(f);
+
+	snprintf(f.name, sizeof(f.name), "%s", field);
+	h.off_provider = strings;
+	h.off_name = strings + 8;
+	h.off_fmt = h.off_args = strings + 12;
+	memcpy(p, &h, sizeof(h));
+	memcpy(p + sizeof(h), &f, sizeof(f));
+	strcpy(p + h.off_provider, "hostile");
+	strcpy(p + h.off_name, "bad");
+}
+
+static int event_id(uint32_t id, const char *field)
+{
+	struct { struct tk_msg_event m; char desc[256]; } ev;
+	struct tk_msg done = { TK_MSG_EVENTS_DONE, sizeof(done) };
+	struct tk_msg reply;
+	int fd = session_connect();
+
+	memset(&ev, 0, sizeof(ev));
+	ev.m.m = (struct tk_msg){ TK_MSG_EVENT, sizeof(ev) };
+	ev.m.id = id;
+	if (field)
+		descriptor(ev.desc, field);
+	if (fd < 0 || send(fd, &ev, sizeof(ev), MSG_NOSIGNAL) != sizeof(ev))
+		return 4;
+	send(fd, &done, sizeof(done), MSG_NOSIGNAL);
+	printf("%s\n", recv(fd, &reply, sizeof(reply), 0) > 0 ? "kept" : "dropped");
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 2 ? atol(argv[2]) : 0;
@@ -359,5 +480,13 @@ int main(int argc, char **argv)
 		return fire_n(n);
 	if (!strcmp(argv[1], "fork-first"))
 		return fork_first();
+	if (!strcmp(argv[1], "names"))
+		return names();
+	if (!strcmp(argv[1], "errors"))
+		return errors(n);
+	if (!strcmp(argv[1], "event-id"))
+		return event_id((uint32_t)n, NULL);
+	if (!strcmp(argv[1], "event-field") && argc > 2)
+		return event_id(100, argv[2]);
 	return 2;
 }

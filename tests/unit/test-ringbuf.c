@@ -3,10 +3,10 @@
  * test-ringbuf.c - the buffer protocol under stress, in one process: the
  * runtime's writer (tracekit/runtime.h tk__reserve and tk__commit, the
  * slow path of lib/stream.c, the arena of lib/arena.c) in threads against
- * the recorder's reader (cli/consumer.c and cli/drain.c, driven as
- * cli/session.c session_poll drives them: drain, sleep until a writer
- * wakes it, drain again), as the kernel's ring buffer startup test runs
- * writers against a reader.
+ * the recorder's reader (cli/consumer.c and cli/drain.c, in a session
+ * that cli/session.c makes and frees, driven as its session_poll drives
+ * them: drain, sleep until a writer wakes it, drain again), as the
+ * kernel's ring buffer startup test runs writers against a reader.
  *
  * Each writer numbers its events (seq) and fills each with bytes that
  * depend on its number and the seq, of a length that varies, and notes
@@ -42,13 +42,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/record-functrace.h"
 #include "cli/session.h"
 #include "lib/internal.h"
 #include "tk-test.h"
@@ -558,35 +558,6 @@ static int remove_tree(const char *dir, int dir_fd)
 	return rmdir(dir);
 }
 
-static void session_end(struct rec_session *s)
-{
-	consumer_free(s);
-	for (unsigned i = 0; i < s->nstreams; i++) {
-		struct rec_stream *st = s->streams[i];
-
-		if (st->out_fd >= 0)
-			close(st->out_fd);
-		free(st->file);
-		free(st);
-	}
-	for (unsigned i = 0; i < s->nprocs; i++) {
-		consumer_process_free(s, s->procs[i]);
-		close(s->procs[i]->fd);
-		free(s->procs[i]);
-	}
-	close(s->wake_fd);
-	drain_free(&s->drain);
-	while (s->free_writes) {
-		struct rec_write *w = s->free_writes;
-
-		s->free_writes = w->next;
-		free(w);
-	}
-	free(s->streams);
-	free(s->procs);
-	free(s->dir);
-}
-
 /* One recording of phase @ph, its counts added to @t. */
 static void run_session(const struct phase *ph, struct totals *t)
 {
@@ -599,7 +570,10 @@ static void run_session(const struct phase *ph, struct totals *t)
 		.pool_max = ph->pool_max,
 		.block_ms = ph->block_ms,
 	};
-	struct rec_options opt = { .pool_start = ph->pool_start };
+	/* attach_pid: no listening socket, the test hands the process over */
+	struct rec_options opt = { .pool_start = ph->pool_start,
+				   .attach_pid = getpid() };
+	struct rec_functrace ft = { 0 };
 	struct tk_event_info ev = {
 		.id = EV_ID,
 		.nfields = 3,
@@ -628,31 +602,27 @@ static void run_session(const struct phase *ph, struct totals *t)
 		exit(1);
 	}
 
-	/* the recorder's side, as session_init and process_new make it */
-	memset(&s, 0, sizeof(s));
-	s.opt = &opt;
-	drain_init(&s.drain);
-	CHECK_INT(consumer_init(&s), 0);
-	s.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	s.dir = strdup(dir);
-	s.next_class = CLASS_ID + 1;
-	s.clock.tsc = TK_CLOCK_TSC;
-	p = calloc(1, sizeof(*p));
-	s.procs = calloc(1, sizeof(*s.procs));
-	if (!p || !s.procs || !s.dir || s.wake_fd < 0) {
-		perror("setup");
+	/* the recorder's side: a session, and the process on a socket pair
+	 * as if it had connected; what its HELLO and EVENT would say is
+	 * set here */
+	opt.outdir = dir;
+	if (session_init(&s, &opt, &ft) < 0) {
+		fprintf(stderr, "session_init: %s\n", s.error);
 		exit(1);
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		perror("socketpair");
 		exit(1);
 	}
+	p = session_add_process(&s, sv[0]);
+	if (!p) {
+		perror("session_add_process");
+		exit(1);
+	}
+	CHECK_INT(p->class_id, CLASS_ID);
 	p->pid = (uint32_t)getpid();
-	p->class_id = CLASS_ID;
-	p->fd = sv[0];
 	p->events = &ev;
 	p->nevents = 1;
-	s.procs[s.nprocs++] = p;
 
 	/* the process's side, as lib/control.c make_arena and CONFIG */
 	tk_streams_session_changed();
@@ -786,7 +756,12 @@ static void run_session(const struct phase *ph, struct totals *t)
 	tk_streams_set_arena(NULL);
 	tk_registry_unlock();
 	__atomic_store_n(&tk_wake_fd, -1, __ATOMIC_RELEASE);
-	session_end(&s);
+	p->events = NULL; /* the test's, not the session's to free */
+	p->nevents = 0;
+	session_free(&s);
+	functrace_free(&ft);
+	/* the session closed what it opened, and nothing else */
+	CHECK(fcntl(0, F_GETFD) >= 0);
 	if (remove_tree(dir, dir_fd) < 0)
 		fprintf(stderr, "cannot remove '%s': %s\n", dir, strerror(errno));
 }
