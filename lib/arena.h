@@ -39,6 +39,7 @@ struct tk_wstream {
 	uint64_t oldest;      /* overwrite: oldest packet still holding a chunk */
 	uint64_t consumed;    /* discard: the recorder's consumed, last seen */
 	bool pool_low;        /* the last chunk taken left few in the ring */
+	uint32_t backoff;     /* events to lose before looking for room again */
 	uint64_t lost;        /* lost by this thread outside signal nesting */
 	struct tk__thread *thread;
 	/* the CTF packet being written: the chunk's first, or a later one

@@ -46,6 +46,11 @@ uint32_t tk_clock_mono;
  * thread that is gone. */
 static pthread_mutex_t exit_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
+/* Events lost without a look at the shared memory after one found no
+ * room (discard mode, no --block): in a flood each look is a cache miss
+ * on what the recorder just wrote, and half the events are lost there;
+ * 63 events are ~1 us of a writer's time. */
+#define LOST_BACKOFF 63
 /* reap_retired_locked: how long it waits for threads in arena_hold */
 #define REAP_WAIT_YIELDS 10000
 static struct tk_arena_map *arena_cur; /* the session's, or NULL */
@@ -271,9 +276,12 @@ static int packet_open(struct tk_wstream *w, struct tk__thread *t,
 		if (!take_any(w, size, &id, &pkt)) {
 			/* no chunk: the pool should grow, and with no
 			 * packet open no close will wake the recorder
-			 * (packet_close) until one is.  A value only. */
-			__atomic_store_n(&a->hdr->starved, 1, __ATOMIC_RELAXED);
-			wake_recorder(a->hdr, true);
+			 * (packet_close) until one is; once until the
+			 * recorder has seen it.  A value only. */
+			if (!__atomic_load_n(&a->hdr->starved, __ATOMIC_RELAXED)) {
+				__atomic_store_n(&a->hdr->starved, 1, __ATOMIC_RELAXED);
+				wake_recorder(a->hdr, true);
+			}
 			return -ENOSPC;
 		}
 	} else if (w->seq - w->oldest >= a->geom.slots) {
@@ -587,10 +595,20 @@ TK_EXPORT char *tk__reserve_slow(uint32_t size, uint64_t tsc)
 			return t->pos;
 		}
 	}
+	if (!t->packet && w->backoff) {
+		/* no room a moment ago: lost without a look at the shared
+		 * memory, which the recorder is writing meanwhile */
+		w->backoff--;
+		count_lost(&w->desc->lost_full, 1);
+		w->lost++;
+		return NULL;
+	}
 	if (t->packet)
 		packet_close(w, t, tsc);
 	if (packet_open(w, t, tsc, size) < 0 &&
 	    (!w->arena->geom.block_ms || wait_space(w, t, tsc, size) < 0)) {
+		if (!w->arena->geom.block_ms)
+			w->backoff = LOST_BACKOFF;
 		count_lost(&w->desc->lost_full, 1);
 		w->lost++;
 		return NULL;
