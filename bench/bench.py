@@ -48,7 +48,7 @@ CFLAGS = ["-O2", "-g", "-std=gnu11", "-Wall", "-Wextra", "-falign-loops=64"]  # 
 # same run with --base 95c08d6; else these figures, from such a run
 # (bench/run --part 11 --base 95c08d6, medians of 5 on this 2-CPU VM).
 BASELINE_REV = "95c08d6"
-BASELINE_DRAIN_MS_PER_MB = {"paced": None, "flood": None}
+BASELINE_DRAIN_MS_PER_MB = {"paced": 0.448, "flood": 0.362}
 
 T0 = time.time()
 
@@ -1257,18 +1257,20 @@ class Bench:
         if self.base:
             rows.insert(1, ("tracekit %s, paced sleep" % rev, pc.get("base", []), ("base", "paced")))
             rows.insert(4, ("tracekit %s, flood 2 thr" % rev, en["base2"], ("base", "flood")))
-        drained = {}
+        drained, figs = {}, []
         for label, runs, who in rows:
             rs = [x for x in runs if x and x.get("rec_cpu_s") is not None and x["bytes"]]
             fx = fixed.get(who) if who else 0.0
-            mb = med([x["bytes"] / 1e6 for x in rs])
-            mbs = med([x["bytes"] / 1e6 / x["loop_s"] for x in rs if x["loop_s"]])
-            cpu = med([x["rec_cpu_s"] * 1e3 for x in rs])
-            whole = med([x["rec_cpu_s"] * 1e3 / (x["bytes"] / 1e6) for x in rs])
             per = None if fx is None else \
                 med([(x["rec_cpu_s"] - fx) * 1e3 / (x["bytes"] / 1e6) for x in rs])
             if who:
                 drained[who] = per
+            figs.append((rs, fx, per))
+        for (label, runs, who), (rs, fx, per) in zip(rows, figs):
+            mb = med([x["bytes"] / 1e6 for x in rs])
+            mbs = med([x["bytes"] / 1e6 / x["loop_s"] for x in rs if x["loop_s"]])
+            cpu = med([x["rec_cpu_s"] * 1e3 for x in rs])
+            whole = med([x["rec_cpu_s"] * 1e3 / (x["bytes"] / 1e6) for x in rs])
             tgt = ""
             if who and who[0] == "tk":
                 # a quarter of the baseline: measured in this run with
