@@ -880,6 +880,10 @@ void session_print_work(const struct rec_session *s, FILE *f)
 	fprintf(f, "tracekit: the recorder wrote %llu packets, slept %llu times, was woken %llu times by writers\n",
 		(unsigned long long)packets, (unsigned long long)s->sleeps,
 		(unsigned long long)consumer_wakeups(s));
+	if (s->drain.writes)
+		fprintf(f, "tracekit: %llu writes, %llu of them from memory registered with io_uring\n",
+			(unsigned long long)s->drain.writes,
+			(unsigned long long)s->drain.writes_fixed);
 }
 
 void session_print_streams(const struct rec_session *s, FILE *f)

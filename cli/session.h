@@ -157,6 +157,9 @@ struct rec_arena {
 	uint64_t next_instance;    /* for a recycled descriptor */
 	unsigned inflight;         /* writes from its memory not completed */
 	uint64_t inflight_bytes;   /* their bytes */
+	int fixed;                 /* its pool's range in the drain's
+				    * registered memory, or -1 */
+	uint32_t fixed_chunks;     /* chunks of the pool registered there */
 	bool gave_back;            /* space given back this pass (--block) */
 	const char *corrupt;       /* why we stopped reading it */
 };
@@ -211,6 +214,7 @@ struct rec_session {
 	uint64_t pool_most;        /* bytes of pool made for one process, at most */
 	uint64_t sleeps;           /* times we slept waiting for work */
 	uint64_t inflight_bytes;   /* in writes not completed */
+	bool fixed_used[DRAIN_FIXED_MAX]; /* ranges of drain_fixed_set taken */
 	bool reap_wakes;           /* a write that completes ends the sleep
 				    * (consumer_sleep_begin) */
 	uint64_t wakeups_gone;     /* writers' wake-ups, of arenas unmapped */
