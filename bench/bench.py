@@ -143,15 +143,39 @@ def rmtree(d):
     shutil.rmtree(d, ignore_errors=True)
 
 
+def disk_inflight(path):
+    """The file of /sys that counts the requests in flight on the disk
+    holding PATH, or None."""
+    st = os.stat(path)
+    base = "/sys/dev/block/%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev))
+    for p in (base + "/inflight", base + "/../inflight"):
+        if os.path.exists(p):
+            return p
+    return None
+
+
 def fresh(d):
-    """Remove the previous run's output D before a run, and sync: on a
+    """Remove the previous run's output D before a run, sync, and wait
+    until the disk has nothing in flight for 0.3 s (10 s at most): on a
     file system mounted with `discard` (ext4 here) deleting a trace of a
-    GB sends the disk that many discards at the next journal commit,
-    which would otherwise fall in the middle of the next run (seen: the
-    first second of a paced run stalled behind them).  Outside the
+    GB sends the disk that many discards when the journal commits, which
+    run after sync returns and otherwise fall in the next run (seen: a
+    paced run's writes stalled 130-350 ms behind them).  Outside the
     measured time, the same for every tool."""
     rmtree(d)
     os.sync()
+    f = disk_inflight(os.path.dirname(d) or ".")
+    if not f:
+        return
+    quiet, t0 = 0, time.monotonic()
+    while quiet < 6 and time.monotonic() - t0 < 10:
+        time.sleep(0.05)
+        try:
+            with open(f) as fh:
+                busy = sum(int(x) for x in fh.read().split())
+        except (OSError, ValueError):
+            return
+        quiet = 0 if busy else quiet + 1
 
 
 def loadavg():
