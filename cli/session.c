@@ -884,6 +884,9 @@ void session_print_work(const struct rec_session *s, FILE *f)
 		fprintf(f, "tracekit: %llu writes, %llu of them from memory registered with io_uring\n",
 			(unsigned long long)s->drain.writes,
 			(unsigned long long)s->drain.writes_fixed);
+	if (s->spilled)
+		fprintf(f, "tracekit: %llu KiB written through the page cache while the disk was behind\n",
+			(unsigned long long)(s->spilled >> 10));
 }
 
 void session_print_streams(const struct rec_session *s, FILE *f)

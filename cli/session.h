@@ -92,6 +92,7 @@ struct rec_write {
 	unsigned count;
 	uint64_t events;
 	char *copy; /* freed when written, or NULL */
+	bool spill; /* through the page cache (spill_fd) */
 	struct rec_write *next; /* the session's free list */
 };
 
@@ -108,6 +109,7 @@ struct rec_stream {
 	unsigned inflight;  /* writes not completed */
 	int out_fd;
 	bool direct;        /* out_fd is O_DIRECT: packets padded to blocks */
+	int spill_fd;       /* the same file without O_DIRECT, or -1 */
 	uint64_t off;       /* where the next packet goes in the file */
 	uint64_t alloc;     /* bytes of the file allocated ahead (O_DIRECT) */
 	uint64_t cut;       /* where its first failed write began: the file
@@ -214,6 +216,8 @@ struct rec_session {
 	uint64_t pool_most;        /* bytes of pool made for one process, at most */
 	uint64_t sleeps;           /* times we slept waiting for work */
 	uint64_t inflight_bytes;   /* in writes not completed */
+	uint64_t spilled;          /* bytes written through the page cache
+				    * while the disk was behind (spill_fd) */
 	bool fixed_used[DRAIN_FIXED_MAX]; /* ranges of drain_fixed_set taken */
 	bool reap_wakes;           /* a write that completes ends the sleep
 				    * (consumer_sleep_begin) */
