@@ -55,6 +55,13 @@
 #define COUNT_MAX (1ull << 48)
 /* Closed packets fewer than a batch are written this often at least. */
 #define CONSUMER_LAZY_US 50000
+/* Bytes the recorder has in writes not completed, at most, while it
+ * records: enough to keep a disk busy (four 2 MiB writes), and half a
+ * process's pool at most.  More would not make it faster: packets
+ * beyond it stay in their writers' rings (-b), or go through the page
+ * cache when half a ring waits (spill_at()), rather than grow the pool
+ * for writes that only queue. */
+#define IN_FLIGHT_MAX (8u << 20)
 
 static size_t page_up(size_t n)
 {
@@ -290,14 +297,48 @@ static uint64_t bounded(uint64_t v)
 	return v < COUNT_MAX ? v : 0;
 }
 
+/* Register @a's pool made so far with the drain's ring, so that the
+ * kernel pins its pages once, not at every write (measured: 22-38 % of
+ * the drain loop's CPU in get_user_pages for O_DIRECT writes of 2 MiB).
+ * Where it cannot (no support, the locked-memory limit), writes go as
+ * before. */
+static void pool_register(struct rec_session *s, struct rec_arena *a)
+{
+	unsigned slot = 0;
+
+	if (a->fixed < 0) {
+		while (slot < DRAIN_FIXED_MAX && s->fixed_used[slot])
+			slot++;
+		if (slot == DRAIN_FIXED_MAX)
+			return;
+	} else {
+		slot = (unsigned)a->fixed;
+	}
+	if (drain_fixed_set(&s->drain, slot, a->pool,
+			    (size_t)a->chunks * a->chunk_size) < 0) {
+		s->fixed_used[slot] = false;
+		a->fixed = -1;
+		a->fixed_chunks = UINT32_MAX; /* not tried again */
+		return;
+	}
+	s->fixed_used[slot] = true;
+	a->fixed = (int)slot;
+	a->fixed_chunks = a->chunks;
+}
+
 static void arena_unmap(struct rec_session *s, struct rec_arena *a)
 {
+	if (a->fixed >= 0) {
+		drain_fixed_set(&s->drain, (unsigned)a->fixed, NULL, 0);
+		s->fixed_used[a->fixed] = false;
+	}
 	s->wakeups_gone += bounded(__atomic_load_n(&a->hdr->wakeups,
 						   __ATOMIC_RELAXED));
 	maker_forget(s, a);
 	munmap(a->hdr, a->control_size);
 	munmap(a->pool, a->pool_size);
 	free(a->cur);
+	free(a->instance);
 	free(a);
 }
 
@@ -325,15 +366,18 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	else if (!sealed_memfd(fds[1], pool_size = (size_t)h->chunks_max * h->chunk_size))
 		why = "its pool is not a sealed memfd of its size";
 	else if (!(a = calloc(1, sizeof(*a))) ||
-		 !(a->cur = calloc(h->streams_max, sizeof(*a->cur))))
+		 !(a->cur = calloc(h->streams_max, sizeof(*a->cur))) ||
+		 !(a->instance = calloc(h->streams_max, sizeof(*a->instance))))
 		why = "out of memory";
 	else if (!(a->pool = map_fd(fds[1], pool_size)))
 		why = strerror(errno);
 	if (why) {
 		if (h)
 			munmap(h, size);
-		if (a)
+		if (a) {
 			free(a->cur);
+			free(a->instance);
+		}
 		free(a);
 		close(fds[0]);
 		close(fds[1]);
@@ -365,6 +409,11 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	 * descriptor; we produce from there on */
 	a->chunk_tail = made;
 	a->stream_tail = a->streams_max;
+	a->next_instance = (uint64_t)a->streams_max + 1;
+	a->fixed = -1;
+	/* the writers stamp their packet headers with it from now on, and
+	 * seal them (lib/stream.c packet_seal): a value only */
+	__atomic_store_n(&h->class_id, p->class_id, __ATOMIC_RELAXED);
 	p->arena = a;
 	/* more, at once, in the background, and what the process made
 	 * mapped on our side (a forked child: as it needs; most exec or exit
@@ -442,6 +491,18 @@ static void offer_made(struct rec_session *s, struct rec_process *p,
 
 		if (tk_send_fds(p->fd, &m, sizeof(m), NULL, 0, MSG_DONTWAIT) == 0)
 			a->told = made;
+	}
+	if (a->fixed_chunks != UINT32_MAX) {
+		uint32_t was = a->chunks, now = made > was ? made : was;
+
+		/* the pool as made, registered before the writers may fill
+		 * what is new (the first time: what the process made) */
+		now = now < a->chunks_max ? now : a->chunks_max;
+		if (now > a->fixed_chunks) {
+			a->chunks = now;
+			pool_register(s, a);
+			a->chunks = was;
+		}
 	}
 	while (a->chunks < made && a->chunks < a->chunks_max)
 		if (!ring_put(a, &a->hdr->free_chunks, a->chunk_ring,
@@ -583,8 +644,10 @@ static struct rec_stream *stream_new(struct rec_session *s, struct rec_process *
 	tk_visible_name(st->comm); /* the program's bytes */
 	memcpy(st->made_comm, st->comm, sizeof(st->comm));
 	st->out_fd = -1;
+	st->spill_fd = -1;
 	st->cut = UINT64_MAX;
-	st->instance = s->next_instance++;
+	/* as the writer stamps it (lib/stream.c stream_open) */
+	st->instance = a->instance[i] ? a->instance[i] : (uint64_t)i + 1;
 	a->cur[i] = st;
 	s->streams[s->nstreams++] = st;
 	return st;
@@ -719,6 +782,19 @@ static void add_packet(struct rec_stream *st, struct rec_write *w, char *pkt,
 	w->events += events;
 }
 
+/* The same for a packet its writer sealed (lib/stream.c packet_seal):
+ * written as it is, up to the next TK_PACKET_ALIGN, without a look
+ * inside.  Its headers are the program's, as its events are. */
+static void add_sealed(struct rec_write *w, char *pkt, size_t content,
+		       uint64_t events, uint32_t chunk)
+{
+	size_t len = (content + TK_PACKET_ALIGN - 1) & ~(size_t)(TK_PACKET_ALIGN - 1);
+
+	w->req.iov[w->req.niov++] = (struct iovec){ pkt, len };
+	w->chunk[w->count++] = chunk;
+	w->events += events;
+}
+
 static void packet_written(struct drain_req *r, int res);
 
 /* Start the write @w of st's next packets. */
@@ -732,9 +808,15 @@ static void start_write(struct rec_session *s, struct rec_stream *st,
 	prealloc(st, len);
 	w->st = st;
 	w->req.done = packet_written;
-	w->req.fd = st->out_fd;
+	w->req.fd = w->spill && st->spill_fd >= 0 ? st->spill_fd : st->out_fd;
+	if (w->spill)
+		s->spilled += len;
+	w->req.fixed = !w->copy && st->arena ? st->arena->fixed : -1;
 	w->req.off = st->off;
 	st->off += len;
+	s->inflight_bytes += len;
+	if (st->arena && !w->copy)
+		st->arena->inflight_bytes += len;
 	st->inflight++;
 	if (st->arena && !w->copy)
 		st->arena->inflight++;
@@ -762,6 +844,7 @@ static void packet_written(struct drain_req *r, int res)
 		st->events += w->events;
 	}
 	st->inflight--;
+	s->inflight_bytes -= r->len;
 	if (w->copy) {
 		free(w->copy);
 	} else if (st->arena) {
@@ -769,21 +852,61 @@ static void packet_written(struct drain_req *r, int res)
 		for (unsigned i = 0; i < w->count; i++)
 			chunk_give_back(st->arena, st->index, w->chunk[i]);
 		st->arena->inflight--;
+		st->arena->inflight_bytes -= r->len;
 	}
 	write_put(s, w);
 }
 
+/* Whether more writes from @a may start while recording (IN_FLIGHT_MAX). */
+static bool may_write(const struct rec_session *s, const struct rec_arena *a)
+{
+	return s->inflight_bytes < IN_FLIGHT_MAX &&
+	       a->inflight_bytes < (uint64_t)a->chunks * a->chunk_size / 2;
+}
+
+/* Packets waiting in a stream's ring from which, with the writes in
+ * flight at their bound, the rest goes through the page cache: half the
+ * ring.  The disk is behind (a flood faster than it, or a virtual disk
+ * whose host stalls it for 100-350 ms), and the writer would soon find
+ * its ring full and lose its events.  A buffered write copies (~0.3 ms
+ * of CPU per MB here) into memory the kernel has, and gives the chunks
+ * back as soon as it is done, where an O_DIRECT write holds them until
+ * the disk took them. */
+static uint64_t spill_at(const struct rec_arena *a)
+{
+	return a->slots / 2 ? a->slots / 2 : 1;
+}
+
+/* @st's file opened again without O_DIRECT, for spilled writes (an
+ * O_DIRECT one only: the others are buffered already).  Returns false
+ * if it cannot be. */
+static bool spill_open(struct rec_session *s, struct rec_stream *st)
+{
+	char *path;
+
+	if (!st->direct || st->spill_fd >= 0)
+		return true;
+	if (asprintf(&path, "%s/%s", s->dir, st->file) < 0)
+		return false;
+	st->spill_fd = open(path, O_WRONLY | O_CLOEXEC);
+	free(path);
+	return st->spill_fd >= 0;
+}
+
 /* Submit the writes of the packets closed since the last look, those
  * that follow each other in one write: at most one ring's worth, whatever
- * the counters say; a batch at least, unless @force. */
+ * the counters say; a batch at least, unless @force; while recording
+ * (@capped), as long as may_write() says, or through the page cache from
+ * spill_at() packets waiting on. */
 static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
-			     bool force)
+			     bool force, bool capped)
 {
 	struct rec_arena *a = st->arena;
 	struct tk_rb_stream *d = st->desc;
 	struct rec_write *w = NULL;
 	uint64_t produced;
 	unsigned n = 0;
+	bool spill = false;
 
 	if (st->done || !a || a->mode != TK_RB_DISCARD)
 		return 0;
@@ -802,14 +925,22 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 	while (st->submitted < produced && !s->failed &&
 	       (w || drain_room(&s->drain))) {
 		struct tk_rb_slot *sl = &d->slot[st->submitted % a->slots];
+
 		/* the slot is below produced: ordered by the ACQUIRE load
 		 * of produced above, as its chunk and events */
 		uint64_t commit = __atomic_load_n(&sl->commit, __ATOMIC_RELAXED);
 		uint32_t chunk = __atomic_load_n(&sl->chunk, __ATOMIC_RELAXED);
 		uint64_t events = __atomic_load_n(&sl->events, __ATOMIC_RELAXED);
+		bool sealed = __atomic_load_n(&sl->sealed, __ATOMIC_RELAXED) == 1;
 		uint32_t size = 0;
 		char *pkt = chunk_addr(a, st->index, chunk, &size);
 
+		if (!w && !spill && capped && !may_write(s, a)) {
+			if (produced - st->submitted < spill_at(a) ||
+			    !spill_open(s, st))
+				break;
+			spill = true;
+		}
 		if (commit < sizeof(struct tk_packet_header) || commit > size ||
 		    !pkt) {
 			stream_corrupt(st, "a packet's size or place is out of range");
@@ -827,7 +958,11 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 		}
 		if (!w && !(w = write_get(s)))
 			break;
-		add_packet(st, w, pkt, (size_t)commit, events, chunk);
+		w->spill = spill;
+		if (sealed)
+			add_sealed(w, pkt, (size_t)commit, events, chunk);
+		else
+			add_packet(st, w, pkt, (size_t)commit, events, chunk);
 		n++;
 		if (w->req.niov == DRAIN_IOV_MAX) {
 			start_write(s, st, w);
@@ -1013,7 +1148,7 @@ static void flush_stream(struct rec_session *s, struct rec_stream *st,
 	for (unsigned k = 0; k < 4 && !st->done && !s->failed; k++) {
 		if (!drain_room(&s->drain))
 			drain_wait_all(&s->drain);
-		if (!drain_stream(s, st, true))
+		if (!drain_stream(s, st, true, false))
 			break;
 		drain_submit(&s->drain);
 	}
@@ -1056,6 +1191,9 @@ static void close_output(struct rec_session *s, struct rec_stream *st)
 		write_failed(s, st, errno);
 	close(st->out_fd);
 	st->out_fd = -1;
+	if (st->spill_fd >= 0)
+		close(st->spill_fd);
+	st->spill_fd = -1;
 }
 
 /* The name the thread wrote when it ended (lib/stream.c
@@ -1108,6 +1246,8 @@ static void stream_recycle(struct rec_session *s, struct rec_stream *st)
 	st->desc = NULL;
 	st->done = true;
 	memset(d, 0, a->stream_size);
+	a->instance[st->index] = a->next_instance++;
+	d->instance = a->instance[st->index];
 	__atomic_store_n(&a->produced[st->index], 0, __ATOMIC_RELAXED);
 	/* the RELEASE store of tail in ring_put() publishes both to the
 	 * thread that takes the descriptor (lib/arena.h:tk_ring_take()) */
@@ -1115,19 +1255,31 @@ static void stream_recycle(struct rec_session *s, struct rec_stream *st)
 		 st->index);
 }
 
-/* The pool runs low: ask the maker for more.  A quarter of what it may
- * still grow by, at least as much as it has: a burst that took half the
- * pool will take more, faster than a doubling at a time can follow. */
+/* Whether @a's pool should grow: a writer found none free since the last
+ * look, or an eighth of it is left (what the writers' rings and the
+ * writes in flight, IN_FLIGHT_MAX, hold in a flood leaves more: a pool
+ * grown then would only hold writes that queue); and it is not growing
+ * already. */
+static bool wants_growth(const struct rec_arena *a)
+{
+	return a->target <= a->chunks && a->chunks < a->chunks_max &&
+	       (chunks_free(a) <= a->chunks / 8 ||
+		__atomic_load_n(&a->hdr->starved, __ATOMIC_RELAXED));
+}
+
+/* The pool runs low: ask the maker for as much again as it has.  Making
+ * memory is cheap for the maker (~0.4 ms of CPU per MiB on the VM this
+ * was measured on) and fast enough for a burst; what costs is the first
+ * touch of each new page by the writers (~2 ms per MiB there, hidden in
+ * their stores), so the pool grows no more than a burst takes. */
 static void ask_growth(struct rec_session *s, struct rec_arena *a)
 {
 	uint32_t want;
 
-	if (a->target > a->chunks || a->chunks >= a->chunks_max ||
-	    chunks_free(a) > a->chunks / 2)
+	if (!wants_growth(a))
 		return;
-	want = (a->chunks_max - a->chunks) / 4;
-	if (want < a->chunks)
-		want = a->chunks;
+	__atomic_store_n(&a->hdr->starved, 0, __ATOMIC_RELAXED);
+	want = a->chunks;
 	if (want > a->chunks_max - a->chunks)
 		want = a->chunks_max - a->chunks;
 	maker_ask(s, a, a->chunks + want);
@@ -1186,7 +1338,7 @@ static unsigned drain_process(struct rec_session *s, struct rec_process *p)
 			continue;
 		if (!st && !(st = stream_new(s, p, a, i)))
 			continue;
-		n += drain_stream(s, st, force || state == TK_RB_CLOSED);
+		n += drain_stream(s, st, force || state == TK_RB_CLOSED, true);
 		if (state != TK_RB_CLOSED || st->inflight)
 			continue;
 		/* (the ACQUIRE load of produced pairs as in drain_stream()) */
@@ -1240,16 +1392,23 @@ static void set_sleeping(struct rec_session *s, uint32_t v)
 /* Whether @a has something for us: a new stream, a batch of closed
  * packets not taken (discard mode; any, when the pool runs low), a thread
  * that left, a pool to grow.  *partial: closed packets wait, fewer than a
- * batch. */
-static bool arena_has_work(struct rec_arena *a, bool *partial)
+ * batch.  *reap: writes that complete should wake us, since what they
+ * give back is wanted soon (the pool runs low, writers wait for space
+ * with --block, a stream that left waits for them to be recycled);
+ * otherwise they are reaped at the next wake-up. */
+static bool arena_has_work(const struct rec_session *s, struct rec_arena *a,
+			   bool *partial, bool *reap)
 {
-	bool low = pool_low(a);
+	bool low = pool_low(a), capped = !may_write(s, a);
+
+	if ((low || __atomic_load_n(&a->hdr->waiters, __ATOMIC_RELAXED)) &&
+	    a->inflight)
+		*reap = true;
 
 	/* the ACQUIRE loads here pair as in offer_made() (made),
 	 * drain_process() (state) and drain_stream() (produced) */
 	if (__atomic_load_n(&a->made, __ATOMIC_ACQUIRE) > a->told ||
-	    (a->target <= a->chunks && a->chunks < a->chunks_max &&
-	     chunks_free(a) <= a->chunks / 2))
+	    wants_growth(a))
 		return true;
 	for (uint32_t i = 0; i < a->touched; i++) {
 		const struct rec_stream *st = a->cur[i];
@@ -1268,20 +1427,26 @@ static bool arena_has_work(struct rec_arena *a, bool *partial)
 							   __ATOMIC_ACQUIRE) -
 					   st->submitted;
 
-			if (pending >= a->wake_batch || (pending && low))
+			if (pending >= spill_at(a) && capped)
+				return true; /* spilled (drain_stream) */
+			else if (pending && capped)
+				*reap = true; /* for room to write them */
+			else if (pending >= a->wake_batch || (pending && low))
 				return true;
-			if (pending)
+			else if (pending)
 				*partial = true;
 		}
 		if (state == TK_RB_CLOSED && !st->inflight)
 			return true;
+		if (state == TK_RB_CLOSED)
+			*reap = true;
 	}
 	return false;
 }
 
 int consumer_sleep_begin(struct rec_session *s, int timeout_us)
 {
-	bool partial = false;
+	bool partial = false, reap = false;
 	uint64_t now;
 
 	set_sleeping(s, 1);
@@ -1291,11 +1456,12 @@ int consumer_sleep_begin(struct rec_session *s, int timeout_us)
 	for (unsigned i = 0; i < s->nprocs; i++) {
 		struct rec_arena *a = s->procs[i]->arena;
 
-		if (a && arena_has_work(a, &partial)) {
+		if (a && arena_has_work(s, a, &partial, &reap)) {
 			set_sleeping(s, 0);
 			return 0;
 		}
 	}
+	s->reap_wakes = reap;
 	if (!partial)
 		return timeout_us;
 	/* partial batches: out at the next lazy time, at the latest */

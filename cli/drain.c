@@ -15,6 +15,10 @@
  *   pwrite, buffered      io_uring is refused (disabled, seccomp, old
  *                         kernel): a copy into the page cache in our loop
  *
+ * With io_uring, memory registered with drain_fixed_set() (a process's
+ * pool) is written by vectored writes from registered buffers, where the
+ * kernel has them: its pages are pinned once, not at every write.
+ *
  * A request completes through its done() callback, from drain_reap() (or
  * at once with pwrite).  A short write continues where it stopped; an
  * O_DIRECT write the file system refuses is done again without O_DIRECT.
@@ -31,6 +35,23 @@
 #include "drain.h"
 
 #define RING_ENTRIES 256
+/* Vectored writes from registered buffers (Linux 6.15); liburing and the
+ * headers of this system may be older than the kernel. */
+#ifndef IORING_OP_WRITEV_FIXED
+#define IORING_OP_WRITEV_FIXED 61
+#endif
+
+/* Whether the kernel has vectored writes from registered buffers, and a
+ * sparse table of them is made. */
+static bool fixed_init(struct drain *d)
+{
+	struct io_uring_probe *p = io_uring_get_probe_ring(&d->ring);
+	bool ok = p && io_uring_opcode_supported(p, IORING_OP_WRITEV_FIXED);
+
+	if (p)
+		io_uring_free_probe(p);
+	return ok && io_uring_register_buffers_sparse(&d->ring, DRAIN_FIXED_MAX) == 0;
+}
 
 int drain_init(struct drain *d)
 {
@@ -45,7 +66,48 @@ int drain_init(struct drain *d)
 	}
 	d->uring = true;
 	d->cap = RING_ENTRIES;
+	d->fixed_ok = fixed_init(d);
 	return 0;
+}
+
+int drain_fixed_set(struct drain *d, unsigned slot, void *base, size_t len)
+{
+	struct iovec v = { len ? base : NULL, len };
+	__u64 tag = 0;
+	int ret;
+
+	if (!d->uring || !d->fixed_ok || slot >= DRAIN_FIXED_MAX)
+		return -EOPNOTSUPP;
+	if (len > DRAIN_FIXED_BYTES)
+		v.iov_len = len = DRAIN_FIXED_BYTES;
+	ret = io_uring_register_buffers_update_tag(&d->ring, slot, &v, &tag, 1);
+	if (ret < 0) {
+		/* the slot is left empty: writes from it go as before */
+		v = (struct iovec){ NULL, 0 };
+		io_uring_register_buffers_update_tag(&d->ring, slot, &v, &tag, 1);
+		d->fixed[slot] = v;
+		return ret;
+	}
+	d->fixed[slot] = v;
+	return 0;
+}
+
+/* Whether every buffer of @r left to write lies in its fixed range. */
+static bool fixed_covers(const struct drain *d, const struct drain_req *r)
+{
+	const struct iovec *f;
+
+	if (r->fixed < 0 || r->fixed >= DRAIN_FIXED_MAX || !d->fixed_ok)
+		return false;
+	f = &d->fixed[r->fixed];
+	for (unsigned i = r->first; i < r->niov; i++) {
+		uintptr_t b = (uintptr_t)r->iov[i].iov_base;
+
+		if (b < (uintptr_t)f->iov_base ||
+		    b + r->iov[i].iov_len > (uintptr_t)f->iov_base + f->iov_len)
+			return false;
+	}
+	return f->iov_len != 0;
 }
 
 void drain_free(struct drain *d)
@@ -166,8 +228,17 @@ static void queue(struct drain *d, struct drain_req *r)
 		write_now(r);
 		return;
 	}
-	io_uring_prep_writev(sqe, r->fd, r->iov + r->first, r->niov - r->first,
-			     r->off + r->written);
+	d->writes++;
+	r->sent_fixed = fixed_covers(d, r);
+	if (r->sent_fixed) {
+		io_uring_prep_rw(IORING_OP_WRITEV_FIXED, sqe, r->fd, r->iov + r->first,
+				 r->niov - r->first, r->off + r->written);
+		sqe->buf_index = (__u16)r->fixed;
+		d->writes_fixed++;
+	} else {
+		io_uring_prep_writev(sqe, r->fd, r->iov + r->first,
+				     r->niov - r->first, r->off + r->written);
+	}
 	io_uring_sqe_set_data(sqe, r);
 }
 
@@ -196,6 +267,14 @@ void drain_submit(struct drain *d)
 static void complete(struct drain *d, struct drain_req *r, int res)
 {
 	if (res == -EAGAIN || res == -EINTR) {
+		queue(d, r);
+		return;
+	}
+	if (r->sent_fixed && (res == -EINVAL || res == -EFAULT ||
+			      res == -EOPNOTSUPP)) {
+		/* the kernel took the registration but not the write: as
+		 * before, from here on */
+		d->fixed_ok = false;
 		queue(d, r);
 		return;
 	}

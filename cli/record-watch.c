@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -73,18 +74,92 @@ static void live_update(struct record_watch *w, uint64_t now)
 	w->live_shown = true;
 }
 
+static void *index_writer_main(void *arg)
+{
+	struct index_writer *iw = arg;
+
+	pthread_mutex_lock(&iw->lock);
+	for (;;) {
+		struct tk_index x;
+		char error[sizeof(iw->error)];
+		int err;
+
+		while (!iw->has_next && !iw->stop)
+			pthread_cond_wait(&iw->cond, &iw->lock);
+		if (!iw->has_next)
+			break;
+		x = iw->next;
+		iw->has_next = false;
+		pthread_mutex_unlock(&iw->lock);
+		err = tk_trace_store_index(&x, error, sizeof(error));
+		tk_index_free(&x);
+		pthread_mutex_lock(&iw->lock);
+		if (err && !iw->err) {
+			iw->err = err;
+			memcpy(iw->error, error, sizeof(error));
+		}
+	}
+	pthread_mutex_unlock(&iw->lock);
+	return NULL;
+}
+
+/* Hand @x to the writer (an index not written yet is replaced: the newest
+ * says more); false if the thread cannot be started. */
+static bool index_post(struct index_writer *iw, struct tk_index *x)
+{
+	if (!iw->started) {
+		sigset_t all, old;
+		int err;
+
+		pthread_mutex_init(&iw->lock, NULL);
+		pthread_cond_init(&iw->cond, NULL);
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		err = pthread_create(&iw->thread, NULL, index_writer_main, iw);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (err) {
+			pthread_mutex_destroy(&iw->lock);
+			pthread_cond_destroy(&iw->cond);
+			return false;
+		}
+		iw->started = true;
+	}
+	pthread_mutex_lock(&iw->lock);
+	if (iw->has_next)
+		tk_index_free(&iw->next);
+	iw->next = *x;
+	iw->has_next = true;
+	pthread_cond_signal(&iw->cond);
+	pthread_mutex_unlock(&iw->lock);
+	return true;
+}
+
 /* The index: at the start, when a process announced its events or a
  * stream got its file (INDEX_MIN_MS after the last time at the soonest:
- * it is the whole trace's, rewritten and synced, and thousands of
- * processes come and go in a second), and every INDEX_MS (counts,
- * clock). */
+ * it is the whole trace's, rewritten, and thousands of processes come and
+ * go in a second), and every INDEX_MS (counts, clock).  Made here, written
+ * by the index writer. */
 static void index_update(struct record_watch *w, uint64_t now)
 {
 	struct rec_session *s = w->s;
 	unsigned procs = 0, files = 0;
+	struct tk_index x;
+	int err = 0;
 
 	if (w->index_failed)
 		return;
+	if (w->iw.started) {
+		pthread_mutex_lock(&w->iw.lock);
+		err = w->iw.err;
+		if (err)
+			snprintf(s->error, sizeof(s->error), "%s", w->iw.error);
+		pthread_mutex_unlock(&w->iw.lock);
+	}
+	if (err) {
+		tk_warn("%s", s->error);
+		w->index_failed = true;
+		return;
+	}
 	for (unsigned i = 0; i < s->nprocs; i++)
 		procs += s->procs[i]->announced;
 	for (unsigned i = 0; i < s->nstreams; i++)
@@ -97,9 +172,16 @@ static void index_update(struct record_watch *w, uint64_t now)
 	if (record_kernel_capturing(w->kernel))
 		s->kernel = &w->kernel->manifest;
 	session_clock_now(s);
-	if (session_write_index(s, true) < 0) {
+	if (session_render_index(s, true, &x) < 0) {
 		tk_warn("%s", s->error);
 		w->index_failed = true;
+	} else if (!index_post(&w->iw, &x)) {
+		/* no thread: written here */
+		if (tk_trace_store_index(&x, s->error, sizeof(s->error)) < 0) {
+			tk_warn("%s", s->error);
+			w->index_failed = true;
+		}
+		tk_index_free(&x);
 	}
 	w->procs = procs;
 	w->files = files;
@@ -172,6 +254,20 @@ int watch_wait_us(const struct record_watch *w)
 
 void watch_end(struct record_watch *w)
 {
+	struct index_writer *iw = &w->iw;
+
+	if (iw->started) {
+		pthread_mutex_lock(&iw->lock);
+		iw->stop = true;
+		pthread_cond_signal(&iw->cond);
+		pthread_mutex_unlock(&iw->lock);
+		pthread_join(iw->thread, NULL);
+		if (iw->has_next)
+			tk_index_free(&iw->next);
+		pthread_mutex_destroy(&iw->lock);
+		pthread_cond_destroy(&iw->cond);
+		iw->started = false;
+	}
 	if (w->live_shown)
 		fputs("\r\033[K", stderr);
 }

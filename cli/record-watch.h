@@ -15,10 +15,26 @@
 #ifndef TK_RECORD_WATCH_H
 #define TK_RECORD_WATCH_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "record-kernel.h"
 #include "session.h"
+
+/* The thread that writes the index while recording: renames into place
+ * free the old files, which on a file system mounted with `discard`
+ * waits for the disk (seen: 50-300 ms, each second), and the drain loop
+ * must not wait. */
+struct index_writer {
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct tk_index next;  /* the newest index to write, if has_next */
+	bool has_next, stop;
+	int err;               /* the first failure, said by watch_tick */
+	char error[256];
+};
 
 struct record_watch {
 	struct rec_session *s;
@@ -31,6 +47,7 @@ struct record_watch {
 	uint64_t written_at;       /* when it was written last */
 	bool index_failed;         /* said once, not tried again */
 	uint64_t rename_at;
+	struct index_writer iw;
 };
 
 /* @live: print the live line (stderr is a terminal, no -q). */
@@ -40,7 +57,8 @@ void watch_init(struct record_watch *w, struct rec_session *s,
 void watch_tick(struct record_watch *w);
 /* Microseconds until watch_tick has something to do (at most 1 s). */
 int watch_wait_us(const struct record_watch *w);
-/* Erase the live line, before the summary. */
+/* Erase the live line, before the summary; the index being written is
+ * written, the thread that writes it gone. */
 void watch_end(struct record_watch *w);
 /* Name each live stream after its thread's current name, or for a thread
  * gone, the name it wrote when it ended (also done by watch_tick every

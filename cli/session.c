@@ -105,7 +105,6 @@ int session_init(struct rec_session *s, const struct rec_options *opt,
 		return -errno;
 	}
 	s->next_class = 1;
-	s->next_instance = 1;
 	gethostname(s->host, sizeof(s->host) - 1);
 	s->dir = strdup(opt->outdir);
 	if (!s->dir)
@@ -647,6 +646,11 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 		asleep = us > 0;
 		s->sleeps += asleep;
 		ts = (struct timespec){ us / 1000000, us % 1000000 * 1000 };
+		/* completions are reaped at the next wake-up unless what
+		 * they give back is wanted now: a context switch each costs
+		 * as much as the write on some VMs */
+		if (asleep && !s->reap_wakes)
+			pfd[3].fd = -1;
 	} else {
 		ts = (struct timespec){ 0, 0 };
 	}
@@ -811,17 +815,31 @@ int session_finish(struct rec_session *s)
 
 int session_write_index(struct rec_session *s, bool incomplete)
 {
-	if (!s->reserved) {
-		s->reserved = true;
-		reserve(s, true);
-	}
 	return write_index(s, incomplete);
 }
 
 static int write_index(struct rec_session *s, bool incomplete)
 {
+	struct tk_index x;
+	int ret = session_render_index(s, incomplete, &x);
+
+	if (ret)
+		return ret;
+	ret = tk_trace_store_index(&x, s->error, sizeof(s->error));
+	tk_index_free(&x);
+	return ret;
+}
+
+int session_render_index(struct rec_session *s, bool incomplete,
+			 struct tk_index *x)
+{
 	struct tk_trace t;
 	int ret;
+
+	if (incomplete && !s->reserved) {
+		s->reserved = true;
+		reserve(s, true);
+	}
 
 	memset(&t, 0, sizeof(t));
 	t.dir = s->dir;
@@ -868,7 +886,7 @@ static int write_index(struct rec_session *s, bool incomplete)
 			continue; /* nothing was ever written */
 		consumer_stream_stats(s->streams[i], &t.streams[t.nstreams++]);
 	}
-	ret = tk_trace_write_index(&t, s->error, sizeof(s->error));
+	ret = tk_trace_render_index(&t, x, s->error, sizeof(s->error));
 	free(t.processes);
 	free(t.streams);
 	return ret;
@@ -883,6 +901,13 @@ void session_print_work(const struct rec_session *s, FILE *f)
 	fprintf(f, "tracekit: the recorder wrote %llu packets, slept %llu times, was woken %llu times by writers\n",
 		(unsigned long long)packets, (unsigned long long)s->sleeps,
 		(unsigned long long)consumer_wakeups(s));
+	if (s->drain.writes)
+		fprintf(f, "tracekit: %llu writes, %llu of them from memory registered with io_uring\n",
+			(unsigned long long)s->drain.writes,
+			(unsigned long long)s->drain.writes_fixed);
+	if (s->spilled)
+		fprintf(f, "tracekit: %llu KiB written through the page cache while the disk was behind\n",
+			(unsigned long long)(s->spilled >> 10));
 }
 
 void session_print_streams(const struct rec_session *s, FILE *f)

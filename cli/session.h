@@ -92,6 +92,7 @@ struct rec_write {
 	unsigned count;
 	uint64_t events;
 	char *copy; /* freed when written, or NULL */
+	bool spill; /* through the page cache (spill_fd) */
 	struct rec_write *next; /* the session's free list */
 };
 
@@ -108,6 +109,7 @@ struct rec_stream {
 	unsigned inflight;  /* writes not completed */
 	int out_fd;
 	bool direct;        /* out_fd is O_DIRECT: packets padded to blocks */
+	int spill_fd;       /* the same file without O_DIRECT, or -1 */
 	uint64_t off;       /* where the next packet goes in the file */
 	uint64_t alloc;     /* bytes of the file allocated ahead (O_DIRECT) */
 	uint64_t cut;       /* where its first failed write began: the file
@@ -151,7 +153,15 @@ struct rec_arena {
 	uint32_t touched;          /* descriptors made: 0 .. touched, the
 				    * only ones that may be in use */
 	struct rec_stream **cur;   /* [streams_max]: who uses descriptor i */
+	/* [streams_max]: the CTF stream instance of descriptor i's next
+	 * thread, as we told it (0: i + 1, a fresh descriptor's) */
+	uint64_t *instance;
+	uint64_t next_instance;    /* for a recycled descriptor */
 	unsigned inflight;         /* writes from its memory not completed */
+	uint64_t inflight_bytes;   /* their bytes */
+	int fixed;                 /* its pool's range in the drain's
+				    * registered memory, or -1 */
+	uint32_t fixed_chunks;     /* chunks of the pool registered there */
 	bool gave_back;            /* space given back this pass (--block) */
 	const char *corrupt;       /* why we stopped reading it */
 };
@@ -199,7 +209,6 @@ struct rec_session {
 	unsigned nstreams;
 	struct tk_trace_clock clock;
 	uint32_t next_class;
-	uint64_t next_instance;
 	char host[65];
 	unsigned drained; /* packets written by the last session_poll */
 	struct drain drain;
@@ -207,6 +216,12 @@ struct rec_session {
 	struct rec_maker *maker;   /* makes pool chunks ahead (consumer.c) */
 	uint64_t pool_most;        /* bytes of pool made for one process, at most */
 	uint64_t sleeps;           /* times we slept waiting for work */
+	uint64_t inflight_bytes;   /* in writes not completed */
+	uint64_t spilled;          /* bytes written through the page cache
+				    * while the disk was behind (spill_fd) */
+	bool fixed_used[DRAIN_FIXED_MAX]; /* ranges of drain_fixed_set taken */
+	bool reap_wakes;           /* a write that completes ends the sleep
+				    * (consumer_sleep_begin) */
 	uint64_t wakeups_gone;     /* writers' wake-ups, of arenas unmapped */
 	uint64_t lazy_next;        /* when partial batches are written (us) */
 	bool lazy_due;
@@ -255,6 +270,10 @@ int session_finish(struct rec_session *s);
  * often as processes and streams come: a recorder killed then leaves a
  * trace that can be read. */
 int session_write_index(struct rec_session *s, bool incomplete);
+/* Its first half: what the files would hold, in *x (tk_index_free), for
+ * another thread to write (tk_trace_store_index). */
+int session_render_index(struct rec_session *s, bool incomplete,
+			 struct tk_index *x);
 /* Take the clock's stop pair now and the rate since the start. */
 void session_clock_now(struct rec_session *s);
 /* The user streams' table: per-stream counts, then how each process's

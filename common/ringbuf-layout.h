@@ -89,7 +89,7 @@
 #include "tracekit/runtime.h" /* the event header, written inline */
 
 #define TK_ARENA_MAGIC 0x4e524b54u /* "TKRN" */
-#define TK_ARENA_VERSION 1
+#define TK_ARENA_VERSION 2
 #define TK_CTF_MAGIC 0xc1fc1fc1u
 
 #define TK_RB_MIN_SLOTS 2
@@ -105,6 +105,9 @@
 /* The chunk id of a stream's own first-packet page (see tk_rb_stream). */
 #define TK_CHUNK_INLINE 0xffffffffu
 #define TK_INLINE_SIZE 4096u
+/* A closed packet is padded to a multiple of this in its chunk (and so
+ * in the file: O_DIRECT writes whole blocks). */
+#define TK_PACKET_ALIGN 4096u
 
 enum tk_rb_mode {
 	TK_RB_DISCARD = 0,
@@ -141,7 +144,10 @@ struct tk_arena {
 	 * wait on it (futex) while `waiters` > 0 */
 	uint32_t space;
 	uint32_t waiters;
-	uint32_t pad1;
+	/* the process's CTF stream class, set by the recorder when it takes
+	 * the arena; 0 before (the writers then leave the packet headers'
+	 * ids to it, see tk_rb_slot.sealed) */
+	uint32_t class_id;
 
 	struct tk_ring_ends free_chunks;
 	struct tk_ring_ends free_streams;   /* fresh */
@@ -154,6 +160,10 @@ struct tk_arena {
 	/* written by writers (atomic add): the times one woke the recorder
 	 * (record -v says them) */
 	uint64_t wakeups;
+	/* set by a writer that found no free chunk, cleared by the
+	 * recorder, which then grows the pool */
+	uint32_t starved;
+	uint32_t pad2;
 };
 
 enum tk_rb_state {
@@ -168,6 +178,12 @@ struct tk_rb_slot {
 	uint64_t commit; /* bytes of the packet that are whole events */
 	uint32_t chunk;  /* where the packet is */
 	uint32_t events; /* events in the packet, set when it is closed */
+	/* set when it is closed: 1 if the writer completed every packet
+	 * header in the chunk (stream class and instance, the last one's
+	 * packet_size up to TK_PACKET_ALIGN, zeros after commit): the
+	 * recorder writes the chunk as it is, without a store into it */
+	uint32_t sealed;
+	uint32_t pad;
 };
 
 /* One thread's stream (its descriptor), stream_size bytes: this, the
@@ -185,6 +201,10 @@ struct tk_rb_stream {
 	 * 0 before: two relaxed atomic words, read by the recorder while
 	 * the thread may still write them */
 	uint64_t comm_last[2];
+	/* the CTF stream instance of the thread that takes it: set by the
+	 * recorder before it offers a recycled descriptor; 0 in a fresh one,
+	 * whose instance is its index + 1 */
+	uint64_t instance;
 
 	/* written by the writer, at packet boundaries */
 	uint64_t lost_full __attribute__((aligned(64))); /* no free slot or chunk */
@@ -220,8 +240,9 @@ struct tk_packet_header {
  * CPU while it filled it: the writer then ends the packet where it is
  * (content_size and packet_size set, packet_size up to the next multiple
  * of 8 bytes, zeros between) and begins one for the new CPU right after
- * (lib/stream.c packet_split).  The last packet's sizes are the
- * recorder's to set, to what it writes.  The recorder walks them with
+ * (lib/stream.c packet_split).  The last packet's sizes are set by the
+ * writer when it closes the chunk (a sealed slot), else by the recorder,
+ * to what it writes.  The recorder walks them with
  * tk_packet_next: the offset of the packet after the one at @off, in the
  * first @commit bytes of @chunk, or 0 if that one is the last.  @off is a
  * multiple of 8 and @chunk a page.
@@ -243,10 +264,12 @@ static inline uint64_t tk_packet_next(const char *chunk, uint64_t off,
  * Discard mode drains packets in batches: a writer wakes a sleeping
  * recorder when its stream has this many closed packets the recorder has
  * not taken (or the pool runs low, or the stream closes), and the
- * recorder writes them in one go: ~512 KiB per write, so that a virtual
- * disk that counts its operations is not asked for one per packet.
+ * recorder writes them in one go: ~2 MiB per write, so that a virtual
+ * disk that counts its operations is not asked for one per packet, and
+ * the recorder (its wake-up, its context switches, its system calls) runs
+ * once per 2 MiB of a busy stream, not per packet.
  */
-#define TK_WAKE_BATCH_BYTES (512u << 10)
+#define TK_WAKE_BATCH_BYTES (2u << 20)
 #define TK_POOL_LOW 16 /* free chunks: a writer that sees fewer wakes it */
 
 static inline uint32_t tk_rb_wake_batch(uint32_t chunk_size, uint32_t slots)

@@ -114,45 +114,83 @@ static void put_manifest(FILE *f, const struct tk_trace *t)
 
 typedef void (*write_fn)(FILE *f, const void *arg);
 
-/* Write path (relative to dir) through fn, atomically (a rename); synced
- * to the disk first if @sync.  The index written while recording is not:
- * it must survive the recorder being killed, which the page cache does,
- * and a recorder that waits on the disk lets the writers' buffers fill. */
-static int write_file(const char *dir, const char *path, write_fn fn,
-		      const void *arg, bool sync, char *err, size_t errlen)
+/* Add the file @path (relative to the trace directory), as fn writes it,
+ * to @x; the disk is not touched. */
+static int render(struct tk_index *x, const char *path, write_fn fn,
+		  const void *arg, char *err, size_t errlen)
+{
+	struct tk_index_file *grown = realloc(x->files, (x->n + 1) * sizeof(*grown));
+	struct tk_index_file *fl;
+	FILE *f;
+
+	if (!grown)
+		goto nomem;
+	x->files = grown;
+	fl = &x->files[x->n];
+	memset(fl, 0, sizeof(*fl));
+	fl->path = strdup(path);
+	f = fl->path ? open_memstream(&fl->data, &fl->len) : NULL;
+	if (!f) {
+		free(fl->path);
+		goto nomem;
+	}
+	fn(f, arg);
+	if (fclose(f)) {
+		free(fl->path);
+		free(fl->data);
+		goto nomem;
+	}
+	x->n++;
+	return 0;
+nomem:
+	snprintf(err, errlen, "cannot write '%s/%s': %s", x->dir, path,
+		 strerror(ENOMEM));
+	return -ENOMEM;
+}
+
+/* Write file @fl of @x into place atomically (a rename), synced to the
+ * disk first if x->sync.  The index written while recording is not: it
+ * must survive the recorder being killed, which the page cache does, and
+ * a recorder that waits on the disk lets the writers' buffers fill. */
+static int store(const struct tk_index *x, const struct tk_index_file *fl,
+		 char *err, size_t errlen)
 {
 	char *tmp = NULL, *final = NULL;
-	FILE *f = NULL;
-	int fd, ret = 0;
+	int fd = -1, ret = 0;
+	size_t done = 0;
 
-	if (asprintf(&final, "%s/%s", dir, path) < 0 ||
+	if (asprintf(&final, "%s/%s", x->dir, fl->path) < 0 ||
 	    asprintf(&tmp, "%s.tmp", final) < 0) {
 		ret = -ENOMEM;
+		snprintf(err, errlen, "cannot write '%s/%s': %s", x->dir,
+			 fl->path, strerror(-ret));
 		goto out;
 	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		ret = -errno;
+	while (fd >= 0 && done < fl->len) {
+		ssize_t n = write(fd, fl->data + done, fl->len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	if (fd < 0 || done < fl->len || (x->sync && fsync(fd))) {
+		ret = errno ? -errno : -EIO;
+		snprintf(err, errlen, "cannot write '%s': %s", tmp, strerror(-ret));
 		if (fd >= 0)
-			close(fd);
-		snprintf(err, errlen, "cannot write '%s': %s", tmp, strerror(-ret));
+			unlink(tmp);
 		goto out;
 	}
-	fn(f, arg);
-	if (fflush(f) || ferror(f) || (sync && fsync(fileno(f)))) {
-		ret = -errno ? -errno : -EIO;
-		snprintf(err, errlen, "cannot write '%s': %s", tmp, strerror(-ret));
-		fclose(f);
-		unlink(tmp);
-		goto out;
-	}
-	fclose(f);
 	if (rename(tmp, final) < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot rename '%s': %s", tmp, strerror(-ret));
 		unlink(tmp);
 	}
 out:
+	if (fd >= 0)
+		close(fd);
 	free(tmp);
 	free(final);
 	return ret;
@@ -189,14 +227,57 @@ static bool same_size(const char *dir, const char *path, size_t size)
 	return same;
 }
 
-int tk_trace_write_index(const struct tk_trace *t, char *err, size_t errlen)
+void tk_index_free(struct tk_index *x)
+{
+	for (unsigned i = 0; i < x->n; i++) {
+		free(x->files[i].path);
+		free(x->files[i].data);
+	}
+	free(x->files);
+	free(x->dir);
+	memset(x, 0, sizeof(*x));
+}
+
+int tk_trace_render_index(const struct tk_trace *t, struct tk_index *x,
+			  char *err, size_t errlen)
 {
 	char path[64];
+	int ret;
+
+	memset(x, 0, sizeof(*x));
+	x->sync = !t->incomplete;
+	x->dir = strdup(t->dir);
+	if (!x->dir) {
+		snprintf(err, errlen, "cannot write '%s': %s", t->dir,
+			 strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < t->nprocesses; i++) {
+		snprintf(path, sizeof(path), "events/%u.desc",
+			 t->processes[i].class_id);
+		if (same_size(t->dir, path, t->processes[i].desc_blob_size))
+			continue; /* written before, and nothing was added */
+		ret = render(x, path, write_desc, &t->processes[i], err, errlen);
+		if (ret)
+			goto fail;
+	}
+	ret = render(x, "user/metadata", write_metadata, t, err, errlen);
+	if (!ret)
+		ret = render(x, TK_MANIFEST_NAME, write_manifest, t, err, errlen);
+	if (!ret)
+		return 0;
+fail:
+	tk_index_free(x);
+	return ret;
+}
+
+int tk_trace_store_index(const struct tk_index *x, char *err, size_t errlen)
+{
 	char *sub;
 	int ret;
 
 	for (unsigned i = 0; i < 2; i++) {
-		if (asprintf(&sub, "%s/%s", t->dir, i ? "user" : "events") < 0)
+		if (asprintf(&sub, "%s/%s", x->dir, i ? "user" : "events") < 0)
 			return -ENOMEM;
 		if (mkdir(sub, 0700) < 0 && errno != EEXIST) {
 			ret = -errno;
@@ -207,20 +288,22 @@ int tk_trace_write_index(const struct tk_trace *t, char *err, size_t errlen)
 		}
 		free(sub);
 	}
-	for (unsigned i = 0; i < t->nprocesses; i++) {
-		snprintf(path, sizeof(path), "events/%u.desc",
-			 t->processes[i].class_id);
-		if (same_size(t->dir, path, t->processes[i].desc_blob_size))
-			continue; /* written before, and nothing was added */
-		ret = write_file(t->dir, path, write_desc, &t->processes[i],
-				 !t->incomplete, err, errlen);
+	for (unsigned i = 0; i < x->n; i++) {
+		ret = store(x, &x->files[i], err, errlen);
 		if (ret)
 			return ret;
 	}
-	ret = write_file(t->dir, "user/metadata", write_metadata, t,
-			 !t->incomplete, err, errlen);
+	return 0;
+}
+
+int tk_trace_write_index(const struct tk_trace *t, char *err, size_t errlen)
+{
+	struct tk_index x;
+	int ret = tk_trace_render_index(t, &x, err, errlen);
+
 	if (ret)
 		return ret;
-	return write_file(t->dir, TK_MANIFEST_NAME, write_manifest, t,
-			  !t->incomplete, err, errlen);
+	ret = tk_trace_store_index(&x, err, errlen);
+	tk_index_free(&x);
+	return ret;
 }

@@ -156,6 +156,29 @@ static inline uint64_t tk_stream_lost(const struct tk_trace_stream *s)
  * Returns 0 or -errno with err[errlen] naming the file. */
 int tk_trace_write_index(const struct tk_trace *t, char *err, size_t errlen);
 
+/* The same in two steps, so that a recorder can leave the second to
+ * another thread: tk_trace_render_index puts what the files would hold
+ * in *x (in memory; only a stat of each descriptor file), and
+ * tk_trace_store_index writes them into x->dir.  Both return 0 or -errno
+ * with err[errlen] naming the file; free *x with tk_index_free. */
+struct tk_index_file {
+	char *path; /* relative to the trace directory */
+	char *data;
+	size_t len;
+};
+
+struct tk_index {
+	char *dir;
+	bool sync; /* the complete index: each file synced before its rename */
+	unsigned n;
+	struct tk_index_file *files;
+};
+
+int tk_trace_render_index(const struct tk_trace *t, struct tk_index *x,
+			  char *err, size_t errlen);
+int tk_trace_store_index(const struct tk_index *x, char *err, size_t errlen);
+void tk_index_free(struct tk_index *x);
+
 /* Write the TSDL text describing @t's user streams to @f. */
 int tk_ctf_write_metadata(FILE *f, const struct tk_trace *t);
 

@@ -39,12 +39,17 @@ struct tk_wstream {
 	uint64_t oldest;      /* overwrite: oldest packet still holding a chunk */
 	uint64_t consumed;    /* discard: the recorder's consumed, last seen */
 	bool pool_low;        /* the last chunk taken left few in the ring */
+	uint32_t backoff;     /* events to lose before looking for room again */
 	uint64_t lost;        /* lost by this thread outside signal nesting */
 	struct tk__thread *thread;
 	/* the CTF packet being written: the chunk's first, or a later one
 	 * when the thread moved to another CPU (stream.c packet_split) */
 	struct tk_packet_header *ctf;
 	uint64_t ctf_seq; /* CTF packets begun in the stream */
+	uint64_t instance; /* its CTF stream instance (tk_rb_stream.instance) */
+	/* the stream class the packet's headers carry, 0: not known yet
+	 * when the packet was opened (the recorder completes them) */
+	uint32_t class_id;
 };
 
 struct tk_arena_map {

@@ -46,6 +46,11 @@ uint32_t tk_clock_mono;
  * thread that is gone. */
 static pthread_mutex_t exit_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
+/* Events lost without a look at the shared memory after one found no
+ * room (discard mode, no --block): in a flood each look is a cache miss
+ * on what the recorder just wrote, and half the events are lost there;
+ * 63 events are ~1 us of a writer's time. */
+#define LOST_BACKOFF 63
 /* reap_retired_locked: how long it waits for threads in arena_hold */
 #define REAP_WAIT_YIELDS 10000
 static struct tk_arena_map *arena_cur; /* the session's, or NULL */
@@ -118,6 +123,8 @@ static void ctf_begin(struct tk_wstream *w, struct tk__thread *t, char *at,
 
 	memset(ph, 0, sizeof(*ph));
 	ph->magic = TK_CTF_MAGIC;
+	ph->stream_id = w->class_id;
+	ph->stream_instance_id = w->instance;
 	ph->timestamp_begin = tsc;
 	ph->packet_seq_num = w->ctf_seq++;
 	ph->cpu_id = (uint32_t)cpu;
@@ -129,6 +136,23 @@ static void ctf_begin(struct tk_wstream *w, struct tk__thread *t, char *at,
 	t->pos = at + sizeof(*ph);
 }
 
+/* Seal the packet's chunk for the recorder, which then writes it as it
+ * is: the last CTF packet takes the chunk up to the next TK_PACKET_ALIGN
+ * (zeros after its events).  The writer has these lines in its cache;
+ * the recorder would have to fetch them, and on some VMs pay a fault for
+ * its first touch of each page. */
+static bool packet_seal(struct tk_wstream *w, struct tk__thread *t)
+{
+	size_t bytes = (size_t)(t->pos - t->packet);
+	size_t padded = (bytes + TK_PACKET_ALIGN - 1) & ~(size_t)(TK_PACKET_ALIGN - 1);
+
+	if (!w->class_id)
+		return false;
+	memset(t->pos, 0, padded - bytes);
+	w->ctf->packet_size = (uint64_t)(t->packet + padded - (char *)w->ctf) * 8;
+	return true;
+}
+
 static void packet_close(struct tk_wstream *w, struct tk__thread *t,
 			 uint64_t tsc)
 {
@@ -137,6 +161,7 @@ static void packet_close(struct tk_wstream *w, struct tk__thread *t,
 
 	ctf_end(w, t, tsc);
 	/* ordered by the RELEASE stores of commit and produced below */
+	__atomic_store_n(&sl->sealed, packet_seal(w, t), __ATOMIC_RELAXED);
 	__atomic_store_n(&sl->events, (uint32_t)t->events, __ATOMIC_RELAXED);
 	/* pairs with the ACQUIRE load of commit in cli/consumer.c:
 	 * write_copy() (a packet closed while it is copied);
@@ -246,9 +271,19 @@ static int packet_open(struct tk_wstream *w, struct tk__thread *t,
 						    __ATOMIC_ACQUIRE);
 
 		w->consumed = consumed;
-		if (w->seq - consumed >= a->geom.slots ||
-		    !take_any(w, size, &id, &pkt))
+		if (w->seq - consumed >= a->geom.slots)
 			return -ENOSPC;
+		if (!take_any(w, size, &id, &pkt)) {
+			/* no chunk: the pool should grow, and with no
+			 * packet open no close will wake the recorder
+			 * (packet_close) until one is; once until the
+			 * recorder has seen it.  A value only. */
+			if (!__atomic_load_n(&a->hdr->starved, __ATOMIC_RELAXED)) {
+				__atomic_store_n(&a->hdr->starved, 1, __ATOMIC_RELAXED);
+				wake_recorder(a->hdr, true);
+			}
+			return -ENOSPC;
+		}
 	} else if (w->seq - w->oldest >= a->geom.slots) {
 		if (!reuse_oldest(w, &id, &pkt))
 			return -ENOSPC;
@@ -266,6 +301,9 @@ static int packet_open(struct tk_wstream *w, struct tk__thread *t,
 	/* The packet that held this slot, or this chunk, has lost its number
 	 * already (reuse_oldest(), or the recorder consumed it): the slot is
 	 * filled first, its number published last. */
+	/* the stream class, once the recorder has the arena: a value only,
+	 * nothing is read on its strength */
+	w->class_id = __atomic_load_n(&a->hdr->class_id, __ATOMIC_RELAXED);
 	/* ordered by the RELEASE stores of commit and seq below */
 	__atomic_store_n(&sl->chunk, id, __ATOMIC_RELAXED);
 	__atomic_store_n(&sl->events, 0, __ATOMIC_RELAXED);
@@ -417,6 +455,9 @@ static struct tk_wstream *stream_open(struct tk__thread *t, uint64_t gen)
 	w->index = i;
 	w->payload_max = a->geom.chunk_size - (uint32_t)sizeof(struct tk_packet_header);
 	w->thread = t;
+	/* written before the recorder offered the descriptor (ordered by
+	 * tk_ring_take()'s ACQUIRE load of tail) */
+	w->instance = d->instance ? d->instance : i + 1;
 	t->cpu_src = tk_cpu_source();
 	d->pid = a->hdr->pid;
 	d->tid = tk_self_tid();
@@ -554,10 +595,20 @@ TK_EXPORT char *tk__reserve_slow(uint32_t size, uint64_t tsc)
 			return t->pos;
 		}
 	}
+	if (!t->packet && w->backoff) {
+		/* no room a moment ago: lost without a look at the shared
+		 * memory, which the recorder is writing meanwhile */
+		w->backoff--;
+		count_lost(&w->desc->lost_full, 1);
+		w->lost++;
+		return NULL;
+	}
 	if (t->packet)
 		packet_close(w, t, tsc);
 	if (packet_open(w, t, tsc, size) < 0 &&
 	    (!w->arena->geom.block_ms || wait_space(w, t, tsc, size) < 0)) {
+		if (!w->arena->geom.block_ms)
+			w->backoff = LOST_BACKOFF;
 		count_lost(&w->desc->lost_full, 1);
 		w->lost++;
 		return NULL;
