@@ -407,7 +407,6 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	a->chunks = a->made = a->target = a->told = made;
 	/* the process filled the rings: the chunks it made, every
 	 * descriptor; we produce from there on */
-	a->chunk_tail = made;
 	a->stream_tail = a->streams_max;
 	a->next_instance = (uint64_t)a->streams_max + 1;
 	a->fixed = -1;
@@ -452,28 +451,58 @@ static struct tk_rb_stream *desc_at(const struct rec_arena *a, uint32_t i)
 	return (struct tk_rb_stream *)(a->streams + (size_t)i * a->stream_size);
 }
 
+/* Put chunk @v on top of the free chunk stack, the next one a writer
+ * takes (lib/arena.h:tk_stack_take(); we are the only one that pushes,
+ * the writers pop concurrently). */
+static bool stack_push(struct rec_arena *a, uint32_t v)
+{
+	struct tk_chunk_stack *st = &a->hdr->free_chunks;
+	/* pairs with the RELEASE of the compare-and-swap in
+	 * lib/arena.h:tk_stack_take(): the entries above count are read,
+	 * their places ours again */
+	uint64_t top = __atomic_load_n(&st->top, __ATOMIC_ACQUIRE);
+
+	for (;;) {
+		uint32_t n = TK_STACK_COUNT(top);
+
+		if (n >= a->ring_size)
+			return false; /* full, or scribbled on: dropped */
+		__atomic_store_n(&a->chunk_ring[n], v, __ATOMIC_RELAXED);
+		/* its RELEASE pairs with the ACQUIRE load of top in
+		 * lib/arena.h:tk_stack_take(): the entry, and what it names
+		 * (its write completed), are there first; its ACQUIRE (on
+		 * failure too) as the load above */
+		if (__atomic_compare_exchange_n(&st->top, &top,
+						TK_STACK_NEXT(top, n + 1), false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			break;
+	}
+	a->gave_back = true;
+	return true;
+}
+
 /* Chunk @id is the writers' again (stream @index's inline page when it is
  * TK_CHUNK_INLINE).  The RELEASE store of inline_busy pairs with the
  * ACQUIRE load of it in lib/stream.c:take_inline(); a pool chunk goes
- * through ring_put(). */
+ * through stack_push(). */
 static void chunk_give_back(struct rec_arena *a, uint32_t index, uint32_t id)
 {
 	if (id == TK_CHUNK_INLINE)
 		__atomic_store_n(&desc_at(a, index)->inline_busy, 0,
 				 __ATOMIC_RELEASE);
 	else
-		ring_put(a, &a->hdr->free_chunks, a->chunk_ring, &a->chunk_tail,
-			 id);
+		stack_push(a, id);
 }
 
-/* Free chunks in the ring as far as we can tell (bounded). */
+/* Free chunks in the stack as far as we can tell (bounded). */
 static uint64_t chunks_free(const struct rec_arena *a)
 {
-	/* a count only (nothing is read on its strength): pairs with the
-	 * compare-and-swap of head in lib/arena.h:tk_ring_take() */
-	uint64_t head = __atomic_load_n(&a->hdr->free_chunks.head, __ATOMIC_ACQUIRE);
+	/* a count only (nothing is read on its strength) */
+	uint32_t n = TK_STACK_COUNT(__atomic_load_n(&a->hdr->free_chunks.top,
+						    __ATOMIC_RELAXED));
 
-	return head > a->chunk_tail ? 0 : a->chunk_tail - head;
+	return n > a->ring_size ? 0 : n;
 }
 
 /* Tell the process what the maker has made since the last look (its
@@ -505,8 +534,7 @@ static void offer_made(struct rec_session *s, struct rec_process *p,
 		}
 	}
 	while (a->chunks < made && a->chunks < a->chunks_max)
-		if (!ring_put(a, &a->hdr->free_chunks, a->chunk_ring,
-			      &a->chunk_tail, a->chunks++))
+		if (!stack_push(a, a->chunks++))
 			break;
 	if ((uint64_t)a->chunks * a->chunk_size > s->pool_most)
 		s->pool_most = (uint64_t)a->chunks * a->chunk_size;

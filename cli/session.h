@@ -148,8 +148,8 @@ struct rec_arena {
 	bool making;
 	struct rec_arena *make_next; /* the maker's list of work */
 	bool in_make_list;
-	uint64_t chunk_tail, stream_tail, recycle_tail; /* our ends of the
-							  * free rings */
+	uint64_t stream_tail, recycle_tail; /* our ends of the free
+					     * stream rings */
 	uint32_t touched;          /* descriptors made: 0 .. touched, the
 				    * only ones that may be in use */
 	struct rec_stream **cur;   /* [streams_max]: who uses descriptor i */

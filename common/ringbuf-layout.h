@@ -13,7 +13,7 @@
  *   |                                      |  sleeping word, queue ends,
  *   |                                      |  process-level counters
  *   +--------------------------------------+  chunk_ring
- *   | u32 ring[ring_size]: free chunks     |  recorder -> writers
+ *   | u32 stack[ring_size]: free chunks    |  recorder -> writers
  *   +--------------------------------------+  stream_ring
  *   | u32 ring[ring_size]: fresh streams   |  recorder -> writers
  *   +--------------------------------------+  recycle_ring
@@ -89,7 +89,7 @@
 #include "tracekit/runtime.h" /* the event header, written inline */
 
 #define TK_ARENA_MAGIC 0x4e524b54u /* "TKRN" */
-#define TK_ARENA_VERSION 2
+#define TK_ARENA_VERSION 3
 #define TK_CTF_MAGIC 0xc1fc1fc1u
 
 #define TK_RB_MIN_SLOTS 2
@@ -120,6 +120,19 @@ struct tk_ring_ends {
 	uint64_t tail __attribute__((aligned(64))); /* recorder: next to fill */
 };
 
+/* The top of the free chunk stack: the chunk given back last is the next
+ * taken, so that writers store into lines still in the cache rather than
+ * cycling through the whole pool.  Entries below `count` are free chunks;
+ * the high half is bumped by every push and pop, so that a writer's
+ * compare-and-swap fails if the stack moved under it (ABA). */
+struct tk_chunk_stack {
+	uint64_t top __attribute__((aligned(64))); /* tag << 32 | count */
+	uint64_t pad __attribute__((aligned(64)));
+};
+#define TK_STACK_COUNT(top) ((uint32_t)(top))
+#define TK_STACK_NEXT(top, count) \
+	((((top) >> 32) + 1) << 32 | (uint64_t)(uint32_t)(count))
+
 struct tk_arena {
 	uint32_t magic;
 	uint32_t version;
@@ -149,7 +162,7 @@ struct tk_arena {
 	 * ids to it, see tk_rb_slot.sealed) */
 	uint32_t class_id;
 
-	struct tk_ring_ends free_chunks;
+	struct tk_chunk_stack free_chunks;
 	struct tk_ring_ends free_streams;   /* fresh */
 	struct tk_ring_ends reused_streams; /* recycled */
 

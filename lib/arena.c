@@ -152,9 +152,10 @@ struct tk_arena_map *tk_arena_create(const struct tk_arena_geom *g,
 		goto fail;
 	a->pool = map;
 	a->mapped = g->pool_init;
+	/* chunk 0 on top: the first taken */
 	for (uint32_t i = 0; i < g->pool_init; i++)
-		a->chunk_ring[i] = i;
-	h->free_chunks.tail = g->pool_init;
+		a->chunk_ring[i] = g->pool_init - 1 - i;
+	h->free_chunks.top = g->pool_init;
 	/* the descriptors the first threads take: made now (the memfd is
 	 * zeros already), so that a first event meets no fresh page */
 	if (touched)

@@ -132,4 +132,39 @@ static inline bool tk_ring_take(struct tk_ring_ends *e, const uint32_t *ring,
 	}
 }
 
+/* Take the chunk given back last from the free chunk stack; false when it
+ * is empty; *left (if not NULL) says how many were left after it.  The
+ * recorder is the only one that pushes (cli/consumer.c:stack_push()). */
+static inline bool tk_stack_take(struct tk_chunk_stack *s, const uint32_t *stack,
+				 uint32_t size, uint32_t *out, uint64_t *left)
+{
+	/* pairs with the RELEASE of the compare-and-swap in
+	 * cli/consumer.c:stack_push(): the entries below count are there,
+	 * and the chunks they name written out */
+	uint64_t top = __atomic_load_n(&s->top, __ATOMIC_ACQUIRE);
+
+	for (;;) {
+		uint32_t n = TK_STACK_COUNT(top), v;
+
+		if (n == 0 || n > size)
+			return false; /* empty, or scribbled on */
+		/* may be overwritten by a push once others popped it: then
+		 * the tag moved and the compare-and-swap below fails */
+		v = __atomic_load_n(&stack[n - 1], __ATOMIC_RELAXED);
+		/* its ACQUIRE (on failure too) pairs with the RELEASE of
+		 * stack_push()'s; its RELEASE with the ACQUIRE load of top
+		 * there: the entry is read before the recorder may fill its
+		 * place again */
+		if (__atomic_compare_exchange_n(&s->top, &top,
+						TK_STACK_NEXT(top, n - 1), false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			*out = v;
+			if (left)
+				*left = n - 1;
+			return true;
+		}
+	}
+}
+
 #endif /* TK_ARENA_H */

@@ -184,8 +184,8 @@ static bool take_chunk(struct tk_wstream *w, uint32_t *id, char **pkt)
 {
 	struct tk_arena_map *a = w->arena;
 	uint64_t left = 0;
-	bool got = tk_ring_take(&a->hdr->free_chunks, a->chunk_ring,
-				a->ring_size, id, &left);
+	bool got = tk_stack_take(&a->hdr->free_chunks, a->chunk_ring,
+				 a->ring_size, id, &left);
 
 	w->pool_low = !got || left < TK_POOL_LOW;
 	if (!got)
