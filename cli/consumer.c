@@ -4,8 +4,8 @@
  *
  * Each process hands over its arena (common/ringbuf-layout.h): a control
  * memfd and pool segments.  The recorder offers stream descriptors and
- * gives chunks back through the free rings, finds each thread's stream
- * by its descriptor's state, and:
+ * gives chunks back through the free chunk stack, finds each thread's
+ * stream by its descriptor's state, and:
  *
  * Discard mode: every packet a writer has closed (slot < produced) is
  * written straight from its chunk (drain.c: io_uring, O_DIRECT): its

@@ -32,9 +32,9 @@
  *   +-------------+-------------+----    (CTF packet header, then events)
  *
  * The process makes the first pages of the pool (faulted in at once) and
- * puts those chunks in the free chunk ring; the recorder makes more, in
+ * puts those chunks in the free chunk stack; the recorder makes more, in
  * its own mapping, ahead of the writers (a thread of its own faults the
- * pages in) and puts them in the ring as they are made: the pool grows
+ * pages in) and puts them in the stack as they are made: the pool grows
  * with the bursts, not with the thread count, and no writer waits for it.
  *
  * A chunk is named by its number, or
@@ -48,13 +48,13 @@
  * for the stream's life) is described by slot n % slots and lives in the
  * chunk that slot names.  The writer fills packet `seq`; when an event
  * does not fit it closes it (slot commit and events, then produced[s],
- * release) and opens the next with a chunk from the free chunk ring.
+ * release) and opens the next with a chunk from the free chunk stack.
  *
  * Discard mode: the writer may open packet n only if n - consumed < slots
  * and it gets a free chunk; otherwise the event is lost and counted.  The
  * recorder reads a closed slot, advances consumed (the slot is free
  * again), writes the chunk to disk and gives the chunk back to the free
- * ring when the write has completed.  Overwrite mode: nothing is drained
+ * chunk stack when the write has completed.  Overwrite mode: nothing is drained
  * while recording; a writer whose ring is full, or that gets no chunk,
  * reuses the chunk of its own oldest packet and counts its events as
  * lost; the recorder then checks slot.seq before and after copying a
@@ -64,12 +64,19 @@
  * slot's commit (release), so whatever the program did next (crash,
  * SIGKILL), the bytes up to commit are whole events.
  *
- * The free rings have one producer, the recorder (it alone knows when a
- * chunk is written out), and many consumers, the writers: a writer reads
- * ring[head % ring_size] and takes it by a compare-and-swap of head from
- * head to head + 1; the recorder stores ring[tail % ring_size], then tail
- * + 1 (release), after checking tail - head < ring_size.  Positions only
- * grow (64 bits), so a stale head cannot be taken twice.
+ * The free stream rings have one producer, the recorder, and many
+ * consumers, the writers: a writer reads ring[head % ring_size] and takes
+ * it by a compare-and-swap of head from head to head + 1; the recorder
+ * stores ring[tail % ring_size], then tail + 1 (release), after checking
+ * tail - head < ring_size.  Positions only grow (64 bits), so a stale
+ * head cannot be taken twice.  The free chunk stack has one pusher, the
+ * recorder (it alone knows when a chunk is written out), and many
+ * poppers, the writers: a writer reads stack[count - 1] and takes it by a
+ * compare-and-swap of top to count - 1; the recorder stores stack[count],
+ * then swaps top to count + 1.  Each swap bumps top's tag (32 bits), so
+ * an entry popped and pushed again while a writer looked cannot be taken
+ * twice; the chunk given back last is taken first, so writers store into
+ * chunks whose lines are still cached.
  *
  * Everything here is written by a program the recorder must not trust:
  * the recorder copies the geometry once and bounds every number it reads
@@ -180,7 +187,7 @@ struct tk_arena {
 };
 
 enum tk_rb_state {
-	TK_RB_FREE = 0,   /* in the free ring, or not offered yet */
+	TK_RB_FREE = 0,   /* in a free ring, or not offered yet */
 	TK_RB_OPEN = 1,   /* a thread writes it */
 	TK_RB_CLOSED = 2, /* its thread left it: nothing more comes */
 };
