@@ -141,18 +141,6 @@ int session_init(struct rec_session *s, const struct rec_options *opt,
 	return 0;
 }
 
-/* The pid of the process at the other end of @fd, as the kernel says it
- * (in our pid namespace); 0 when it cannot say. */
-static pid_t peer_pid(int fd)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-		return 0;
-	return cred.pid;
-}
-
 struct rec_process *session_add_process(struct rec_session *s, int fd)
 {
 	struct rec_process *p, **procs;
@@ -167,7 +155,6 @@ struct rec_process *session_add_process(struct rec_session *s, int fd)
 	}
 	s->procs = procs;
 	p->fd = fd;
-	p->peer_pid = peer_pid(fd);
 	p->class_id = s->next_class++;
 	s->procs[s->nprocs++] = p;
 	return p;
@@ -594,6 +581,8 @@ out:
 static bool accept_process(struct rec_session *s)
 {
 	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	struct rec_process *p;
+	struct ucred cred;
 
 	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && s->reserve_fd >= 0) {
 		/* out of descriptors: refuse it (its session ends, said at
@@ -610,8 +599,12 @@ static bool accept_process(struct rec_session *s)
 	}
 	if (fd < 0)
 		return false;
-	if (!tk_peer_allowed(fd) || !session_add_process(s, fd))
+	/* the credentials the kernel took at connect(): who may record
+	 * here, and the pid the process is known by */
+	if (tk_peer_check(fd, 0, &cred) < 0 || !(p = session_add_process(s, fd)))
 		close(fd);
+	else
+		p->peer_pid = cred.pid;
 	return true;
 }
 

@@ -168,7 +168,8 @@ struct rec_arena {
 
 struct rec_process {
 	uint32_t pid, ppid, class_id;
-	pid_t peer_pid;  /* the kernel's word (SO_PEERCRED), 0 when unknown */
+	pid_t peer_pid;  /* the kernel's word (SO_PEERCRED) of a process that
+			  * connected; 0 when attached to (-P: checked then) */
 	char comm[17];
 	char *exe;
 	bool keys;       /* call sites patched */
