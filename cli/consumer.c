@@ -756,23 +756,56 @@ static size_t padded(const struct rec_stream *st, size_t content)
  * time: measured here, 200-500 MB/s and 0.4-1.5 ms of CPU per MB.  Into
  * space allocated ahead, 400-700 MB/s and 0.1-0.3 ms/MB.  So the file
  * grows ahead of the writes, by half what it has (PREALLOC_MIN to
- * PREALLOC_MAX at a time), and is cut to its contents at the end. */
+ * PREALLOC_MAX at a time), a step before the writes reach its end, and
+ * is cut to its contents at the end.  The allocation is a request of the
+ * drain (drain_alloc), never a wait of this loop: the journal it takes
+ * waits for the disk, and the writers' rings fill meanwhile. */
 #define PREALLOC_MIN (4u << 20)
 #define PREALLOC_MAX (64u << 20)
 
-static void prealloc(struct rec_stream *st, size_t len)
-{
-	uint64_t step;
+struct rec_alloc {
+	struct drain_req req; /* first: the drain gives it back */
+	struct rec_stream *st;
+};
 
-	if (!st->direct || st->off + len <= st->alloc || st->alloc == UINT64_MAX)
+static void alloc_done(struct drain_req *r, int res)
+{
+	struct rec_alloc *a = (struct rec_alloc *)r;
+	struct rec_stream *st = a->st;
+
+	st->inflight--;
+	st->alloc_busy = false;
+	if (res < 0)
+		st->alloc = UINT64_MAX; /* writes extend the file as they go */
+	free(a);
+}
+
+static void prealloc(struct rec_session *s, struct rec_stream *st, size_t len)
+{
+	struct rec_alloc *a;
+	uint64_t step, want;
+
+	if (!st->direct || st->alloc == UINT64_MAX || st->alloc_busy)
 		return;
 	step = st->alloc / 2;
 	step = step < PREALLOC_MIN ? PREALLOC_MIN
 	       : step > PREALLOC_MAX ? PREALLOC_MAX : step;
-	while (st->alloc < st->off + len)
+	want = st->off + len + step;
+	if (want <= st->alloc)
+		return;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return; /* the writes extend the file */
+	while (st->alloc < want)
 		st->alloc += step;
-	if (fallocate(st->out_fd, 0, 0, (off_t)st->alloc) < 0)
-		st->alloc = UINT64_MAX; /* writes extend the file as they go */
+	a->st = st;
+	a->req.done = alloc_done;
+	a->req.fd = st->out_fd;
+	a->req.fixed = -1;
+	a->req.off = st->alloc;
+	st->alloc_busy = true;
+	st->inflight++;
+	drain_alloc(&s->drain, &a->req);
 }
 
 static struct rec_write *write_get(struct rec_session *s)
@@ -833,7 +866,7 @@ static void start_write(struct rec_session *s, struct rec_stream *st,
 
 	for (unsigned i = 0; i < w->req.niov; i++)
 		len += w->req.iov[i].iov_len;
-	prealloc(st, len);
+	prealloc(s, st, len);
 	w->st = st;
 	w->req.done = packet_written;
 	w->req.fd = w->spill && st->spill_fd >= 0 ? st->spill_fd : st->out_fd;

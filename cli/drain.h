@@ -31,6 +31,7 @@ struct drain_req {
 	int fd;
 	int fixed; /* a range of drain_fixed_set() that holds every buffer
 		    * (the kernel then pins nothing per write), or -1 */
+	bool alloc; /* not a write: the file allocated up to @off */
 	struct iovec iov[DRAIN_IOV_MAX];
 	unsigned niov;
 	uint64_t off;
@@ -75,6 +76,9 @@ int drain_fixed_set(struct drain *d, unsigned slot, void *base, size_t len);
 /* Start @r (done at once with pwrite); drain_submit() sends what was
  * queued. */
 void drain_write(struct drain *d, struct drain_req *r);
+/* Allocate the first r->off bytes of r->fd (fallocate), in the kernel's
+ * worker rather than here: done(r, 0 or -errno) as for a write. */
+void drain_alloc(struct drain *d, struct drain_req *r);
 void drain_submit(struct drain *d);
 /* Complete the writes that have finished; returns how many. */
 unsigned drain_reap(struct drain *d);

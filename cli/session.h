@@ -111,7 +111,9 @@ struct rec_stream {
 	bool direct;        /* out_fd is O_DIRECT: packets padded to blocks */
 	int spill_fd;       /* the same file without O_DIRECT, or -1 */
 	uint64_t off;       /* where the next packet goes in the file */
-	uint64_t alloc;     /* bytes of the file allocated ahead (O_DIRECT) */
+	uint64_t alloc;     /* bytes of the file allocated ahead (O_DIRECT),
+			     * or asked for (alloc_busy) */
+	bool alloc_busy;    /* an allocation in flight (one of inflight) */
 	uint64_t cut;       /* where its first failed write began: the file
 			     * ends there (UINT64_MAX: none failed) */
 	char *file;
