@@ -342,6 +342,19 @@ static void arena_unmap(struct rec_session *s, struct rec_arena *a)
 	free(a);
 }
 
+/* The chunks handed out so far, by us or by writers that found the free
+ * stack empty (lib/stream.c take_fresh), in a->chunks: never less than
+ * before, never more than the pool (the program may scribble on fresh). */
+static void see_fresh(struct rec_arena *a)
+{
+	uint32_t f = __atomic_load_n(&a->hdr->fresh, __ATOMIC_RELAXED);
+
+	if (f > a->chunks_max)
+		f = a->chunks_max;
+	if (f > a->chunks)
+		a->chunks = f;
+}
+
 int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 		       const int fds[2], uint32_t made)
 {
@@ -405,6 +418,7 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	a->streams = (char *)h + h->streams;
 	a->pool_size = pool_size;
 	a->chunks = a->made = a->target = a->told = made;
+	see_fresh(a); /* writers may have taken chunks already */
 	/* the process filled the rings: the chunks it made, every
 	 * descriptor; we produce from there on */
 	a->stream_tail = a->streams_max;
@@ -521,21 +535,42 @@ static void offer_made(struct rec_session *s, struct rec_process *p,
 		if (tk_send_fds(p->fd, &m, sizeof(m), NULL, 0, MSG_DONTWAIT) == 0)
 			a->told = made;
 	}
-	while (a->chunks < made && a->chunks < a->chunks_max)
-		if (!stack_push(a, a->chunks++))
+	see_fresh(a);
+	while (a->chunks < made && a->chunks < a->chunks_max) {
+		uint32_t id = a->chunks;
+
+		/* ours once fresh moved past it; else a writer took it
+		 * (or the program scribbled on fresh: offer nothing more) */
+		if (!__atomic_compare_exchange_n(&a->hdr->fresh, &id, id + 1,
+						 false, __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED)) {
+			uint32_t was = a->chunks;
+
+			see_fresh(a);
+			if (a->chunks == was)
+				break;
+			continue;
+		}
+		a->chunks = id + 1;
+		if (!stack_push(a, id))
 			break;
+	}
 	if ((uint64_t)a->chunks * a->chunk_size > s->pool_most)
 		s->pool_most = (uint64_t)a->chunks * a->chunk_size;
 }
 
 /* Where chunk @id of stream @index is, and its size in *size. */
-static char *chunk_addr(const struct rec_arena *a, uint32_t index, uint32_t id,
+static char *chunk_addr(struct rec_arena *a, uint32_t index, uint32_t id,
 			uint32_t *size)
 {
 	if (id == TK_CHUNK_INLINE) {
 		*size = TK_INLINE_SIZE;
 		return (char *)desc_at(a, index) + a->stream_size - TK_INLINE_SIZE;
 	}
+	if (id >= a->chunks)
+		see_fresh(a); /* a writer took it since our last look: its
+			       * compare-and-swap came before the slot's
+			       * RELEASE, which our caller ACQUIREd */
 	if (id >= a->chunks)
 		return NULL;
 	*size = a->chunk_size;

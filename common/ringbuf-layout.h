@@ -96,7 +96,7 @@
 #include "tracekit/runtime.h" /* the event header, written inline */
 
 #define TK_ARENA_MAGIC 0x4e524b54u /* "TKRN" */
-#define TK_ARENA_VERSION 3
+#define TK_ARENA_VERSION 4
 #define TK_CTF_MAGIC 0xc1fc1fc1u
 
 #define TK_RB_MIN_SLOTS 2
@@ -183,7 +183,11 @@ struct tk_arena {
 	/* set by a writer that found no free chunk, cleared by the
 	 * recorder, which then grows the pool */
 	uint32_t starved;
-	uint32_t pad2;
+	/* the first chunk never handed out: taken (compare-and-swap) by the
+	 * recorder for the chunks it made, or by a writer that found the
+	 * free stack empty (it then makes the chunk's pages itself, by
+	 * touching them), up to chunks_max */
+	uint32_t fresh;
 };
 
 enum tk_rb_state {

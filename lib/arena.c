@@ -156,6 +156,7 @@ struct tk_arena_map *tk_arena_create(const struct tk_arena_geom *g,
 	for (uint32_t i = 0; i < g->pool_init; i++)
 		a->chunk_ring[i] = g->pool_init - 1 - i;
 	h->free_chunks.top = g->pool_init;
+	h->fresh = g->pool_init;
 	/* the descriptors the first threads take: made now (the memfd is
 	 * zeros already), so that a first event meets no fresh page */
 	if (touched)

@@ -180,6 +180,37 @@ static void packet_close(struct tk_wstream *w, struct tk__thread *t,
 	__atomic_store_n(&t->end, NULL, __ATOMIC_RELAXED);
 }
 
+/* The pool should grow: tell the recorder, once until it has seen it
+ * (with no packet open, no packet_close() of ours would).  A value
+ * only. */
+static void pool_starved(struct tk_arena *h)
+{
+	if (!__atomic_load_n(&h->starved, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&h->starved, 1, __ATOMIC_RELAXED);
+		wake_recorder(h, true);
+	}
+}
+
+/* A chunk never handed out, when the free stack is empty and the pool
+ * may still grow: a burst faster than the recorder makes chunks takes
+ * them itself rather than losing its events.  Its pages are made by
+ * this thread's first stores (page faults: slower, never a wait for
+ * the recorder).  The recorder learns of it from `fresh` (its
+ * compare-and-swap there is the other taker). */
+static bool take_fresh(struct tk_arena_map *a, uint32_t *id)
+{
+	uint32_t v = __atomic_load_n(&a->hdr->fresh, __ATOMIC_RELAXED);
+
+	while (v < a->geom.pool_max)
+		if (__atomic_compare_exchange_n(&a->hdr->fresh, &v, v + 1, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			*id = v;
+			pool_starved(a->hdr);
+			return true;
+		}
+	return false;
+}
+
 static bool take_chunk(struct tk_wstream *w, uint32_t *id, char **pkt)
 {
 	struct tk_arena_map *a = w->arena;
@@ -188,7 +219,7 @@ static bool take_chunk(struct tk_wstream *w, uint32_t *id, char **pkt)
 				 a->ring_size, id, &left);
 
 	w->pool_low = !got || left < TK_POOL_LOW;
-	if (!got)
+	if (!got && !take_fresh(a, id))
 		return false;
 	*pkt = tk_arena_chunk(a, *id);
 	return *pkt != NULL;
@@ -274,14 +305,7 @@ static int packet_open(struct tk_wstream *w, struct tk__thread *t,
 		if (w->seq - consumed >= a->geom.slots)
 			return -ENOSPC;
 		if (!take_any(w, size, &id, &pkt)) {
-			/* no chunk: the pool should grow, and with no
-			 * packet open no close will wake the recorder
-			 * (packet_close) until one is; once until the
-			 * recorder has seen it.  A value only. */
-			if (!__atomic_load_n(&a->hdr->starved, __ATOMIC_RELAXED)) {
-				__atomic_store_n(&a->hdr->starved, 1, __ATOMIC_RELAXED);
-				wake_recorder(a->hdr, true);
-			}
+			pool_starved(a->hdr); /* the pool is at its limit */
 			return -ENOSPC;
 		}
 	} else if (w->seq - w->oldest >= a->geom.slots) {

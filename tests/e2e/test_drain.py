@@ -12,11 +12,14 @@ little memory; buffers that cannot be made are counted and said.
 import itertools
 import os
 import re
+import signal
 import subprocess
+import time
 
 import tklib
 from test_cli import moved, packets
-from test_counts import _record_starved, bt_count, rows_by_tid, scan_seq
+from test_counts import (_record_starved, bt_count, kill_pid, read_pid, rows_by_tid,
+                         scan_seq, stop_popen)
 
 METHOD_RE = re.compile(r"^tracekit: buffers written with (.*)$", re.M)
 POOL_RE = re.compile(r"^tracekit: buffer pool: (\d+) KiB made for the largest "
@@ -201,6 +204,52 @@ def test_pool_grows():
     _exact(out, p, 500000, 4)
     m = POOL_RE.search(p.stderr)
     assert m and int(m.group(1)) > 16384 and int(m.group(2)) == 262144, p.stderr
+
+
+def _wait_zombie(pid, timeout=120):
+    """Wait until PID has exited (a zombie: its parent does not reap it)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        state = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0]
+        if state == "Z":
+            return
+        time.sleep(0.01)
+    raise AssertionError("process %d still running after %d s" % (pid, timeout))
+
+
+def test_burst_while_recorder_stopped():
+    """Four threads fire 12 MB each (48 MB: almost three times the 16 MiB
+    pool the process makes at the start, each under its -b) while the recorder is
+    stopped (SIGSTOP), at default settings: with no chunk given back and
+    none made, the writers take the pool's chunks never used yet
+    themselves, and every event is there once the recorder runs again
+    (before, what did not fit in the first 16 MiB was lost)."""
+    n, t = 520000, 4  # 23 bytes each
+    out = os.path.join(tklib.tmpdir(), "t")
+    ready = out + ".ready"
+    rec = subprocess.Popen([tklib.TRACEKIT, "record", "-v", "-o", out, "--",
+                            tklib.prog("basic"), "-n", str(n), "-t", str(t),
+                            "-r", ready, "-w"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pid = None
+    try:
+        pid = read_pid(ready)
+        os.kill(rec.pid, signal.SIGSTOP)
+        try:
+            os.kill(pid, signal.SIGUSR1)
+            _wait_zombie(pid)
+        finally:
+            os.kill(rec.pid, signal.SIGCONT)
+        stdout, stderr = rec.communicate(timeout=120)
+        pid = None
+    finally:
+        if pid is not None:
+            kill_pid(pid)
+        stop_popen(rec)
+    p = subprocess.CompletedProcess([], rec.returncode, stdout, stderr)
+    _exact(out, p, n, t)
+    assert sum(os.path.getsize(os.path.join(out, "user", f))
+               for f in os.listdir(os.path.join(out, "user"))) > 40 << 20
 
 
 SPILL_RE = re.compile(r"^tracekit: (\d+) KiB written through the page cache while "
