@@ -903,6 +903,35 @@ void session_print_work(const struct rec_session *s, FILE *f)
 			(unsigned long long)(s->spilled >> 10));
 }
 
+/* Why events were lost, and what keeps them, one line per cause. */
+static void print_loss_causes(const struct rec_session *s, FILE *f)
+{
+	uint64_t full = 0, nested = 0, big = 0, over = 0;
+
+	for (unsigned i = 0; i < s->nstreams; i++) {
+		struct tk_trace_stream ts;
+
+		consumer_stream_stats(s->streams[i], &ts);
+		full += ts.lost_full;
+		nested += ts.lost_nested;
+		big += ts.lost_big;
+		over += ts.lost_overwritten;
+	}
+	if (full)
+		fprintf(f, "tracekit: %llu events lost for want of room: the recorder fell behind and a thread's buffer (-b %u KiB) or its process's pool (--pool %u KiB) was full; larger ones keep more, --block keeps all (writers wait)\n",
+			(unsigned long long)full, s->opt->buffer_kb,
+			s->opt->pool_max * s->opt->subbuf_kb);
+	if (nested)
+		fprintf(f, "tracekit: %llu events lost in signal handlers that interrupted an event of their own thread (an event is never written inside another)\n",
+			(unsigned long long)nested);
+	if (big)
+		fprintf(f, "tracekit: %llu events lost as too large: an event must fit in a sub-buffer (%u KiB; --subbufs sets fewer, larger ones)\n",
+			(unsigned long long)big, s->opt->subbuf_kb);
+	if (over)
+		fprintf(f, "tracekit: %llu events overwritten by newer ones (--overwrite keeps the newest -b of each thread)\n",
+			(unsigned long long)over);
+}
+
 void session_print_streams(const struct rec_session *s, FILE *f)
 {
 	uint64_t events = 0, lost = 0, bytes = 0;
@@ -940,6 +969,7 @@ void session_print_streams(const struct rec_session *s, FILE *f)
 	fprintf(f, "%-24s %8s %12llu %12llu %12llu\n", "total", "",
 		(unsigned long long)events, (unsigned long long)lost,
 		(unsigned long long)bytes);
+	print_loss_causes(s, f);
 	if (s->nstreams) {
 		char how[256];
 

@@ -182,6 +182,11 @@ def test_block():
     p = tklib.record(out, _basic("-n", "200000", "-t", "2"), "-b", "8")
     rows, total = tklib.summary(p.stderr)
     assert total["lost"] > 0 and total["events"] + total["lost"] == 400002, p.stderr
+    # the summary says why, and what keeps them
+    assert ("tracekit: %d events lost for want of room: the recorder fell behind "
+            "and a thread's buffer (-b 8 KiB) or its process's pool (--pool 262144 "
+            "KiB) was full; larger ones keep more, --block keeps all (writers wait)\n"
+            % total["lost"]) in p.stderr, p.stderr
     p = tklib.tracekit("record", "-o", out, "--block=0", "--", tklib.prog("basic"), check=False)
     assert p.returncode == 2 and p.stderr == \
         "tracekit: --block='0': must be a number of ms, from 1 to 60000\n", p.stderr
