@@ -386,7 +386,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 	struct rec_options *o = &r->opt;
 	struct opt_parser p;
 	struct opt_rules rules = { 0 };
-	bool buffer_given = false;
+	bool buffer_given = false, block_bare = false;
 	unsigned long v;
 	int c;
 
@@ -430,6 +430,7 @@ static int parse_options(struct record *r, int argc, char **argv)
 		case OPT_BLOCK:
 			if (!optarg) {
 				o->block_ms = DEFAULT_BLOCK_MS;
+				block_bare = true;
 			} else if (!opt_uint(optarg, TK_CONFIG_MAX_BLOCK_MS, &v) || !v) {
 				tk_error("--block='%s': must be a number of ms, from 1 to %u",
 					 optarg, TK_CONFIG_MAX_BLOCK_MS);
@@ -500,6 +501,12 @@ static int parse_options(struct record *r, int argc, char **argv)
 	opt_rules_free(&rules);
 	if (optind < argc)
 		o->argv = argv + optind;
+	if (block_bare && o->argv && opt_uint(o->argv[0], UINT32_MAX, &v)) {
+		/* 'record --block 5 -- prog' would run a command named 5 */
+		tk_error("--block takes its time as --block=%s, not as the next argument",
+			 o->argv[0]);
+		goto fail;
+	}
 	r->buffer_given = buffer_given;
 	return options_done(r);
 fail:

@@ -187,6 +187,10 @@ def test_block():
             "and a thread's buffer (-b 8 KiB) or its process's pool (--pool 262144 "
             "KiB) was full; larger ones keep more, --block keeps all (writers wait)\n"
             % total["lost"]) in p.stderr, p.stderr
+    p = tklib.tracekit("record", "-o", out, "--block", "5", "--", tklib.prog("basic"),
+                       check=False)
+    assert p.returncode == 2 and p.stderr == "tracekit: --block takes its time as " \
+        "--block=5, not as the next argument\n", p.stderr
     p = tklib.tracekit("record", "-o", out, "--block=0", "--", tklib.prog("basic"), check=False)
     assert p.returncode == 2 and p.stderr == \
         "tracekit: --block='0': must be a number of ms, from 1 to 60000\n", p.stderr
