@@ -391,7 +391,8 @@ def test_many_threads_little_memory():
 
 def test_help_states_buffer_limits():
     """record -h gives the buffers' defaults and limits: per thread, the
-    pool, sub-buffers, threads, --block."""
+    pool, sub-buffers, the largest event, threads, --block; and the
+    clock's choice."""
     p = tklib.tracekit("record", "-h")
     text = " ".join(p.stdout.split())
     for want in ("holds at most -b of them (default 16384 KiB)",
@@ -399,9 +400,11 @@ def test_help_states_buffer_limits():
                  "16384 KiB by the process when it starts, up to -b (at most 262144 KiB) "
                  "by the recorder right after",
                  "up to --pool (default 262144 KiB, or -b if larger)",
-                 "Limits: -b and --pool 8 to 67108864 KiB; sub-buffers of 4 to 16384 KiB, "
-                 "2 to 4096 per thread; --block 1 to 60000 ms; 4096 threads recording at "
-                 "once per process",
+                 "Limits: -b and --pool 8 to 67108864 KiB, --pool at least -b; sub-buffers "
+                 "of 4 to 16384 KiB, 2 to 4096 per thread; an event at most a sub-buffer "
+                 "(less its 80-byte header; larger ones are lost, counted); --block 1 to "
+                 "60000 ms; 4096 threads recording at once per process",
+                 "TRACEKIT_CLOCK=mono or tsc in the environment chooses",
                  "--subbufs N sub-buffers per thread buffer (default: -b in sub-buffers "
                  "of 64 KiB)",
                  "--block[=MS] a writer that finds no room waits up to MS ms (default 1000)"):
