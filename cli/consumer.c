@@ -99,10 +99,12 @@ static uint32_t pow2_at_least(uint32_t n)
 	return p;
 }
 
-/* The geometry in @h against what we asked (@o) and the sizes the
- * process made (lib/arena.c lays it out so). */
+/* The geometry in @h against what we asked (@o: the CONFIG every
+ * process and forked child records with) and the sizes the process made
+ * (lib/arena.c lays it out so).  A pool larger than --pool would be made
+ * by us (the maker) as the process says it starves. */
 static const char *check_geometry(const struct tk_arena *h, size_t size,
-				  uint32_t pid)
+				  uint32_t pid, const struct rec_options *o)
 {
 	uint64_t off;
 
@@ -110,6 +112,10 @@ static const char *check_geometry(const struct tk_arena *h, size_t size,
 		return "not a tracekit arena of this version";
 	if (h->pid != pid)
 		return "made by another process";
+	if (h->mode != (o->overwrite ? TK_RB_OVERWRITE : TK_RB_DISCARD) ||
+	    h->chunk_size != o->subbuf_kb * 1024 || h->slots != o->slots ||
+	    h->streams_max != o->streams_max || h->chunks_max != o->pool_max)
+		return "geometry not the one asked for";
 	if (!tk_rb_geometry_ok(h->mode, h->chunk_size, h->slots, h->streams_max,
 			       h->chunks_max) ||
 	    h->stream_size != tk_rb_stream_size(h->slots) ||
@@ -359,7 +365,7 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 		why = "its control part is not a sealed memfd";
 	else if (!(h = map_fd(fds[0], size)))
 		why = strerror(errno);
-	else if ((why = check_geometry(h, size, p->pid)))
+	else if ((why = check_geometry(h, size, p->pid, s->opt)))
 		;
 	else if (!made || made > h->chunks_max)
 		why = "its pool has no sane size";

@@ -874,6 +874,24 @@ def test_hello_pid_is_the_kernels():
     assert re.search(r"\bpid=1\b", manifest) is None, manifest
 
 
+def test_arena_geometry_as_asked():
+    """A process made its arena as it liked, and the recorder took any
+    geometry within the limits of the layout (a pool of up to 64 GiB):
+    one that said its pool of 512 MiB starved had the recorder's maker
+    fault all of it in (its RSS 2.1 GB for a pool of 2 GiB under --pool
+    64M), whatever record's --pool said.  An arena that is not the one
+    the CONFIG asked for is refused, the connection dropped, and said."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    rec = start_record(d, ["big-arena", "512"])
+    rc, err = finish(rec)
+    assert rc == 0 and rec.rest == "dropped\n", (rc, rec.rest, err[-1500:])
+    pid = int(re.search(r"\(pid (\d+)\)", err).group(1))
+    assert "tracekit: process %d: buffers refused: geometry not the one asked for" % pid \
+        in err.splitlines(), err[-1500:]
+    assert "tracekit: process %d: dropped: it broke the control protocol" % pid \
+        in err.splitlines(), err[-1500:]
+
+
 def test_recover_cuts_only_what_is_ours():
     """recover cuts a stream file after its last whole packet only where
     what follows is a killed recorder's (zeros, a packet cut short): a

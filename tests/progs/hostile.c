@@ -57,6 +57,12 @@
  *   prog-hostile hello-pid PID     event-field x on a connection whose
  *                                  HELLO claims to be process PID (and
  *                                  its child)
+ *   prog-hostile big-arena MIB     a second connection hands the recorder
+ *                                  an arena of its own making, sound but
+ *                                  for a pool of MIB MiB (not --pool), and
+ *                                  keeps saying it starves for 2 s;
+ *                                  prints "dropped" when the recorder
+ *                                  closes it, else "kept"
  *
  * Events: test:seq (thread, seq, msg) of tests/progs/test-events.h.
  */
@@ -65,12 +71,14 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -465,6 +473,85 @@ static int event_id(uint32_t id, const char *field, uint32_t pid)
 	return 0;
 }
 
+static int sealed_memfd(size_t size)
+{
+	int fd = memfd_create("hostile", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0 || ftruncate(fd, (off_t)size) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)
+		return -1;
+	return fd;
+}
+
+static size_t page_up(size_t n)
+{
+	return (n + 4095) & ~(size_t)4095;
+}
+
+static int big_arena(long mib)
+{
+	static char buf[TK_MSG_MAX];
+	const struct tk_msg_config *c = (const void *)buf;
+	struct tk_msg done = { TK_MSG_EVENTS_DONE, sizeof(done) };
+	struct tk_msg_arena am = { { TK_MSG_ARENA, sizeof(am) }, 2, 0, 0 };
+	char cbuf[CMSG_SPACE(2 * sizeof(int))];
+	struct iovec iov = { &am, sizeof(am) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	int fd = session_connect(), fds[2];
+	uint32_t chunks, ring = 1;
+	struct tk_arena *h;
+	size_t csize;
+
+	if (fd < 0 || send(fd, &done, sizeof(done), MSG_NOSIGNAL) != sizeof(done) ||
+	    recv(fd, buf, sizeof(buf), 0) < (ssize_t)sizeof(*c) ||
+	    c->m.type != TK_MSG_CONFIG)
+		return 4;
+	chunks = (uint32_t)(((uint64_t)mib << 20) / c->chunk_size);
+	while (ring < chunks || ring < c->streams_max)
+		ring <<= 1;
+	csize = tk_arena_control_size(ring, c->streams_max, c->slots);
+	fds[0] = sealed_memfd(csize);
+	fds[1] = sealed_memfd((size_t)chunks * c->chunk_size);
+	if (fds[0] < 0 || fds[1] < 0)
+		return 4;
+	h = mmap(NULL, csize, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	if (h == MAP_FAILED)
+		return 4;
+	*h = (struct tk_arena){ .magic = TK_ARENA_MAGIC, .version = TK_ARENA_VERSION,
+				.pid = (uint32_t)getpid(), .mode = c->mode,
+				.chunk_size = c->chunk_size, .slots = c->slots,
+				.streams_max = c->streams_max, .ring_size = ring,
+				.stream_size = tk_rb_stream_size(c->slots),
+				.chunks_max = chunks, .control_size = csize };
+	h->chunk_ring = page_up(sizeof(*h));
+	h->stream_ring = h->chunk_ring + page_up((size_t)ring * 4);
+	h->recycle_ring = h->stream_ring + page_up((size_t)ring * 4);
+	h->produced = h->recycle_ring + page_up((size_t)ring * 4);
+	h->streams = h->produced + page_up((size_t)c->streams_max * 8);
+	h->free_streams.tail = c->streams_max;
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != sizeof(am))
+		return 4;
+	/* no chunk free, ever: the recorder is asked to make more */
+	for (int i = 0; i < 2000; i++) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+
+		__atomic_store_n(&h->free_chunks.top, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->starved, 1, __ATOMIC_RELAXED);
+		if (poll(&pfd, 1, 1) > 0 && recv(fd, buf, sizeof(buf), MSG_DONTWAIT) == 0) {
+			printf("dropped\n");
+			return 0;
+		}
+	}
+	printf("kept\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 2 ? atol(argv[2]) : 0;
@@ -500,5 +587,7 @@ int main(int argc, char **argv)
 		return event_id(100, argv[2], 0);
 	if (!strcmp(argv[1], "hello-pid"))
 		return event_id(100, "x", (uint32_t)n);
+	if (!strcmp(argv[1], "big-arena"))
+		return big_arena(n);
 	return 2;
 }

@@ -572,7 +572,12 @@ static void run_session(const struct phase *ph, struct totals *t)
 	};
 	/* attach_pid: no listening socket, the test hands the process over */
 	struct rec_options opt = { .pool_start = ph->pool_start,
-				   .attach_pid = getpid() };
+				   .attach_pid = getpid(),
+				   /* the CONFIG the arena is made from */
+				   .overwrite = ph->mode == TK_RB_OVERWRITE,
+				   .subbuf_kb = 4, .slots = ph->slots,
+				   .streams_max = ph->writers * ph->waves,
+				   .pool_max = ph->pool_max };
 	struct rec_functrace ft = { 0 };
 	struct tk_event_info ev = {
 		.id = EV_ID,
