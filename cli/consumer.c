@@ -595,16 +595,31 @@ static void touch_ahead(struct rec_arena *a)
 }
 
 /* ---------------------------------------------------------------- streams */
+/* The file of @st: user/PID-TID, or where a stream of that thread id
+ * has one already (a descriptor used again by a thread of the same id:
+ * ids wrap at pid_max, 32768 on many machines, and a program may write
+ * any id there) user/PID-TID.INSTANCE, the stream's instance, which no
+ * other stream of the process has.  (Numbered .1 to .999, the 1000th
+ * stream of one thread id failed the recording, every process's.) */
 static int open_output(struct rec_session *s, struct rec_stream *st)
 {
 	char *path;
 
 	for (unsigned n = 0; n < 1000; n++) {
+		int len;
+
 		free(st->file);
-		if ((n ? asprintf(&st->file, "user/%u-%u.%u", st->proc->pid,
-				  st->tid, n)
-		       : asprintf(&st->file, "user/%u-%u", st->proc->pid,
-				  st->tid)) < 0) {
+		if (!n)
+			len = asprintf(&st->file, "user/%u-%u", st->proc->pid,
+				       st->tid);
+		else if (n == 1)
+			len = asprintf(&st->file, "user/%u-%u.%llu", st->proc->pid,
+				       st->tid, (unsigned long long)st->instance);
+		else /* (a process of the same pid before this one) */
+			len = asprintf(&st->file, "user/%u-%u.%llu.%u",
+				       st->proc->pid, st->tid,
+				       (unsigned long long)st->instance, n);
+		if (len < 0) {
 			st->file = NULL;
 			return -ENOMEM;
 		}

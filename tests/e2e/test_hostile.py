@@ -874,6 +874,26 @@ def test_hello_pid_is_the_kernels():
     assert re.search(r"\bpid=1\b", manifest) is None, manifest
 
 
+def test_thread_id_files_unbounded():
+    """A stream's file is user/PID-TID; another stream of the same thread
+    id (ids wrap at pid_max, and a program writes its descriptor's) took
+    PID-TID.1 to PID-TID.999, and the next one failed the whole
+    recording, every process's with it ("cannot create ... File
+    exists").  1,005 streams of one thread id each get a file of their
+    own, and the recording goes on."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    rec = start_record(d, ["same-tid", "1005"])
+    rc, err = finish(rec, timeout=120)
+    assert rc == 0 and rec.rest == "rounds 1005\n", (rc, rec.rest, err[-1500:])
+    assert "cannot create" not in err, err[-1500:]
+    pid = int(re.search(r"\(pid (\d+)\)", err).group(1))
+    same = [f for f in os.listdir(os.path.join(d, "user"))
+            if f.startswith("%d-424242" % pid)]
+    assert len(same) == 1005, len(same)
+    assert tklib.tracekit("report", "--count", d, check=True).stdout.split() == \
+        ["1", "test:seq", "1", "total"]
+
+
 def test_arena_geometry_as_asked():
     """A process made its arena as it liked, and the recorder took any
     geometry within the limits of the layout (a pool of up to 64 GiB):

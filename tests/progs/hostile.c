@@ -57,6 +57,11 @@
  *   prog-hostile hello-pid PID     event-field x on a connection whose
  *                                  HELLO claims to be process PID (and
  *                                  its child)
+ *   prog-hostile same-tid N        one event, then N times: a descriptor
+ *                                  of its arena made to look as a stream
+ *                                  of thread 424242 that closed one empty
+ *                                  packet, the recorder woken, until it
+ *                                  has recycled it; prints "rounds N"
  *   prog-hostile big-arena MIB     a second connection hands the recorder
  *                                  an arena of its own making, sound but
  *                                  for a pool of MIB MiB (not --pool), and
@@ -473,6 +478,65 @@ static int event_id(uint32_t id, const char *field, uint32_t pid)
 	return 0;
 }
 
+/* The recorder's wake-up eventfd (lib/control.c tk_wake_fd), -1 if none. */
+static int wake_fd(void)
+{
+	for (int fd = 3; fd < 1024; fd++) {
+		char path[64], link[64];
+		ssize_t k;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		k = readlink(path, link, sizeof(link) - 1);
+		if (k > 0 && (link[k] = '\0', strstr(link, "[eventfd]")))
+			return fd;
+	}
+	return -1;
+}
+
+static int same_tid(long n)
+{
+	int wake;
+	static const uint64_t one = 1;
+	struct mine m;
+	struct tk_rb_stream *d;
+	uint64_t *produced;
+	long r;
+
+	fire(0, 0);
+	m = my_stream();
+	wake = wake_fd();
+	/* descriptor 1: the recorder looks at the next few ones (touch_ahead) */
+	d = (struct tk_rb_stream *)((char *)m.d + m.h->stream_size);
+	produced = m.produced + 1;
+	for (r = 0; r < n; r++) {
+		struct tk_packet_header *ph = (struct tk_packet_header *)
+			((char *)d + m.h->stream_size - TK_INLINE_SIZE);
+
+		for (int i = 0; __atomic_load_n(&d->state, __ATOMIC_ACQUIRE) != TK_RB_FREE ||
+				__atomic_load_n(produced, __ATOMIC_ACQUIRE); i++) {
+			if (i == 100000)
+				return 5;
+			if (i % 16 == 0 && write(wake, &one, sizeof(one)) < 0)
+				return 5;
+			usleep(100);
+		}
+		memset(ph, 0, sizeof(*ph));
+		ph->magic = TK_CTF_MAGIC;
+		d->tid = 424242;
+		strcpy(d->comm, "same");
+		d->inline_busy = 1;
+		d->slot[0].chunk = TK_CHUNK_INLINE;
+		d->slot[0].commit = sizeof(*ph);
+		__atomic_store_n(&d->slot[0].seq, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(produced, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&d->state, TK_RB_CLOSED, __ATOMIC_RELEASE);
+		if (write(wake, &one, sizeof(one)) < 0)
+			return 5;
+	}
+	printf("rounds %ld\n", r);
+	return 0;
+}
+
 static int sealed_memfd(size_t size)
 {
 	int fd = memfd_create("hostile", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -587,6 +651,8 @@ int main(int argc, char **argv)
 		return event_id(100, argv[2], 0);
 	if (!strcmp(argv[1], "hello-pid"))
 		return event_id(100, "x", (uint32_t)n);
+	if (!strcmp(argv[1], "same-tid"))
+		return same_tid(n);
 	if (!strcmp(argv[1], "big-arena"))
 		return big_arena(n);
 	return 2;
