@@ -459,6 +459,9 @@ static void message_text(char *out, size_t size, const char *src, size_t len)
 	out[i] = '\0';
 }
 
+/* Messages taken from one process at each look (session_poll()). */
+#define MESSAGES_PER_LOOK 64
+
 /* ERROR messages said per process: a program may send them without end
  * (100,000 lines in 3 s on the recorder's standard error). */
 #define ERRORS_SAID 10
@@ -652,13 +655,18 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 			extra_ready = 1;
 		for (unsigned i = 0; i < s->nprocs; i++) {
 			struct rec_process *p = s->procs[i];
-			int ret;
+			int ret = 0;
 
 			if (p->fd < 0 || !pfd[4 + i].revents)
 				continue;
-			/* Drain everything queued: STREAM messages come in
-			 * bursts when threads start together. */
-			while ((ret = process_message(s, p)) > 0 && p->fd >= 0)
+			/* What is queued, up to MESSAGES_PER_LOOK: a
+			 * process that sends without end (4 threads of
+			 * ERROR messages) kept us here, its buffers and the
+			 * others' not drained; the rest is taken at the
+			 * next look, at once (the socket is still ready). */
+			for (unsigned k = 0; k < MESSAGES_PER_LOOK &&
+					     (ret = process_message(s, p)) > 0 &&
+					     p->fd >= 0; k++)
 				;
 			/* (other errors are said where they happen, or
 			 * are the process leaving) */

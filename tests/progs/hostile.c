@@ -62,6 +62,16 @@
  *                                  of thread 424242 that closed one empty
  *                                  packet, the recorder woken, until it
  *                                  has recycled it; prints "rounds N"
+ *   prog-hostile queue-first       one event; a second connection whose
+ *                                  socket may hold 64 MiB; the recorder
+ *                                  (our parent) stopped while it sleeps
+ *                                  in ppoll; a few packets closed and the
+ *                                  socket filled with ERROR messages;
+ *                                  the recorder continued: prints
+ *                                  "queued BYTES of SENT" (bytes still in
+ *                                  the socket when the recorder had read
+ *                                  our closed packets: 0 when it read
+ *                                  every message first)
  *   prog-hostile big-arena MIB     a second connection hands the recorder
  *                                  an arena of its own making, sound but
  *                                  for a pool of MIB MiB (not --pool), and
@@ -76,13 +86,16 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <linux/sockios.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -537,6 +550,62 @@ static int same_tid(long n)
 	return 0;
 }
 
+/* Whether process @pid is in ppoll (x86-64: 271), as
+ * /proc/PID/syscall says. */
+static bool in_ppoll(pid_t pid)
+{
+	char path[64], line[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	f = fopen(path, "r");
+	if (f && !fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	if (f)
+		fclose(f);
+	return !strncmp(line, "271 ", 4);
+}
+
+static int queue_first(void)
+{
+	struct tk_msg m = { TK_MSG_ERROR, sizeof(m) };
+	pid_t rec = getppid();
+	int fd, size = 64 << 20, queued = -1;
+	uint64_t consumed, seq = 1;
+	long sent = 0;
+	struct mine me;
+
+	fire(0, 0);
+	me = my_stream();
+	fd = session_connect();
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0)
+		return 4;
+	usleep(100000); /* the recorder takes the connection */
+	for (int i = 0;; i++) {
+		if (i == 10000)
+			return 5;
+		kill(rec, SIGSTOP);
+		if (in_ppoll(rec))
+			break;
+		kill(rec, SIGCONT);
+		usleep(1000);
+	}
+	consumed = __atomic_load_n(&me.d->consumed, __ATOMIC_ACQUIRE);
+	while (__atomic_load_n(me.produced, __ATOMIC_ACQUIRE) < consumed + 2)
+		fire(0, seq++);
+	while (send(fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(m))
+		sent += sizeof(m);
+	usleep(100000); /* the closed packets are overdue */
+	kill(rec, SIGCONT);
+	for (long i = 0; __atomic_load_n(&me.d->consumed, __ATOMIC_ACQUIRE) == consumed; i++)
+		if (i == 3000000000L)
+			return 5;
+	if (ioctl(fd, SIOCOUTQ, &queued) < 0)
+		return 4;
+	printf("queued %d of %ld\n", queued, sent);
+	return 0;
+}
+
 static int sealed_memfd(size_t size)
 {
 	int fd = memfd_create("hostile", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -653,6 +722,8 @@ int main(int argc, char **argv)
 		return event_id(100, "x", (uint32_t)n);
 	if (!strcmp(argv[1], "same-tid"))
 		return same_tid(n);
+	if (!strcmp(argv[1], "queue-first"))
+		return queue_first();
 	if (!strcmp(argv[1], "big-arena"))
 		return big_arena(n);
 	return 2;
