@@ -909,6 +909,24 @@ def test_messages_do_not_hold_the_drain():
     assert sent > 64 * 8 and queued > 0, (queued, sent)
 
 
+def test_wake_fd_taken_by_the_program():
+    """A program that closes every descriptor above 2 and opens a file
+    (as daemons do) may get the number of the recorder's eventfd: the
+    writers' wake-ups wrote 8 bytes (01 00 ... 00) into that file.  They
+    check that the number is still the eventfd; the file stays as the
+    program wrote it, and every event is recorded or counted lost."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    victim = os.path.join(tklib.tmpdir(), "program.log")
+    rec = start_record(d, ["close-wake", victim])
+    rc, err = finish(rec)
+    assert rc == 0 and rec.rest.startswith("fired "), (rc, rec.rest, err[-1500:])
+    fired = int(rec.rest.split()[1])
+    assert rec.rest.split()[2:] == ["size", "0"] and os.path.getsize(victim) == 0, \
+        (rec.rest, open(victim, "rb").read(64))
+    _, total = tklib.summary(err)
+    assert total and total["events"] + total["lost"] == fired, (fired, total, err[-1500:])
+
+
 def test_arena_geometry_as_asked():
     """A process made its arena as it liked, and the recorder took any
     geometry within the limits of the layout (a pool of up to 64 GiB):

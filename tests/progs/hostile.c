@@ -72,6 +72,12 @@
  *                                  the socket when the recorder had read
  *                                  our closed packets: 0 when it read
  *                                  every message first)
+ *   prog-hostile close-wake FILE   one event; the recorder's eventfd
+ *                                  closed and FILE (created empty) opened
+ *                                  on its number, as daemons that close
+ *                                  every descriptor do; events until a
+ *                                  writer has woken the recorder; prints
+ *                                  "fired N size BYTES" (FILE's size)
  *   prog-hostile big-arena MIB     a second connection hands the recorder
  *                                  an arena of its own making, sound but
  *                                  for a pool of MIB MiB (not --pool), and
@@ -101,6 +107,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -566,6 +573,32 @@ static bool in_ppoll(pid_t pid)
 	return !strncmp(line, "271 ", 4);
 }
 
+static int close_wake(const char *file)
+{
+	uint64_t woke, n = 1;
+	struct stat sb;
+	struct mine m;
+	int wake, fd;
+
+	fire(0, 0);
+	m = my_stream();
+	wake = wake_fd();
+	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (wake < 0 || fd < 0 || close(wake) < 0 || dup2(fd, wake) != wake)
+		return 4;
+	close(fd);
+	woke = __atomic_load_n(&m.h->wakeups, __ATOMIC_RELAXED);
+	while (__atomic_load_n(&m.h->wakeups, __ATOMIC_RELAXED) == woke) {
+		if (n == 50000000)
+			return 5;
+		fire(0, n++);
+	}
+	if (fstat(wake, &sb) < 0)
+		return 4;
+	printf("fired %llu size %lld\n", (unsigned long long)n, (long long)sb.st_size);
+	return 0;
+}
+
 static int queue_first(void)
 {
 	struct tk_msg m = { TK_MSG_ERROR, sizeof(m) };
@@ -722,6 +755,8 @@ int main(int argc, char **argv)
 		return event_id(100, "x", (uint32_t)n);
 	if (!strcmp(argv[1], "same-tid"))
 		return same_tid(n);
+	if (!strcmp(argv[1], "close-wake") && argc > 2)
+		return close_wake(argv[2]);
 	if (!strcmp(argv[1], "queue-first"))
 		return queue_first();
 	if (!strcmp(argv[1], "big-arena"))
