@@ -1036,7 +1036,7 @@ static uint64_t whole_events_in(const struct rec_stream *st, const char *pkt,
 	uint64_t commit = end;
 
 	while (commit - off >= TK__HEADER_COMPACT) {
-		const struct tk_event_info *ev = NULL;
+		const struct tk_event_info *ev;
 		unsigned hsize;
 		uint16_t id;
 		uint64_t ts;
@@ -1046,11 +1046,10 @@ static uint64_t whole_events_in(const struct rec_stream *st, const char *pkt,
 					       &ts);
 		if (!hsize)
 			break;
-		for (unsigned i = 0; i < p->nevents; i++)
-			if (p->events[i].id == id) {
-				ev = &p->events[i];
-				break;
-			}
+		/* by its id: a scan of a process's events (65,534 announced)
+		 * for each of the 6,545 events of each open packet held the
+		 * recorder 0.6 s a stream at the end */
+		ev = session_event(p, id);
 		if (!ev || ev->nfields > 256)
 			break;
 		n = tk_record_decode(ev, pkt + off + hsize, commit - off - hsize,

@@ -330,6 +330,19 @@ static int add_event(struct rec_process *p, uint32_t id, const void *desc,
 	if (ret)
 		return ret;
 	evs[p->nevents].id = id;
+	if (id >= p->at_len) {
+		/* grown by halves at least, up to the 16-bit ids */
+		unsigned len = id + 1 > p->at_len + p->at_len / 2 ? id + 1
+				: p->at_len + p->at_len / 2;
+		uint32_t *at = realloc(p->at, len * sizeof(*at));
+
+		if (!at)
+			return -ENOMEM;
+		memset(at + p->at_len, 0xff, (len - p->at_len) * sizeof(*at));
+		p->at = at;
+		p->at_len = len;
+	}
+	p->at[id] = p->nevents;
 	p->nevents++;
 	p->known[id / 64] |= 1ull << (id % 64);
 	padded = (used + 7) & ~(size_t)7;
@@ -343,6 +356,13 @@ static int add_event(struct rec_process *p, uint32_t id, const void *desc,
 	memset(blob + p->desc_size + 8 + used, 0, padded - used);
 	p->desc_size += 8 + padded;
 	return 0;
+}
+
+const struct tk_event_info *session_event(const struct rec_process *p,
+					  uint32_t id)
+{
+	return id < p->at_len && p->at[id] < p->nevents ? &p->events[p->at[id]]
+							 : NULL;
 }
 
 static int on_event(struct rec_process *p, const struct tk_msg_event *m,
@@ -1024,6 +1044,7 @@ void session_free(struct rec_session *s)
 			tk_event_info_free(&p->events[j]);
 		free(p->events);
 		free(p->known);
+		free(p->at);
 		free(p->desc_blob);
 		free(p->exe);
 		free(p);

@@ -78,6 +78,12 @@
  *                                  every descriptor do; events until a
  *                                  writer has woken the recorder; prints
  *                                  "fired N size BYTES" (FILE's size)
+ *   prog-hostile many-events E S   a second connection announces E events
+ *                                  (ids 0 to E-1, one u32 field each),
+ *                                  then hands over an arena of the
+ *                                  CONFIG's geometry whose S streams each
+ *                                  have an open packet full of events of
+ *                                  id E-1, and leaves; prints "left"
  *   prog-hostile big-arena MIB     a second connection hands the recorder
  *                                  an arena of its own making, sound but
  *                                  for a pool of MIB MiB (not --pool), and
@@ -654,37 +660,26 @@ static size_t page_up(size_t n)
 	return (n + 4095) & ~(size_t)4095;
 }
 
-static int big_arena(long mib)
+/* An arena laid out as lib/arena.c lays one out, of the geometry the
+ * CONFIG @c asks but for a pool of @chunks, every descriptor in the
+ * fresh ring; its memfds in fds[].  NULL if it cannot be made. */
+static struct tk_arena *own_arena(const struct tk_msg_config *c, uint32_t chunks,
+				  int fds[2])
 {
-	static char buf[TK_MSG_MAX];
-	const struct tk_msg_config *c = (const void *)buf;
-	struct tk_msg done = { TK_MSG_EVENTS_DONE, sizeof(done) };
-	struct tk_msg_arena am = { { TK_MSG_ARENA, sizeof(am) }, 2, 0, 0 };
-	char cbuf[CMSG_SPACE(2 * sizeof(int))];
-	struct iovec iov = { &am, sizeof(am) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	int fd = session_connect(), fds[2];
-	uint32_t chunks, ring = 1;
+	uint32_t ring = 1;
 	struct tk_arena *h;
 	size_t csize;
 
-	if (fd < 0 || send(fd, &done, sizeof(done), MSG_NOSIGNAL) != sizeof(done) ||
-	    recv(fd, buf, sizeof(buf), 0) < (ssize_t)sizeof(*c) ||
-	    c->m.type != TK_MSG_CONFIG)
-		return 4;
-	chunks = (uint32_t)(((uint64_t)mib << 20) / c->chunk_size);
 	while (ring < chunks || ring < c->streams_max)
 		ring <<= 1;
 	csize = tk_arena_control_size(ring, c->streams_max, c->slots);
 	fds[0] = sealed_memfd(csize);
 	fds[1] = sealed_memfd((size_t)chunks * c->chunk_size);
 	if (fds[0] < 0 || fds[1] < 0)
-		return 4;
+		return NULL;
 	h = mmap(NULL, csize, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
 	if (h == MAP_FAILED)
-		return 4;
+		return NULL;
 	*h = (struct tk_arena){ .magic = TK_ARENA_MAGIC, .version = TK_ARENA_VERSION,
 				.pid = (uint32_t)getpid(), .mode = c->mode,
 				.chunk_size = c->chunk_size, .slots = c->slots,
@@ -696,12 +691,50 @@ static int big_arena(long mib)
 	h->recycle_ring = h->stream_ring + page_up((size_t)ring * 4);
 	h->produced = h->recycle_ring + page_up((size_t)ring * 4);
 	h->streams = h->produced + page_up((size_t)c->streams_max * 8);
+	for (uint32_t i = 0; i < c->streams_max; i++)
+		((uint32_t *)((char *)h + h->stream_ring))[i] = i;
 	h->free_streams.tail = c->streams_max;
+	return h;
+}
+
+/* Our own connection's EVENTS_DONE, and the CONFIG it is answered with
+ * into buf[TK_MSG_MAX]; -1 if it is not. */
+static int own_config(int fd, char *buf)
+{
+	struct tk_msg done = { TK_MSG_EVENTS_DONE, sizeof(done) };
+
+	return fd >= 0 && send(fd, &done, sizeof(done), MSG_NOSIGNAL) == sizeof(done) &&
+	       recv(fd, buf, TK_MSG_MAX, 0) >= (ssize_t)sizeof(struct tk_msg_config) &&
+	       ((struct tk_msg *)buf)->type == TK_MSG_CONFIG ? 0 : -1;
+}
+
+/* Hand the arena of fds[] over on @fd, @made chunks made. */
+static int send_arena(int fd, const int fds[2], uint32_t made)
+{
+	struct tk_msg_arena am = { { TK_MSG_ARENA, sizeof(am) }, made, 0, 0 };
+	char cbuf[CMSG_SPACE(2 * sizeof(int))];
+	struct iovec iov = { &am, sizeof(am) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
-	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
-	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != sizeof(am))
+	memcpy(CMSG_DATA(cm), fds, 2 * sizeof(int));
+	return sendmsg(fd, &mh, MSG_NOSIGNAL) == sizeof(am) ? 0 : -1;
+}
+
+static int big_arena(long mib)
+{
+	static char buf[TK_MSG_MAX];
+	const struct tk_msg_config *c = (const void *)buf;
+	int fd = session_connect(), fds[2];
+	struct tk_arena *h;
+
+	if (own_config(fd, buf) < 0 ||
+	    !(h = own_arena(c, (uint32_t)(((uint64_t)mib << 20) / c->chunk_size), fds)) ||
+	    send_arena(fd, fds, 2) < 0)
 		return 4;
 	/* no chunk free, ever: the recorder is asked to make more */
 	for (int i = 0; i < 2000; i++) {
@@ -715,6 +748,57 @@ static int big_arena(long mib)
 		}
 	}
 	printf("kept\n");
+	return 0;
+}
+
+static int many_events(uint32_t nev, uint32_t ns)
+{
+	static char buf[TK_MSG_MAX];
+	const struct tk_msg_config *c = (const void *)buf;
+	struct { struct tk_msg_event m; char desc[256]; } ev;
+	int fd = session_connect(), fds[2];
+	struct tk_arena *h;
+	char *pool;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.m.m = (struct tk_msg){ TK_MSG_EVENT, sizeof(ev) };
+	descriptor(ev.desc, "x");
+	for (uint32_t i = 0; fd >= 0 && i < nev; i++) {
+		ev.m.id = i;
+		if (send(fd, &ev, sizeof(ev), MSG_NOSIGNAL) != sizeof(ev))
+			return 4;
+	}
+	if (own_config(fd, buf) < 0 || ns > c->streams_max || ns > c->pool_max ||
+	    !(h = own_arena(c, c->pool_max, fds)))
+		return 4;
+	pool = mmap(NULL, (size_t)ns * c->chunk_size, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, fds[1], 0);
+	if (pool == MAP_FAILED)
+		return 4;
+	/* streams 0 to ns-1 taken (the recorder looks a few beyond) */
+	h->free_streams.head = ns;
+	for (uint32_t s = 0; s < ns; s++) {
+		struct tk_rb_stream *d = (struct tk_rb_stream *)
+			((char *)h + h->streams + (size_t)s * h->stream_size);
+		char *p = pool + (size_t)s * c->chunk_size;
+		uint16_t id = (uint16_t)(nev - 1);
+		uint32_t off = sizeof(struct tk_packet_header);
+
+		((struct tk_packet_header *)p)->magic = TK_CTF_MAGIC;
+		for (; off + 10 <= c->chunk_size; off += 10) {
+			memcpy(p + off, &id, 2);      /* compact header: id, */
+			memcpy(p + off + 2, &off, 4); /* time's low bits, */
+			memcpy(p + off + 6, &s, 4);   /* x */
+		}
+		d->tid = 100000 + s;
+		strcpy(d->comm, "many");
+		d->slot[0] = (struct tk_rb_slot){ .seq = 1, .commit = off, .chunk = s };
+		d->state = TK_RB_OPEN;
+	}
+	if (send_arena(fd, fds, c->pool_max) < 0)
+		return 4;
+	usleep(500000); /* the recorder sees the streams */
+	printf("left\n");
 	return 0;
 }
 
@@ -759,6 +843,8 @@ int main(int argc, char **argv)
 		return close_wake(argv[2]);
 	if (!strcmp(argv[1], "queue-first"))
 		return queue_first();
+	if (!strcmp(argv[1], "many-events") && argc > 3)
+		return many_events((uint32_t)n, (uint32_t)atol(argv[3]));
 	if (!strcmp(argv[1], "big-arena"))
 		return big_arena(n);
 	return 2;

@@ -585,6 +585,7 @@ static void run_session(const struct phase *ph, struct totals *t)
 		.fields = ev_fields,
 		.min_size = PAYLOAD_FIXED,
 	};
+	uint32_t at[EV_ID + 1];
 	struct writer ws[MAX_WRITERS];
 	unsigned nw = ph->writers * ph->waves;
 	struct rec_session s;
@@ -628,6 +629,10 @@ static void run_session(const struct phase *ph, struct totals *t)
 	p->pid = (uint32_t)getpid();
 	p->events = &ev;
 	p->nevents = 1;
+	memset(at, 0xff, sizeof(at)); /* events[at[id]] is id's */
+	at[EV_ID] = 0;
+	p->at = at;
+	p->at_len = EV_ID + 1;
 
 	/* the process's side, as lib/control.c make_arena and CONFIG */
 	tk_streams_session_changed();
@@ -763,6 +768,8 @@ static void run_session(const struct phase *ph, struct totals *t)
 	__atomic_store_n(&tk_wake_fd, -1, __ATOMIC_RELEASE);
 	p->events = NULL; /* the test's, not the session's to free */
 	p->nevents = 0;
+	p->at = NULL;
+	p->at_len = 0;
 	session_free(&s);
 	functrace_free(&ft);
 	/* the session closed what it opened, and nothing else */
