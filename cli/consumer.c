@@ -99,10 +99,12 @@ static uint32_t pow2_at_least(uint32_t n)
 	return p;
 }
 
-/* The geometry in @h against what we asked (@o) and the sizes the
- * process made (lib/arena.c lays it out so). */
+/* The geometry in @h against what we asked (@o: the CONFIG every
+ * process and forked child records with) and the sizes the process made
+ * (lib/arena.c lays it out so).  A pool larger than --pool would be made
+ * by us (the maker) as the process says it starves. */
 static const char *check_geometry(const struct tk_arena *h, size_t size,
-				  uint32_t pid)
+				  uint32_t pid, const struct rec_options *o)
 {
 	uint64_t off;
 
@@ -110,6 +112,10 @@ static const char *check_geometry(const struct tk_arena *h, size_t size,
 		return "not a tracekit arena of this version";
 	if (h->pid != pid)
 		return "made by another process";
+	if (h->mode != (o->overwrite ? TK_RB_OVERWRITE : TK_RB_DISCARD) ||
+	    h->chunk_size != o->subbuf_kb * 1024 || h->slots != o->slots ||
+	    h->streams_max != o->streams_max || h->chunks_max != o->pool_max)
+		return "geometry not the one asked for";
 	if (!tk_rb_geometry_ok(h->mode, h->chunk_size, h->slots, h->streams_max,
 			       h->chunks_max) ||
 	    h->stream_size != tk_rb_stream_size(h->slots) ||
@@ -372,7 +378,7 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 		why = "its control part is not a sealed memfd";
 	else if (!(h = map_fd(fds[0], size)))
 		why = strerror(errno);
-	else if ((why = check_geometry(h, size, p->pid)))
+	else if ((why = check_geometry(h, size, p->pid, s->opt)))
 		;
 	else if (!made || made > h->chunks_max)
 		why = "its pool has no sane size";
@@ -612,16 +618,31 @@ static void touch_ahead(struct rec_arena *a)
 }
 
 /* ---------------------------------------------------------------- streams */
+/* The file of @st: user/PID-TID, or where a stream of that thread id
+ * has one already (a descriptor used again by a thread of the same id:
+ * ids wrap at pid_max, 32768 on many machines, and a program may write
+ * any id there) user/PID-TID.INSTANCE, the stream's instance, which no
+ * other stream of the process has.  (Numbered .1 to .999, the 1000th
+ * stream of one thread id failed the recording, every process's.) */
 static int open_output(struct rec_session *s, struct rec_stream *st)
 {
 	char *path;
 
 	for (unsigned n = 0; n < 1000; n++) {
+		int len;
+
 		free(st->file);
-		if ((n ? asprintf(&st->file, "user/%u-%u.%u", st->proc->pid,
-				  st->tid, n)
-		       : asprintf(&st->file, "user/%u-%u", st->proc->pid,
-				  st->tid)) < 0) {
+		if (!n)
+			len = asprintf(&st->file, "user/%u-%u", st->proc->pid,
+				       st->tid);
+		else if (n == 1)
+			len = asprintf(&st->file, "user/%u-%u.%llu", st->proc->pid,
+				       st->tid, (unsigned long long)st->instance);
+		else /* (a process of the same pid before this one) */
+			len = asprintf(&st->file, "user/%u-%u.%llu.%u",
+				       st->proc->pid, st->tid,
+				       (unsigned long long)st->instance, n);
+		if (len < 0) {
 			st->file = NULL;
 			return -ENOMEM;
 		}
@@ -1071,7 +1092,7 @@ static uint64_t whole_events_in(const struct rec_stream *st, const char *pkt,
 	uint64_t commit = end;
 
 	while (commit - off >= TK__HEADER_COMPACT) {
-		const struct tk_event_info *ev = NULL;
+		const struct tk_event_info *ev;
 		unsigned hsize;
 		uint16_t id;
 		uint64_t ts;
@@ -1081,11 +1102,10 @@ static uint64_t whole_events_in(const struct rec_stream *st, const char *pkt,
 					       &ts);
 		if (!hsize)
 			break;
-		for (unsigned i = 0; i < p->nevents; i++)
-			if (p->events[i].id == id) {
-				ev = &p->events[i];
-				break;
-			}
+		/* by its id: a scan of a process's events (65,534 announced)
+		 * for each of the 6,545 events of each open packet held the
+		 * recorder 0.6 s a stream at the end */
+		ev = session_event(p, id);
 		if (!ev || ev->nfields > 256)
 			break;
 		n = tk_record_decode(ev, pkt + off + hsize, commit - off - hsize,

@@ -330,6 +330,19 @@ static int add_event(struct rec_process *p, uint32_t id, const void *desc,
 	if (ret)
 		return ret;
 	evs[p->nevents].id = id;
+	if (id >= p->at_len) {
+		/* grown by halves at least, up to the 16-bit ids */
+		unsigned len = id + 1 > p->at_len + p->at_len / 2 ? id + 1
+				: p->at_len + p->at_len / 2;
+		uint32_t *at = realloc(p->at, len * sizeof(*at));
+
+		if (!at)
+			return -ENOMEM;
+		memset(at + p->at_len, 0xff, (len - p->at_len) * sizeof(*at));
+		p->at = at;
+		p->at_len = len;
+	}
+	p->at[id] = p->nevents;
 	p->nevents++;
 	p->known[id / 64] |= 1ull << (id % 64);
 	padded = (used + 7) & ~(size_t)7;
@@ -343,6 +356,13 @@ static int add_event(struct rec_process *p, uint32_t id, const void *desc,
 	memset(blob + p->desc_size + 8 + used, 0, padded - used);
 	p->desc_size += 8 + padded;
 	return 0;
+}
+
+const struct tk_event_info *session_event(const struct rec_process *p,
+					  uint32_t id)
+{
+	return id < p->at_len && p->at[id] < p->nevents ? &p->events[p->at[id]]
+							 : NULL;
 }
 
 static int on_event(struct rec_process *p, const struct tk_msg_event *m,
@@ -458,6 +478,9 @@ static void message_text(char *out, size_t size, const char *src, size_t len)
 		out[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
 	out[i] = '\0';
 }
+
+/* Messages taken from one process at each look (session_poll()). */
+#define MESSAGES_PER_LOOK 64
 
 /* ERROR messages said per process: a program may send them without end
  * (100,000 lines in 3 s on the recorder's standard error). */
@@ -652,13 +675,18 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 			extra_ready = 1;
 		for (unsigned i = 0; i < s->nprocs; i++) {
 			struct rec_process *p = s->procs[i];
-			int ret;
+			int ret = 0;
 
 			if (p->fd < 0 || !pfd[4 + i].revents)
 				continue;
-			/* Drain everything queued: STREAM messages come in
-			 * bursts when threads start together. */
-			while ((ret = process_message(s, p)) > 0 && p->fd >= 0)
+			/* What is queued, up to MESSAGES_PER_LOOK: a
+			 * process that sends without end (4 threads of
+			 * ERROR messages) kept us here, its buffers and the
+			 * others' not drained; the rest is taken at the
+			 * next look, at once (the socket is still ready). */
+			for (unsigned k = 0; k < MESSAGES_PER_LOOK &&
+					     (ret = process_message(s, p)) > 0 &&
+					     p->fd >= 0; k++)
 				;
 			/* (other errors are said where they happen, or
 			 * are the process leaving) */
@@ -1046,6 +1074,7 @@ void session_free(struct rec_session *s)
 			tk_event_info_free(&p->events[j]);
 		free(p->events);
 		free(p->known);
+		free(p->at);
 		free(p->desc_blob);
 		free(p->exe);
 		free(p);

@@ -194,6 +194,10 @@ struct rec_process {
 	struct tk_event_info *events;
 	unsigned nevents;
 	uint64_t *known; /* a bit per event id it announced (add_event) */
+	/* events[at[id]] is event id's, for ids below at_len (UINT32_MAX:
+	 * none): the recorder decodes open packets event by event */
+	uint32_t *at;
+	unsigned at_len;
 	unsigned errors; /* ERROR messages it sent (the first few said) */
 };
 
@@ -321,6 +325,9 @@ void consumer_flush_all(struct rec_session *s);
 void consumer_header_name(struct rec_stream *st);
 void consumer_stream_stats(const struct rec_stream *st,
 			   struct tk_trace_stream *out);
+/* Event @id of @p, NULL if it announced none of that id. */
+const struct tk_event_info *session_event(const struct rec_process *p,
+					  uint32_t id);
 /* Events, bytes and lost of @st so far, added to the three counts. */
 void consumer_stream_progress(const struct rec_stream *st, uint64_t *events,
 			      uint64_t *bytes, uint64_t *lost);

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include "internal.h"
@@ -76,6 +77,12 @@ static const char *nobuf_what;
  * session changes, so a new session's eventfd is put on the same number
  * (dup3) and none is ever closed (stream.c, packet_close). */
 int tk_wake_fd = -1;
+/* What it is (fstat): a program may close it and open a file of its own
+ * that takes the number (daemons close every descriptor above 2), and a
+ * writer's 8 bytes went into that file; a writer checks it first
+ * (tk_wake_fd_ours). */
+static dev_t wake_dev;
+static ino_t wake_ino;
 
 /* Control messages may wait this long for room in the socket (a recorder
  * that is alive drains it at once); events never wait. */
@@ -278,19 +285,41 @@ static void make_arena(int fd)
 	tk_registry_unlock();
 }
 
-/* Adopt the recorder's eventfd @fd (see tk_wake_fd). */
+bool tk_wake_fd_ours(int fd)
+{
+	struct stat sb;
+
+	return fstat(fd, &sb) == 0 &&
+	       sb.st_dev == __atomic_load_n(&wake_dev, __ATOMIC_RELAXED) &&
+	       sb.st_ino == __atomic_load_n(&wake_ino, __ATOMIC_RELAXED);
+}
+
+/* Adopt the recorder's eventfd @fd (see tk_wake_fd): on the number of
+ * the last one, unless the program has taken that number for a file of
+ * its own (then on its own number: a writer that loaded the old one
+ * finds it is not ours). */
 static void set_wake_fd(int fd)
 {
+	int old = __atomic_load_n(&tk_wake_fd, __ATOMIC_RELAXED);
+	struct stat sb;
+
 	if (fd < 0)
 		return;
-	if (__atomic_load_n(&tk_wake_fd, __ATOMIC_RELAXED) < 0) {
-		/* pairs with the ACQUIRE load of tk_wake_fd in
-		 * lib/stream.c:wake_recorder() */
-		__atomic_store_n(&tk_wake_fd, fd, __ATOMIC_RELEASE);
+	if (fstat(fd, &sb) < 0) { /* (refused: no wake-ups, timeouts only) */
+		close(fd);
 		return;
 	}
-	dup3(fd, tk_wake_fd, O_CLOEXEC);
-	close(fd);
+	if (old >= 0 && tk_wake_fd_ours(old)) {
+		dup3(fd, old, O_CLOEXEC);
+		close(fd);
+		return;
+	}
+	/* every eventfd is the same inode: these only change from none */
+	__atomic_store_n(&wake_dev, sb.st_dev, __ATOMIC_RELAXED);
+	__atomic_store_n(&wake_ino, sb.st_ino, __ATOMIC_RELAXED);
+	/* pairs with the ACQUIRE load of tk_wake_fd in
+	 * lib/stream.c:wake_recorder() (wake_dev, wake_ino with it) */
+	__atomic_store_n(&tk_wake_fd, fd, __ATOMIC_RELEASE);
 }
 
 static int apply_config(int fd, const void *msg, size_t len, int wake_fd)

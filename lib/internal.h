@@ -108,6 +108,9 @@ int tk_session_fd_locked(void);
 void tk_session_after_fork_child(void);
 /* The recorder's wake-up eventfd, -1 before the first session. */
 extern int tk_wake_fd;
+/* Whether @fd (tk_wake_fd, loaded) is still the recorder's eventfd, not
+ * a file the program opened on its number after closing it. */
+bool tk_wake_fd_ours(int fd);
 
 /* self.c */
 /* Read the pid (and, if @comm, the process's name into comm[len]) from

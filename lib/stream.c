@@ -97,7 +97,7 @@ static void wake_recorder(struct tk_arena *h, bool worth)
 	/* pairs with the RELEASE store of tk_wake_fd in
 	 * lib/control.c:set_wake_fd() */
 	fd = __atomic_load_n(&tk_wake_fd, __ATOMIC_ACQUIRE);
-	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
+	if (fd >= 0 && tk_wake_fd_ours(fd) && write(fd, &one, sizeof(one)) < 0) {
 		/* a full eventfd wakes the recorder anyway */
 	}
 }

@@ -874,6 +874,93 @@ def test_hello_pid_is_the_kernels():
     assert re.search(r"\bpid=1\b", manifest) is None, manifest
 
 
+def test_thread_id_files_unbounded():
+    """A stream's file is user/PID-TID; another stream of the same thread
+    id (ids wrap at pid_max, and a program writes its descriptor's) took
+    PID-TID.1 to PID-TID.999, and the next one failed the whole
+    recording, every process's with it ("cannot create ... File
+    exists").  1,005 streams of one thread id each get a file of their
+    own, and the recording goes on."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    rec = start_record(d, ["same-tid", "1005"])
+    rc, err = finish(rec, timeout=120)
+    assert rc == 0 and rec.rest == "rounds 1005\n", (rc, rec.rest, err[-1500:])
+    assert "cannot create" not in err, err[-1500:]
+    pid = int(re.search(r"\(pid (\d+)\)", err).group(1))
+    same = [f for f in os.listdir(os.path.join(d, "user"))
+            if f.startswith("%d-424242" % pid)]
+    assert len(same) == 1005, len(same)
+    assert tklib.tracekit("report", "--count", d, check=True).stdout.split() == \
+        ["1", "test:seq", "1", "total"]
+
+
+def test_messages_do_not_hold_the_drain():
+    """The recorder read every message a process had queued before it
+    looked at any buffer again: a process whose 4 threads sent ERROR
+    messages without end made another one lose 202,368 of 2,000,000
+    events (1 us apart, -b 1024 --pool 2048), 0 when alone.  With its
+    socket full (64 MiB of messages) when the recorder wakes, our closed
+    packets are read while messages are still queued."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    rec = start_record(d, ["queue-first"])
+    rc, err = finish(rec)
+    assert rc == 0 and rec.rest.startswith("queued "), (rc, rec.rest, err[-1500:])
+    queued, sent = int(rec.rest.split()[1]), int(rec.rest.split()[3])
+    assert sent > 64 * 8 and queued > 0, (queued, sent)
+
+
+def test_wake_fd_taken_by_the_program():
+    """A program that closes every descriptor above 2 and opens a file
+    (as daemons do) may get the number of the recorder's eventfd: the
+    writers' wake-ups wrote 8 bytes (01 00 ... 00) into that file.  They
+    check that the number is still the eventfd; the file stays as the
+    program wrote it, and every event is recorded or counted lost."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    victim = os.path.join(tklib.tmpdir(), "program.log")
+    rec = start_record(d, ["close-wake", victim])
+    rc, err = finish(rec)
+    assert rc == 0 and rec.rest.startswith("fired "), (rc, rec.rest, err[-1500:])
+    fired = int(rec.rest.split()[1])
+    assert rec.rest.split()[2:] == ["size", "0"] and os.path.getsize(victim) == 0, \
+        (rec.rest, open(victim, "rb").read(64))
+    _, total = tklib.summary(err)
+    assert total and total["events"] + total["lost"] == fired, (fired, total, err[-1500:])
+
+
+def test_open_packets_of_many_event_ids():
+    """The recorder looked an event up in a scan of its process's events
+    for each event of an open packet it walks (the end of a stream, the
+    live line): with 65,000 announced, 0.6 s for each stream of 6,545
+    events of the last id, so a process of 4,096 such streams held the
+    recorder about 40 minutes, every other process undrained.  By id:
+    256 of them end well within the bound, each event recorded."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    rec = start_record(d, ["many-events", "65000", "256"])
+    rc, err = finish(rec)
+    assert rc == 0 and rec.rest == "left\n", (rc, rec.rest, err[-1500:])
+    rows, total = tklib.summary(err)
+    assert len([r for r in rows if r["tid"] >= 100000]) == 256, err[-1500:]
+    assert total["events"] == 256 * 6545 and total["lost"] == 0, total
+
+
+def test_arena_geometry_as_asked():
+    """A process made its arena as it liked, and the recorder took any
+    geometry within the limits of the layout (a pool of up to 64 GiB):
+    one that said its pool of 512 MiB starved had the recorder's maker
+    fault all of it in (its RSS 2.1 GB for a pool of 2 GiB under --pool
+    64M), whatever record's --pool said.  An arena that is not the one
+    the CONFIG asked for is refused, the connection dropped, and said."""
+    d = os.path.join(tklib.tmpdir(), "t")
+    rec = start_record(d, ["big-arena", "512"])
+    rc, err = finish(rec)
+    assert rc == 0 and rec.rest == "dropped\n", (rc, rec.rest, err[-1500:])
+    pid = int(re.search(r"\(pid (\d+)\)", err).group(1))
+    assert "tracekit: process %d: buffers refused: geometry not the one asked for" % pid \
+        in err.splitlines(), err[-1500:]
+    assert "tracekit: process %d: dropped: it broke the control protocol" % pid \
+        in err.splitlines(), err[-1500:]
+
+
 def test_recover_cuts_only_what_is_ours():
     """recover cuts a stream file after its last whole packet only where
     what follows is a killed recorder's (zeros, a packet cut short): a

@@ -15,9 +15,10 @@
  *   op & 3 == 0   the bytes are one message; its tk_msg.len is set to
  *                 its size unless op & 4
  *   op & 3 == 1   the same, sent with two memfds (SCM_RIGHTS): a sane
- *                 arena, as the runtime makes one (lib/arena.c), of 2 to
- *                 9 sub-buffers of 4 KiB per thread (op >> 5), with
- *                 nothing written in it yet
+ *                 arena, as the runtime makes one (lib/arena.c), with
+ *                 nothing written in it yet: of the 16 sub-buffers of 4
+ *                 KiB per thread the CONFIG asks, or (op >> 5 == 7) of 9,
+ *                 which the recorder refuses
  *   op & 3 == 2   a HELLO: the bytes laid over a zeroed tk_msg_hello (a
  *                 HELLO is over 4 KiB), type and len set
  *   op & 3 == 3   shut the socket down (the process hangs up)
@@ -140,7 +141,7 @@ static void play(int sock, const uint8_t *data, size_t size)
 			if (len >= sizeof(struct tk_msg) && !(op & 4))
 				((struct tk_msg *)msg)->len = (uint32_t)len;
 			if ((op & 3) == 1)
-				sane_arena(2 + ((op >> 5) & 7), fds);
+				sane_arena(op >> 5 == 7 ? 9 : 16, fds);
 			send_with(sock, msg, len, fds, (op & 3) == 1 ? 2 : 0);
 			for (int i = 0; i < 2; i++)
 				if (fds[i] >= 0)

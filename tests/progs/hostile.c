@@ -57,6 +57,39 @@
  *   prog-hostile hello-pid PID     event-field x on a connection whose
  *                                  HELLO claims to be process PID (and
  *                                  its child)
+ *   prog-hostile same-tid N        one event, then N times: a descriptor
+ *                                  of its arena made to look as a stream
+ *                                  of thread 424242 that closed one empty
+ *                                  packet, the recorder woken, until it
+ *                                  has recycled it; prints "rounds N"
+ *   prog-hostile queue-first       one event; a second connection whose
+ *                                  socket may hold 64 MiB; the recorder
+ *                                  (our parent) stopped while it sleeps
+ *                                  in ppoll; a few packets closed and the
+ *                                  socket filled with ERROR messages;
+ *                                  the recorder continued: prints
+ *                                  "queued BYTES of SENT" (bytes still in
+ *                                  the socket when the recorder had read
+ *                                  our closed packets: 0 when it read
+ *                                  every message first)
+ *   prog-hostile close-wake FILE   one event; the recorder's eventfd
+ *                                  closed and FILE (created empty) opened
+ *                                  on its number, as daemons that close
+ *                                  every descriptor do; events until a
+ *                                  writer has woken the recorder; prints
+ *                                  "fired N size BYTES" (FILE's size)
+ *   prog-hostile many-events E S   a second connection announces E events
+ *                                  (ids 0 to E-1, one u32 field each),
+ *                                  then hands over an arena of the
+ *                                  CONFIG's geometry whose S streams each
+ *                                  have an open packet full of events of
+ *                                  id E-1, and leaves; prints "left"
+ *   prog-hostile big-arena MIB     a second connection hands the recorder
+ *                                  an arena of its own making, sound but
+ *                                  for a pool of MIB MiB (not --pool), and
+ *                                  keeps saying it starves for 2 s;
+ *                                  prints "dropped" when the recorder
+ *                                  closes it, else "kept"
  *
  * Events: test:seq (thread, seq, msg) of tests/progs/test-events.h.
  */
@@ -65,16 +98,22 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <linux/sockios.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -465,6 +504,304 @@ static int event_id(uint32_t id, const char *field, uint32_t pid)
 	return 0;
 }
 
+/* The recorder's wake-up eventfd (lib/control.c tk_wake_fd), -1 if none. */
+static int wake_fd(void)
+{
+	for (int fd = 3; fd < 1024; fd++) {
+		char path[64], link[64];
+		ssize_t k;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		k = readlink(path, link, sizeof(link) - 1);
+		if (k > 0 && (link[k] = '\0', strstr(link, "[eventfd]")))
+			return fd;
+	}
+	return -1;
+}
+
+static int same_tid(long n)
+{
+	int wake;
+	static const uint64_t one = 1;
+	struct mine m;
+	struct tk_rb_stream *d;
+	uint64_t *produced;
+	long r;
+
+	fire(0, 0);
+	m = my_stream();
+	wake = wake_fd();
+	/* descriptor 1: the recorder looks at the next few ones (touch_ahead) */
+	d = (struct tk_rb_stream *)((char *)m.d + m.h->stream_size);
+	produced = m.produced + 1;
+	for (r = 0; r < n; r++) {
+		struct tk_packet_header *ph = (struct tk_packet_header *)
+			((char *)d + m.h->stream_size - TK_INLINE_SIZE);
+
+		for (int i = 0; __atomic_load_n(&d->state, __ATOMIC_ACQUIRE) != TK_RB_FREE ||
+				__atomic_load_n(produced, __ATOMIC_ACQUIRE); i++) {
+			if (i == 100000)
+				return 5;
+			if (i % 16 == 0 && write(wake, &one, sizeof(one)) < 0)
+				return 5;
+			usleep(100);
+		}
+		memset(ph, 0, sizeof(*ph));
+		ph->magic = TK_CTF_MAGIC;
+		d->tid = 424242;
+		strcpy(d->comm, "same");
+		d->inline_busy = 1;
+		d->slot[0].chunk = TK_CHUNK_INLINE;
+		d->slot[0].commit = sizeof(*ph);
+		__atomic_store_n(&d->slot[0].seq, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(produced, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&d->state, TK_RB_CLOSED, __ATOMIC_RELEASE);
+		if (write(wake, &one, sizeof(one)) < 0)
+			return 5;
+	}
+	printf("rounds %ld\n", r);
+	return 0;
+}
+
+/* Whether process @pid is in ppoll (x86-64: 271), as
+ * /proc/PID/syscall says. */
+static bool in_ppoll(pid_t pid)
+{
+	char path[64], line[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	f = fopen(path, "r");
+	if (f && !fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	if (f)
+		fclose(f);
+	return !strncmp(line, "271 ", 4);
+}
+
+static int close_wake(const char *file)
+{
+	uint64_t woke, n = 1;
+	struct stat sb;
+	struct mine m;
+	int wake, fd;
+
+	fire(0, 0);
+	m = my_stream();
+	wake = wake_fd();
+	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (wake < 0 || fd < 0 || close(wake) < 0 || dup2(fd, wake) != wake)
+		return 4;
+	close(fd);
+	woke = __atomic_load_n(&m.h->wakeups, __ATOMIC_RELAXED);
+	while (__atomic_load_n(&m.h->wakeups, __ATOMIC_RELAXED) == woke) {
+		if (n == 50000000)
+			return 5;
+		fire(0, n++);
+	}
+	if (fstat(wake, &sb) < 0)
+		return 4;
+	printf("fired %llu size %lld\n", (unsigned long long)n, (long long)sb.st_size);
+	return 0;
+}
+
+static int queue_first(void)
+{
+	struct tk_msg m = { TK_MSG_ERROR, sizeof(m) };
+	pid_t rec = getppid();
+	int fd, size = 64 << 20, queued = -1;
+	uint64_t consumed, seq = 1;
+	long sent = 0;
+	struct mine me;
+
+	fire(0, 0);
+	me = my_stream();
+	fd = session_connect();
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0)
+		return 4;
+	usleep(100000); /* the recorder takes the connection */
+	for (int i = 0;; i++) {
+		if (i == 10000)
+			return 5;
+		kill(rec, SIGSTOP);
+		if (in_ppoll(rec))
+			break;
+		kill(rec, SIGCONT);
+		usleep(1000);
+	}
+	consumed = __atomic_load_n(&me.d->consumed, __ATOMIC_ACQUIRE);
+	while (__atomic_load_n(me.produced, __ATOMIC_ACQUIRE) < consumed + 2)
+		fire(0, seq++);
+	while (send(fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(m))
+		sent += sizeof(m);
+	usleep(100000); /* the closed packets are overdue */
+	kill(rec, SIGCONT);
+	for (long i = 0; __atomic_load_n(&me.d->consumed, __ATOMIC_ACQUIRE) == consumed; i++)
+		if (i == 3000000000L)
+			return 5;
+	if (ioctl(fd, SIOCOUTQ, &queued) < 0)
+		return 4;
+	printf("queued %d of %ld\n", queued, sent);
+	return 0;
+}
+
+static int sealed_memfd(size_t size)
+{
+	int fd = memfd_create("hostile", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0 || ftruncate(fd, (off_t)size) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)
+		return -1;
+	return fd;
+}
+
+static size_t page_up(size_t n)
+{
+	return (n + 4095) & ~(size_t)4095;
+}
+
+/* An arena laid out as lib/arena.c lays one out, of the geometry the
+ * CONFIG @c asks but for a pool of @chunks, every descriptor in the
+ * fresh ring; its memfds in fds[].  NULL if it cannot be made. */
+static struct tk_arena *own_arena(const struct tk_msg_config *c, uint32_t chunks,
+				  int fds[2])
+{
+	uint32_t ring = 1;
+	struct tk_arena *h;
+	size_t csize;
+
+	while (ring < chunks || ring < c->streams_max)
+		ring <<= 1;
+	csize = tk_arena_control_size(ring, c->streams_max, c->slots);
+	fds[0] = sealed_memfd(csize);
+	fds[1] = sealed_memfd((size_t)chunks * c->chunk_size);
+	if (fds[0] < 0 || fds[1] < 0)
+		return NULL;
+	h = mmap(NULL, csize, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	if (h == MAP_FAILED)
+		return NULL;
+	*h = (struct tk_arena){ .magic = TK_ARENA_MAGIC, .version = TK_ARENA_VERSION,
+				.pid = (uint32_t)getpid(), .mode = c->mode,
+				.chunk_size = c->chunk_size, .slots = c->slots,
+				.streams_max = c->streams_max, .ring_size = ring,
+				.stream_size = tk_rb_stream_size(c->slots),
+				.chunks_max = chunks, .control_size = csize };
+	h->chunk_ring = page_up(sizeof(*h));
+	h->stream_ring = h->chunk_ring + page_up((size_t)ring * 4);
+	h->recycle_ring = h->stream_ring + page_up((size_t)ring * 4);
+	h->produced = h->recycle_ring + page_up((size_t)ring * 4);
+	h->streams = h->produced + page_up((size_t)c->streams_max * 8);
+	for (uint32_t i = 0; i < c->streams_max; i++)
+		((uint32_t *)((char *)h + h->stream_ring))[i] = i;
+	h->free_streams.tail = c->streams_max;
+	return h;
+}
+
+/* Our own connection's EVENTS_DONE, and the CONFIG it is answered with
+ * into buf[TK_MSG_MAX]; -1 if it is not. */
+static int own_config(int fd, char *buf)
+{
+	struct tk_msg done = { TK_MSG_EVENTS_DONE, sizeof(done) };
+
+	return fd >= 0 && send(fd, &done, sizeof(done), MSG_NOSIGNAL) == sizeof(done) &&
+	       recv(fd, buf, TK_MSG_MAX, 0) >= (ssize_t)sizeof(struct tk_msg_config) &&
+	       ((struct tk_msg *)buf)->type == TK_MSG_CONFIG ? 0 : -1;
+}
+
+/* Hand the arena of fds[] over on @fd, @made chunks made. */
+static int send_arena(int fd, const int fds[2], uint32_t made)
+{
+	struct tk_msg_arena am = { { TK_MSG_ARENA, sizeof(am) }, made, 0, 0 };
+	char cbuf[CMSG_SPACE(2 * sizeof(int))];
+	struct iovec iov = { &am, sizeof(am) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, 2 * sizeof(int));
+	return sendmsg(fd, &mh, MSG_NOSIGNAL) == sizeof(am) ? 0 : -1;
+}
+
+static int big_arena(long mib)
+{
+	static char buf[TK_MSG_MAX];
+	const struct tk_msg_config *c = (const void *)buf;
+	int fd = session_connect(), fds[2];
+	struct tk_arena *h;
+
+	if (own_config(fd, buf) < 0 ||
+	    !(h = own_arena(c, (uint32_t)(((uint64_t)mib << 20) / c->chunk_size), fds)) ||
+	    send_arena(fd, fds, 2) < 0)
+		return 4;
+	/* no chunk free, ever: the recorder is asked to make more */
+	for (int i = 0; i < 2000; i++) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+
+		__atomic_store_n(&h->free_chunks.top, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->starved, 1, __ATOMIC_RELAXED);
+		if (poll(&pfd, 1, 1) > 0 && recv(fd, buf, sizeof(buf), MSG_DONTWAIT) == 0) {
+			printf("dropped\n");
+			return 0;
+		}
+	}
+	printf("kept\n");
+	return 0;
+}
+
+static int many_events(uint32_t nev, uint32_t ns)
+{
+	static char buf[TK_MSG_MAX];
+	const struct tk_msg_config *c = (const void *)buf;
+	struct { struct tk_msg_event m; char desc[256]; } ev;
+	int fd = session_connect(), fds[2];
+	struct tk_arena *h;
+	char *pool;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.m.m = (struct tk_msg){ TK_MSG_EVENT, sizeof(ev) };
+	descriptor(ev.desc, "x");
+	for (uint32_t i = 0; fd >= 0 && i < nev; i++) {
+		ev.m.id = i;
+		if (send(fd, &ev, sizeof(ev), MSG_NOSIGNAL) != sizeof(ev))
+			return 4;
+	}
+	if (own_config(fd, buf) < 0 || ns > c->streams_max || ns > c->pool_max ||
+	    !(h = own_arena(c, c->pool_max, fds)))
+		return 4;
+	pool = mmap(NULL, (size_t)ns * c->chunk_size, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, fds[1], 0);
+	if (pool == MAP_FAILED)
+		return 4;
+	/* streams 0 to ns-1 taken (the recorder looks a few beyond) */
+	h->free_streams.head = ns;
+	for (uint32_t s = 0; s < ns; s++) {
+		struct tk_rb_stream *d = (struct tk_rb_stream *)
+			((char *)h + h->streams + (size_t)s * h->stream_size);
+		char *p = pool + (size_t)s * c->chunk_size;
+		uint16_t id = (uint16_t)(nev - 1);
+		uint32_t off = sizeof(struct tk_packet_header);
+
+		((struct tk_packet_header *)p)->magic = TK_CTF_MAGIC;
+		for (; off + 10 <= c->chunk_size; off += 10) {
+			memcpy(p + off, &id, 2);      /* compact header: id, */
+			memcpy(p + off + 2, &off, 4); /* time's low bits, */
+			memcpy(p + off + 6, &s, 4);   /* x */
+		}
+		d->tid = 100000 + s;
+		strcpy(d->comm, "many");
+		d->slot[0] = (struct tk_rb_slot){ .seq = 1, .commit = off, .chunk = s };
+		d->state = TK_RB_OPEN;
+	}
+	if (send_arena(fd, fds, c->pool_max) < 0)
+		return 4;
+	usleep(500000); /* the recorder sees the streams */
+	printf("left\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 2 ? atol(argv[2]) : 0;
@@ -500,5 +837,15 @@ int main(int argc, char **argv)
 		return event_id(100, argv[2], 0);
 	if (!strcmp(argv[1], "hello-pid"))
 		return event_id(100, "x", (uint32_t)n);
+	if (!strcmp(argv[1], "same-tid"))
+		return same_tid(n);
+	if (!strcmp(argv[1], "close-wake") && argc > 2)
+		return close_wake(argv[2]);
+	if (!strcmp(argv[1], "queue-first"))
+		return queue_first();
+	if (!strcmp(argv[1], "many-events") && argc > 3)
+		return many_events((uint32_t)n, (uint32_t)atol(argv[3]));
+	if (!strcmp(argv[1], "big-arena"))
+		return big_arena(n);
 	return 2;
 }

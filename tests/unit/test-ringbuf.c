@@ -572,7 +572,12 @@ static void run_session(const struct phase *ph, struct totals *t)
 	};
 	/* attach_pid: no listening socket, the test hands the process over */
 	struct rec_options opt = { .pool_start = ph->pool_start,
-				   .attach_pid = getpid() };
+				   .attach_pid = getpid(),
+				   /* the CONFIG the arena is made from */
+				   .overwrite = ph->mode == TK_RB_OVERWRITE,
+				   .subbuf_kb = 4, .slots = ph->slots,
+				   .streams_max = ph->writers * ph->waves,
+				   .pool_max = ph->pool_max };
 	struct rec_functrace ft = { 0 };
 	struct tk_event_info ev = {
 		.id = EV_ID,
@@ -580,6 +585,7 @@ static void run_session(const struct phase *ph, struct totals *t)
 		.fields = ev_fields,
 		.min_size = PAYLOAD_FIXED,
 	};
+	uint32_t at[EV_ID + 1];
 	struct writer ws[MAX_WRITERS];
 	unsigned nw = ph->writers * ph->waves;
 	struct rec_session s;
@@ -623,6 +629,10 @@ static void run_session(const struct phase *ph, struct totals *t)
 	p->pid = (uint32_t)getpid();
 	p->events = &ev;
 	p->nevents = 1;
+	memset(at, 0xff, sizeof(at)); /* events[at[id]] is id's */
+	at[EV_ID] = 0;
+	p->at = at;
+	p->at_len = EV_ID + 1;
 
 	/* the process's side, as lib/control.c make_arena and CONFIG */
 	tk_streams_session_changed();
@@ -758,6 +768,8 @@ static void run_session(const struct phase *ph, struct totals *t)
 	__atomic_store_n(&tk_wake_fd, -1, __ATOMIC_RELEASE);
 	p->events = NULL; /* the test's, not the session's to free */
 	p->nevents = 0;
+	p->at = NULL;
+	p->at_len = 0;
 	session_free(&s);
 	functrace_free(&ft);
 	/* the session closed what it opened, and nothing else */
