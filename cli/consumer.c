@@ -1283,11 +1283,15 @@ static void flush_stream(struct rec_session *s, struct rec_stream *st,
 }
 
 /* The file of a stream that is done: cut to its contents and closed
- * (its writes have completed). */
+ * (its writes have completed; its allocation too, waited for here: one
+ * that completed after the cut would make the file its size again). */
 static void close_output(struct rec_session *s, struct rec_stream *st)
 {
-	uint64_t end = st->cut < st->off ? st->cut : st->off;
+	uint64_t end;
 
+	while (st->alloc_busy && s->drain.inflight)
+		drain_wait_all(&s->drain);
+	end = st->cut < st->off ? st->cut : st->off;
 	if (st->out_fd < 0)
 		return;
 	if ((st->alloc > end || st->cut != UINT64_MAX) &&
