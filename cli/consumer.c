@@ -850,6 +850,22 @@ static void write_put(struct rec_session *s, struct rec_write *w)
 	s->free_writes = w;
 }
 
+/* Note the header of the last CTF packet of the @content bytes at @pkt,
+ * about to be written: what the stream's final packet follows. */
+static void note_last(struct rec_stream *st, const char *pkt, size_t content)
+{
+	const struct tk_packet_header *ph =
+		(const struct tk_packet_header *)(pkt + last_packet(pkt, content));
+
+	st->any_packet = true;
+	st->last_cpu = ph->cpu_id;
+	st->last_seq = ph->packet_seq_num;
+	if (ph->timestamp_end > st->last_end)
+		st->last_end = ph->timestamp_end;
+	if (ph->events_discarded > st->last_discarded)
+		st->last_discarded = ph->events_discarded;
+}
+
 /* Add the packet at @pkt, @content bytes of it, with @events events, to
  * the write @w: its header completed in place, the padding after it
  * zeroed.  @pkt has room for the padding (a whole chunk, or a copy as
@@ -860,6 +876,7 @@ static void add_packet(struct rec_stream *st, struct rec_write *w, char *pkt,
 	size_t len = padded(st, content);
 
 	fix_headers(st, pkt, content, len);
+	note_last(st, pkt, content);
 	memset(pkt + content, 0, len - content);
 	w->req.iov[w->req.niov++] = (struct iovec){ pkt, len };
 	w->chunk[w->count++] = chunk;
@@ -1043,9 +1060,10 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 		if (!w && !(w = write_get(s)))
 			break;
 		w->spill = spill;
-		if (sealed)
+		if (sealed) {
 			add_sealed(w, pkt, (size_t)commit, events, chunk);
-		else
+			note_last(st, pkt, (size_t)commit);
+		} else
 			add_packet(st, w, pkt, (size_t)commit, events, chunk);
 		n++;
 		if (w->req.niov == DRAIN_IOV_MAX) {
@@ -1216,6 +1234,66 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 	start_write(s, st, w);
 }
 
+/* The header of an empty packet of @st at @ts, number @seq, saying
+ * @lost events lost so far, into @at. */
+static void empty_packet(const struct rec_stream *st, char *at, uint64_t ts,
+			 uint64_t seq, uint64_t lost)
+{
+	struct tk_packet_header *ph = (struct tk_packet_header *)at;
+
+	memset(ph, 0, sizeof(*ph));
+	ph->timestamp_begin = ts;
+	ph->timestamp_end = ts;
+	ph->packet_seq_num = seq;
+	ph->events_discarded = lost;
+	ph->cpu_id = st->last_cpu;
+	ph->pid = st->proc->pid;
+	ph->tid = st->tid;
+}
+
+/* End @st with a packet of no event whose events_discarded counts what
+ * its thread lost after its last packet, as LTTng ends its streams: CTF
+ * 1.8's events_discarded is a running count, which readers take as lost
+ * between a packet and the one before, so without it babeltrace2 and
+ * `convert` would never see those losses.  A stream that has no packet
+ * (its thread lost every event) gets one before it that counts none:
+ * babeltrace2 gives no number for losses before a stream's first packet.
+ * Nothing when the last packet counts them all. */
+static void write_final(struct rec_session *s, struct rec_stream *st)
+{
+	uint64_t lost = stream_lost(st) + st->lost_write, now;
+	struct rec_write *w;
+	char *copy;
+
+	if (lost <= st->last_discarded || st->corrupt)
+		return;
+	if (s->failed || (st->out_fd < 0 && open_output(s, st) < 0) ||
+	    posix_memalign((void **)&copy, DRAIN_ALIGN, 2 * DRAIN_ALIGN)) {
+		/* in the manifest, with its losses, all the same */
+		if (!st->file && asprintf(&st->file, "user/%u-%u", st->proc->pid,
+					  st->tid) < 0)
+			st->file = NULL;
+		return;
+	}
+	if (!(w = write_get(s))) {
+		free(copy);
+		return;
+	}
+	now = clock_read(s->clock.tsc);
+	if (now < st->last_end)
+		now = st->last_end;
+	w->copy = copy;
+	if (!st->any_packet) {
+		empty_packet(st, copy, now, 0, 0);
+		add_packet(st, w, copy, sizeof(struct tk_packet_header), 0, 0);
+		/* (padded once the file is open: O_DIRECT or not) */
+		copy += padded(st, sizeof(struct tk_packet_header));
+	}
+	empty_packet(st, copy, now, st->any_packet ? st->last_seq + 1 : 1, lost);
+	add_packet(st, w, copy, sizeof(struct tk_packet_header), 0, 0);
+	start_write(s, st, w);
+}
+
 /* Write what @st holds that was not written yet: closed packets, then the
  * open one (or, in overwrite mode, the newest packets of the ring).  With
  * @give (its thread has left) the chunks go back to the pool. */
@@ -1257,6 +1335,9 @@ static void flush_stream(struct rec_session *s, struct rec_stream *st,
 			drain_wait_all(&s->drain);
 		write_copy(s, st, seq, seq == produced, give);
 	}
+	if (!s->failed && !drain_room(&s->drain))
+		drain_wait_all(&s->drain);
+	write_final(s, st);
 	drain_submit(&s->drain);
 	st->submitted = produced + 1;
 	st->done = true;
@@ -1432,6 +1513,13 @@ static unsigned drain_process(struct rec_session *s, struct rec_process *p)
 			 st->submitted != __atomic_load_n(&a->produced[i],
 							  __ATOMIC_ACQUIRE))
 			continue;
+		if (!st->done) {
+			/* discard mode, every packet written: its end */
+			if (!drain_room(&s->drain))
+				continue;
+			write_final(s, st);
+			st->done = true;
+		}
 		if (!st->inflight)
 			stream_recycle(s, st);
 	}
