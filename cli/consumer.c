@@ -958,6 +958,58 @@ static void packet_written(struct drain_req *r, int res)
 	write_put(s, w);
 }
 
+/* The header of an empty packet of @st at @ts, number @seq, saying
+ * @lost events lost so far, into @at. */
+static void empty_packet(const struct rec_stream *st, char *at, uint64_t ts,
+			 uint64_t seq, uint64_t lost)
+{
+	struct tk_packet_header *ph = (struct tk_packet_header *)at;
+
+	memset(ph, 0, sizeof(*ph));
+	ph->timestamp_begin = ts;
+	ph->timestamp_end = ts;
+	ph->packet_seq_num = seq;
+	ph->events_discarded = lost;
+	ph->cpu_id = st->last_cpu;
+	ph->pid = st->proc->pid;
+	ph->tid = st->tid;
+}
+
+/* Write an empty packet of @st (as empty_packet() says); false if it
+ * cannot be (the recording failed, no memory). */
+static bool write_empty(struct rec_session *s, struct rec_stream *st, uint64_t ts,
+			uint64_t seq, uint64_t lost)
+{
+	struct rec_write *w;
+	char *copy;
+
+	if (s->failed || (st->out_fd < 0 && open_output(s, st) < 0) ||
+	    posix_memalign((void **)&copy, DRAIN_ALIGN, DRAIN_ALIGN))
+		return false;
+	if (!(w = write_get(s))) {
+		free(copy);
+		return false;
+	}
+	empty_packet(st, copy, ts, seq, lost);
+	w->copy = copy;
+	add_packet(st, w, copy, sizeof(struct tk_packet_header), 0, 0);
+	start_write(s, st, w);
+	return true;
+}
+
+/* Before @st's first packet @pkt, when it already counts losses (events
+ * too large before it, or packets overwritten): an empty packet that
+ * counts none, numbered just before it, so that readers can count them
+ * (babeltrace2 gives no number for losses before a stream's first
+ * packet).  Not when @pkt is number 0 (lost before the first event). */
+static void lead_in(struct rec_session *s, struct rec_stream *st, const char *pkt)
+{
+	const struct tk_packet_header *ph = (const struct tk_packet_header *)pkt;
+
+	if (!st->any_packet && ph->events_discarded && ph->packet_seq_num)
+		write_empty(s, st, ph->timestamp_begin, ph->packet_seq_num - 1, 0);
+}
+
 /* Whether more writes from @a may start while recording (IN_FLIGHT_MAX). */
 static bool may_write(const struct rec_session *s, const struct rec_arena *a)
 {
@@ -1060,6 +1112,7 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 		if (!w && !(w = write_get(s)))
 			break;
 		w->spill = spill;
+		lead_in(s, st, pkt);
 		if (sealed) {
 			add_sealed(w, pkt, (size_t)commit, events, chunk);
 			note_last(st, pkt, (size_t)commit);
@@ -1230,25 +1283,9 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 		return;
 	}
 	w->copy = copy;
+	lead_in(s, st, copy);
 	add_packet(st, w, copy, (size_t)end, count, 0);
 	start_write(s, st, w);
-}
-
-/* The header of an empty packet of @st at @ts, number @seq, saying
- * @lost events lost so far, into @at. */
-static void empty_packet(const struct rec_stream *st, char *at, uint64_t ts,
-			 uint64_t seq, uint64_t lost)
-{
-	struct tk_packet_header *ph = (struct tk_packet_header *)at;
-
-	memset(ph, 0, sizeof(*ph));
-	ph->timestamp_begin = ts;
-	ph->timestamp_end = ts;
-	ph->packet_seq_num = seq;
-	ph->events_discarded = lost;
-	ph->cpu_id = st->last_cpu;
-	ph->pid = st->proc->pid;
-	ph->tid = st->tid;
 }
 
 /* End @st with a packet of no event whose events_discarded counts what
@@ -1256,42 +1293,24 @@ static void empty_packet(const struct rec_stream *st, char *at, uint64_t ts,
  * 1.8's events_discarded is a running count, which readers take as lost
  * between a packet and the one before, so without it babeltrace2 and
  * `convert` would never see those losses.  A stream that has no packet
- * (its thread lost every event) gets one before it that counts none:
- * babeltrace2 gives no number for losses before a stream's first packet.
- * Nothing when the last packet counts them all. */
+ * (its thread lost every event) gets one before it that counts none, as
+ * lead_in() says.  Nothing when the last packet counts them all. */
 static void write_final(struct rec_session *s, struct rec_stream *st)
 {
 	uint64_t lost = stream_lost(st) + st->lost_write, now;
-	struct rec_write *w;
-	char *copy;
 
 	if (lost <= st->last_discarded || st->corrupt)
 		return;
-	if (s->failed || (st->out_fd < 0 && open_output(s, st) < 0) ||
-	    posix_memalign((void **)&copy, DRAIN_ALIGN, 2 * DRAIN_ALIGN)) {
+	now = clock_read(s->clock.tsc);
+	if (now < st->last_end)
+		now = st->last_end;
+	if ((!st->any_packet && !write_empty(s, st, now, 0, 0)) ||
+	    !write_empty(s, st, now, st->last_seq + 1, lost)) {
 		/* in the manifest, with its losses, all the same */
 		if (!st->file && asprintf(&st->file, "user/%u-%u", st->proc->pid,
 					  st->tid) < 0)
 			st->file = NULL;
-		return;
 	}
-	if (!(w = write_get(s))) {
-		free(copy);
-		return;
-	}
-	now = clock_read(s->clock.tsc);
-	if (now < st->last_end)
-		now = st->last_end;
-	w->copy = copy;
-	if (!st->any_packet) {
-		empty_packet(st, copy, now, 0, 0);
-		add_packet(st, w, copy, sizeof(struct tk_packet_header), 0, 0);
-		/* (padded once the file is open: O_DIRECT or not) */
-		copy += padded(st, sizeof(struct tk_packet_header));
-	}
-	empty_packet(st, copy, now, st->any_packet ? st->last_seq + 1 : 1, lost);
-	add_packet(st, w, copy, sizeof(struct tk_packet_header), 0, 0);
-	start_write(s, st, w);
 }
 
 /* Write what @st holds that was not written yet: closed packets, then the

@@ -659,21 +659,38 @@ def test_thread_losing_everything():
     p = tklib.record(out, [tklib.prog("toobig"), "5", "3", "100000"], timeout=60)
     assert p.stdout.splitlines() == ["emitted 0 5", "emitted 1 3"], p.stdout
     byrow, total = check_losses_everywhere(out, p.stderr, "test:seq")
+    hdr_before = header_streams(out, "test:seq")
     assert (total["events"], total["lost"]) == (5, 3), p.stderr
     assert sorted((r["events"], r["lost"]) for r in byrow.values()) == [(0, 3), (5, 0)], \
         p.stderr
     m = tklib.tracekit("report", out).stdout
     assert re.search(r"^# stream .*-\d+: 0 events, 3 lost \(0 no space, 0 in signal "
                      r"handlers, 3 too large, 0 overwritten\)$", m, re.M), m[:2000]
+    # as a recorder killed before its last update of the manifest would
+    # leave it: the stream's final packet says what was lost, and recover
+    # keeps it
+    path = os.path.join(out, "tracekit.manifest")
+    text = open(path).read().split("\n", 1)
+    open(path, "w").write(text[0] + " state=recording\n" +
+                          text[1].replace("lost_big=3", "lost_big=0"))
+    r = tklib.tracekit("recover", out)
+    assert "5 user events in 2 streams, 3 lost" in r.stdout + r.stderr, r
+    assert header_streams(out, "test:seq") == hdr_before, tklib.tracekit("report", out).stdout
 
 
 def test_losses_after_last_packet():
-    """Threads that lose the end of a burst (8 KiB each, discard mode):
-    what they lost after their last packet is counted by babeltrace2 and
-    trace-cmd too, so every reader sums to the summary's lost count."""
+    """Threads that lose the end of a burst (8 KiB each, discard mode), or
+    its beginning (overwrite mode): what they lost after their last packet
+    or before their first is counted by babeltrace2 and trace-cmd too, so
+    every reader sums to the summary's lost count."""
     n, t = 200000, 2
-    out = os.path.join(tklib.tmpdir(), "trace")
-    p = tklib.record(out, [tklib.prog("basic"), "-n", str(n), "-t", str(t)], "-b", "8",
-                     timeout=120)
-    byrow, total = check_losses_everywhere(out, p.stderr)
-    assert total["lost"] > 0 and total["events"] + total["lost"] == n * t + 2, p.stderr
+    for opts in (["-b", "8"], ["-b", "8", "--overwrite"]):
+        out = os.path.join(tklib.tmpdir(), "trace")
+        p = tklib.record(out, [tklib.prog("basic"), "-n", str(n), "-t", str(t)], *opts,
+                         timeout=120)
+        try:
+            byrow, total = check_losses_everywhere(out, p.stderr)
+        except AssertionError as e:
+            raise AssertionError("%s: %s" % (" ".join(opts), e)) from None
+        assert total["lost"] > 0 and total["events"] + total["lost"] == n * t + 2, \
+            p.stderr
