@@ -1696,6 +1696,15 @@ void consumer_sleep_end(struct rec_session *s)
 }
 
 /* Write out every stream of @p, wait for the writes, let the memory go. */
+/* Whether writes of @a's streams have not completed. */
+static bool writes_pending(const struct rec_arena *a)
+{
+	for (uint32_t i = 0; i < a->touched; i++)
+		if (a->cur[i] && a->cur[i]->inflight)
+			return true;
+	return a->inflight;
+}
+
 static void process_flush(struct rec_session *s, struct rec_process *p)
 {
 	struct rec_arena *a = p->arena;
@@ -1706,7 +1715,9 @@ static void process_flush(struct rec_session *s, struct rec_process *p)
 	for (uint32_t i = 0; i < a->touched; i++)
 		if (a->cur[i])
 			flush_stream(s, a->cur[i], false);
-	while (a->inflight) {
+	/* the writes from its memory, and those of copies (the packets that
+	 * end streams) before their files are closed */
+	while (writes_pending(a)) {
 		drain_wait_all(&s->drain);
 		drain_reap(&s->drain);
 	}
