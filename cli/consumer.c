@@ -871,6 +871,22 @@ static void write_put(struct rec_session *s, struct rec_write *w)
 	s->free_writes = w;
 }
 
+/* Note the header of the last CTF packet of the @content bytes at @pkt,
+ * about to be written: what the stream's final packet follows. */
+static void note_last(struct rec_stream *st, const char *pkt, size_t content)
+{
+	const struct tk_packet_header *ph =
+		(const struct tk_packet_header *)(pkt + last_packet(pkt, content));
+
+	st->any_packet = true;
+	st->last_cpu = ph->cpu_id;
+	st->last_seq = ph->packet_seq_num;
+	if (ph->timestamp_end > st->last_end)
+		st->last_end = ph->timestamp_end;
+	if (ph->events_discarded > st->last_discarded)
+		st->last_discarded = ph->events_discarded;
+}
+
 /* Add the packet at @pkt, @content bytes of it, with @events events, to
  * the write @w: its header completed in place, the padding after it
  * zeroed.  @pkt has room for the padding (a whole chunk, or a copy as
@@ -881,6 +897,7 @@ static void add_packet(struct rec_stream *st, struct rec_write *w, char *pkt,
 	size_t len = padded(st, content);
 
 	fix_headers(st, pkt, content, len);
+	note_last(st, pkt, content);
 	memset(pkt + content, 0, len - content);
 	w->req.iov[w->req.niov++] = (struct iovec){ pkt, len };
 	w->chunk[w->count++] = chunk;
@@ -960,6 +977,58 @@ static void packet_written(struct drain_req *r, int res)
 		st->arena->inflight_bytes -= r->len;
 	}
 	write_put(s, w);
+}
+
+/* The header of an empty packet of @st at @ts, number @seq, saying
+ * @lost events lost so far, into @at. */
+static void empty_packet(const struct rec_stream *st, char *at, uint64_t ts,
+			 uint64_t seq, uint64_t lost)
+{
+	struct tk_packet_header *ph = (struct tk_packet_header *)at;
+
+	memset(ph, 0, sizeof(*ph));
+	ph->timestamp_begin = ts;
+	ph->timestamp_end = ts;
+	ph->packet_seq_num = seq;
+	ph->events_discarded = lost;
+	ph->cpu_id = st->last_cpu;
+	ph->pid = st->proc->pid;
+	ph->tid = st->tid;
+}
+
+/* Write an empty packet of @st (as empty_packet() says); false if it
+ * cannot be (the recording failed, no memory). */
+static bool write_empty(struct rec_session *s, struct rec_stream *st, uint64_t ts,
+			uint64_t seq, uint64_t lost)
+{
+	struct rec_write *w;
+	char *copy;
+
+	if (s->failed || (st->out_fd < 0 && open_output(s, st) < 0) ||
+	    posix_memalign((void **)&copy, DRAIN_ALIGN, DRAIN_ALIGN))
+		return false;
+	if (!(w = write_get(s))) {
+		free(copy);
+		return false;
+	}
+	empty_packet(st, copy, ts, seq, lost);
+	w->copy = copy;
+	add_packet(st, w, copy, sizeof(struct tk_packet_header), 0, 0);
+	start_write(s, st, w);
+	return true;
+}
+
+/* Before @st's first packet @pkt, when it already counts losses (events
+ * too large before it, or packets overwritten): an empty packet that
+ * counts none, numbered just before it, so that readers can count them
+ * (babeltrace2 gives no number for losses before a stream's first
+ * packet).  Not when @pkt is number 0 (lost before the first event). */
+static void lead_in(struct rec_session *s, struct rec_stream *st, const char *pkt)
+{
+	const struct tk_packet_header *ph = (const struct tk_packet_header *)pkt;
+
+	if (!st->any_packet && ph->events_discarded && ph->packet_seq_num)
+		write_empty(s, st, ph->timestamp_begin, ph->packet_seq_num - 1, 0);
 }
 
 /* Whether more writes from @a may start while recording (IN_FLIGHT_MAX). */
@@ -1064,9 +1133,11 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 		if (!w && !(w = write_get(s)))
 			break;
 		w->spill = spill;
-		if (sealed)
+		lead_in(s, st, pkt);
+		if (sealed) {
 			add_sealed(w, pkt, (size_t)commit, events, chunk);
-		else
+			note_last(st, pkt, (size_t)commit);
+		} else
 			add_packet(st, w, pkt, (size_t)commit, events, chunk);
 		n++;
 		if (w->req.niov == DRAIN_IOV_MAX) {
@@ -1232,8 +1303,34 @@ static void write_copy(struct rec_session *s, struct rec_stream *st,
 		return;
 	}
 	w->copy = copy;
+	lead_in(s, st, copy);
 	add_packet(st, w, copy, (size_t)end, count, 0);
 	start_write(s, st, w);
+}
+
+/* End @st with a packet of no event whose events_discarded counts what
+ * its thread lost after its last packet, as LTTng ends its streams: CTF
+ * 1.8's events_discarded is a running count, which readers take as lost
+ * between a packet and the one before, so without it babeltrace2 and
+ * `convert` would never see those losses.  A stream that has no packet
+ * (its thread lost every event) gets one before it that counts none, as
+ * lead_in() says.  Nothing when the last packet counts them all. */
+static void write_final(struct rec_session *s, struct rec_stream *st)
+{
+	uint64_t lost = stream_lost(st) + st->lost_write, now;
+
+	if (lost <= st->last_discarded || st->corrupt)
+		return;
+	now = clock_read(s->clock.tsc);
+	if (now < st->last_end)
+		now = st->last_end;
+	if ((!st->any_packet && !write_empty(s, st, now, 0, 0)) ||
+	    !write_empty(s, st, now, st->last_seq + 1, lost)) {
+		/* in the manifest, with its losses, all the same */
+		if (!st->file && asprintf(&st->file, "user/%u-%u", st->proc->pid,
+					  st->tid) < 0)
+			st->file = NULL;
+	}
 }
 
 /* Write what @st holds that was not written yet: closed packets, then the
@@ -1277,6 +1374,9 @@ static void flush_stream(struct rec_session *s, struct rec_stream *st,
 			drain_wait_all(&s->drain);
 		write_copy(s, st, seq, seq == produced, give);
 	}
+	if (!s->failed && !drain_room(&s->drain))
+		drain_wait_all(&s->drain);
+	write_final(s, st);
 	drain_submit(&s->drain);
 	st->submitted = produced + 1;
 	st->done = true;
@@ -1456,6 +1556,13 @@ static unsigned drain_process(struct rec_session *s, struct rec_process *p)
 			 st->submitted != __atomic_load_n(&a->produced[i],
 							  __ATOMIC_ACQUIRE))
 			continue;
+		if (!st->done) {
+			/* discard mode, every packet written: its end */
+			if (!drain_room(&s->drain))
+				continue;
+			write_final(s, st);
+			st->done = true;
+		}
 		if (!st->inflight)
 			stream_recycle(s, st);
 	}
@@ -1613,6 +1720,15 @@ void consumer_sleep_end(struct rec_session *s)
 }
 
 /* Write out every stream of @p, wait for the writes, let the memory go. */
+/* Whether writes of @a's streams have not completed. */
+static bool writes_pending(const struct rec_arena *a)
+{
+	for (uint32_t i = 0; i < a->touched; i++)
+		if (a->cur[i] && a->cur[i]->inflight)
+			return true;
+	return a->inflight;
+}
+
 static void process_flush(struct rec_session *s, struct rec_process *p)
 {
 	struct rec_arena *a = p->arena;
@@ -1623,7 +1739,9 @@ static void process_flush(struct rec_session *s, struct rec_process *p)
 	for (uint32_t i = 0; i < a->touched; i++)
 		if (a->cur[i])
 			flush_stream(s, a->cur[i], false);
-	while (a->inflight) {
+	/* the writes from its memory, and those of copies (the packets that
+	 * end streams) before their files are closed */
+	while (writes_pending(a)) {
 		drain_wait_all(&s->drain);
 		drain_reap(&s->drain);
 	}

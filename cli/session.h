@@ -122,6 +122,11 @@ struct rec_stream {
 	/* the writer's counts, copied (bounded) when the stream is done */
 	uint64_t lost_full, lost_nested, lost_big, lost_overwritten;
 	uint64_t lost_write; /* events in packets that could not be written */
+	/* the last CTF packet given to a write: its header's numbers, for
+	 * the packet that ends the stream (consumer.c write_final) */
+	bool any_packet;
+	uint32_t last_cpu;
+	uint64_t last_seq, last_end, last_discarded;
 	const char *corrupt; /* why we stopped reading it, or NULL */
 	bool done;           /* nothing more will be read from it */
 };

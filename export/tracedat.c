@@ -262,6 +262,8 @@ struct tracedat {
 	unsigned nsys;
 	char error[512];      /* why an event could not be written */
 	uint64_t *discarded;  /* per user stream: lost before its last packet */
+	unsigned *last_cpu;   /* per user stream: its last event's CPU + 1 */
+	uint64_t unmarked;    /* lost after the last events, with no page */
 };
 
 static uint64_t ts_out(const struct tracedat *w, uint64_t ts)
@@ -348,8 +350,9 @@ static int td_begin(struct tk_export *x)
 		return tk_export_error(x, "kernel page size %u cannot be written to a trace.dat",
 				       w->page_size);
 	w->discarded = calloc(t->nstreams + 1, sizeof(*w->discarded));
+	w->last_cpu = calloc(t->nstreams + 1, sizeof(*w->last_cpu));
 	/* the spill files: ".NAME.cpuN-XXXXXX" beside the output */
-	if (!w->discarded ||
+	if (!w->discarded || !w->last_cpu ||
 	    asprintf(&w->spill, "%.*s.%s.cpu", slash ? (int)(slash - out + 1) : 0, out,
 		     slash ? slash + 1 : out) < 0) {
 		w->spill = NULL;
@@ -399,9 +402,37 @@ static int td_user_event(struct tk_export *x, struct tk_stream_reader *rd)
 		*lost = rd->discarded;
 	}
 	td_pages_add(p, ts, w->ev.buf, len);
+	w->last_cpu[rd->stream - w->trace->streams] = rd->cpu + 1;
 	w->user_events++;
 	return p->error ? tk_export_error(x, "cannot write beside '%s': %s", w->out,
 					  strerror(-p->error)) : 0;
+}
+
+/* Losses of stream @s: those before an event td_user_event() marks (the
+ * packets' events_discarded); those after its last event (@to 0, the
+ * final packet's or the manifest's count) go on the last page of the
+ * CPU of its last event (of the first CPU that has a page, for a stream
+ * with no event), since trace-cmd reports a page's losses at its first
+ * record and no record follows them. */
+static int td_user_lost(struct tk_export *x, const struct tk_trace_stream *s,
+			uint64_t from, uint64_t to, uint64_t count)
+{
+	struct tracedat *w = x->priv;
+	unsigned cpu = w->last_cpu[s - w->trace->streams];
+	struct td_pages *p = cpu && cpu - 1 < w->ncpu ? &w->cpu[cpu - 1] : NULL;
+
+	(void)from;
+	if (to)
+		return 0;
+	for (unsigned i = 0; (!p || !p->open) && i < w->ncpu; i++)
+		p = &w->cpu[i];
+	if (!p || !p->open) {
+		w->unmarked += count;
+		return 0;
+	}
+	if (p->page_lost >= 0)
+		p->page_lost += (long long)count;
+	return 0;
 }
 
 static int td_kernel_event(struct tk_export *x, struct tk_kernel_cpu *c)
@@ -813,6 +844,9 @@ static int td_end(struct tk_export *x)
 	if (w->ev.skipped)
 		tk_export_warn(x, "%" PRIu64 " user events have no trace.dat form (user_stack) and were left out",
 			       w->ev.skipped);
+	if (w->unmarked)
+		tk_export_warn(x, "%" PRIu64 " user events lost after their stream's last event are not marked: no event follows them",
+			       w->unmarked);
 	if (w->ev.truncated)
 		tk_export_warn(x, "%" PRIu64 " user events had their strings cut to fit a %u-byte page",
 			       w->ev.truncated, w->page_size);
@@ -843,6 +877,7 @@ static void td_free(struct tk_export *x)
 	}
 	free(w->cpu);
 	free(w->discarded);
+	free(w->last_cpu);
 	td_events_free(&w->ev);
 	td_refs_free(&w->refs);
 	free_list(w->systems);
@@ -859,6 +894,7 @@ const struct tk_export_ops tk_export_tracedat = {
 	.begin = td_begin,
 	.user_event = td_user_event,
 	.kernel_event = td_kernel_event,
+	.user_lost = td_user_lost,
 	.end = td_end,
 	.free = td_free,
 };

@@ -10,6 +10,7 @@ main thread's test:phase "start" and "end".
 import ctypes
 import os
 import re
+import shutil
 import signal
 import struct
 import subprocess
@@ -129,10 +130,59 @@ def bt_count(outdir, what="test:seq"):
     return n
 
 
-def header_streams(outdir):
-    """'# stream COMM-TID: N events, M lost' lines of report's header:
-    tid -> (events, lost)."""
-    p = tklib.tracekit("report", outdir, "--events", "test:phase", timeout=120)
+def bt_discarded(outdir):
+    """Sum of the counts in babeltrace2's "Tracer discarded N events"
+    warnings on OUTDIR/user (it must exit 0, and never say it "may have"
+    discarded events, which gives no count)."""
+    p = subprocess.run([tklib.babeltrace2(), os.path.join(outdir, "user")],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       timeout=300)
+    assert p.returncode == 0, "babeltrace2 exited %d: %s" % (p.returncode, p.stderr[-2000:])
+    assert "may have discarded" not in p.stderr, \
+        "babeltrace2 could not count a loss: %s" % p.stderr[-2000:]
+    return sum(int(n) for n in re.findall(r"Tracer discarded (\d+) events", p.stderr))
+
+
+def tracedat_dropped(outdir):
+    """Sum of trace-cmd report's "[N EVENTS DROPPED]" marks on OUTDIR
+    converted to trace.dat; None (a reason printed) without trace-cmd."""
+    tc = shutil.which("trace-cmd")
+    if not tc:
+        print("trace.dat not checked: trace-cmd is not installed "
+              "(scripts/install-deps installs it)")
+        return None
+    dat = os.path.join(tklib.tmpdir(), "trace.dat")
+    p = tklib.tracekit("convert", "--to", "tracedat", outdir, "-o", dat, timeout=300)
+    assert p.stderr == "", "convert said: %s" % p.stderr
+    p = tklib.run([tc, "report", dat], timeout=300)
+    return sum(int(n) for n in re.findall(r"\[(\d+) EVENTS DROPPED\]", p.stdout))
+
+
+def check_losses_everywhere(out, stderr, events="test:phase"):
+    """The trace OUT's losses, stream by stream and in all, are the
+    summary's (record's STDERR): in report's header, babeltrace2's
+    warnings and trace-cmd's marks on the converted trace.  Returns the
+    summary rows by tid and the total row."""
+    rows, total = tklib.summary(stderr)
+    assert total is not None, "no total row in summary:\n%s" % stderr
+    byrow = rows_by_tid(rows)
+    hdr = header_streams(out, events)
+    assert {tid: (r["events"], r["lost"]) for tid, r in byrow.items()} == hdr, \
+        "report header (tid: events, lost) %r, summary:\n%s" % (hdr, stderr)
+    assert sum(lost for _, lost in hdr.values()) == total["lost"]
+    nbt = bt_discarded(out)
+    assert nbt == total["lost"], "babeltrace2 counts %d discarded, summary %d lost:\n%s" % (
+        nbt, total["lost"], stderr)
+    dropped = tracedat_dropped(out)
+    assert dropped in (None, total["lost"]), \
+        "trace-cmd counts %d dropped, summary %d lost:\n%s" % (dropped, total["lost"], stderr)
+    return byrow, total
+
+
+def header_streams(outdir, events="test:phase"):
+    """'# stream COMM-TID: N events, M lost' lines of report's header (of
+    the events EVENTS): tid -> (events, lost)."""
+    p = tklib.tracekit("report", outdir, "--events", events, timeout=120)
     out = {}
     for line in p.stdout.splitlines():
         if not line.startswith("#"):
@@ -599,3 +649,48 @@ def test_thread_exit_kept():
                     mode, tid, st["thread"], st["count"], st["first"], st["last"], n)
             assert tid in byrow and byrow[tid]["events"] == n and byrow[tid]["lost"] == 0, \
                 "%s: summary row of tid %d: %r" % (mode, tid, byrow.get(tid))
+
+
+def test_thread_losing_everything():
+    """A thread whose every event is larger than a sub-buffer: its stream
+    is in the trace with its 3 losses ("too large"), in report's header,
+    for babeltrace2 and in the converted trace.dat, as in the summary."""
+    out = os.path.join(tklib.tmpdir(), "trace")
+    p = tklib.record(out, [tklib.prog("toobig"), "5", "3", "100000"], timeout=60)
+    assert p.stdout.splitlines() == ["emitted 0 5", "emitted 1 3"], p.stdout
+    byrow, total = check_losses_everywhere(out, p.stderr, "test:seq")
+    hdr_before = header_streams(out, "test:seq")
+    assert (total["events"], total["lost"]) == (5, 3), p.stderr
+    assert sorted((r["events"], r["lost"]) for r in byrow.values()) == [(0, 3), (5, 0)], \
+        p.stderr
+    m = tklib.tracekit("report", out).stdout
+    assert re.search(r"^# stream .*-\d+: 0 events, 3 lost \(0 no space, 0 in signal "
+                     r"handlers, 3 too large, 0 overwritten\)$", m, re.M), m[:2000]
+    # as a recorder killed before its last update of the manifest would
+    # leave it: the stream's final packet says what was lost, and recover
+    # keeps it
+    path = os.path.join(out, "tracekit.manifest")
+    text = open(path).read().split("\n", 1)
+    open(path, "w").write(text[0] + " state=recording\n" +
+                          text[1].replace("lost_big=3", "lost_big=0"))
+    r = tklib.tracekit("recover", out)
+    assert "5 user events in 2 streams, 3 lost" in r.stdout + r.stderr, r
+    assert header_streams(out, "test:seq") == hdr_before, tklib.tracekit("report", out).stdout
+
+
+def test_losses_after_last_packet():
+    """Threads that lose the end of a burst (8 KiB each, discard mode), or
+    its beginning (overwrite mode): what they lost after their last packet
+    or before their first is counted by babeltrace2 and trace-cmd too, so
+    every reader sums to the summary's lost count."""
+    n, t = 200000, 2
+    for opts in (["-b", "8"], ["-b", "8", "--overwrite"]):
+        out = os.path.join(tklib.tmpdir(), "trace")
+        p = tklib.record(out, [tklib.prog("basic"), "-n", str(n), "-t", str(t)], *opts,
+                         timeout=120)
+        try:
+            byrow, total = check_losses_everywhere(out, p.stderr)
+        except AssertionError as e:
+            raise AssertionError("%s: %s" % (" ".join(opts), e)) from None
+        assert total["lost"] > 0 and total["events"] + total["lost"] == n * t + 2, \
+            p.stderr

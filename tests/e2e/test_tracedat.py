@@ -290,8 +290,9 @@ def lost_before_last_events(d):
 
 def test_user_losses_marked():
     """A recording that lost user events: trace-cmd prints the same
-    events and, where each stream went on after a loss, EVENTS DROPPED
-    lines whose counts add up to what the packets say was lost."""
+    events and, where each stream went on after a loss (and on the last
+    page for what was lost after a stream's last event), EVENTS DROPPED
+    lines whose counts add up to what the recorder counted lost."""
     tc = trace_cmd()
     d = os.path.join(tklib.tmpdir(), "l")
     # losses before a later packet need the recorder to drain while the
@@ -299,13 +300,14 @@ def test_user_losses_marked():
     # loaded machine a run can end before the first drain)
     for _ in range(3):
         shutil.rmtree(d, ignore_errors=True)
-        tklib.record(d, [BASIC, "-n", "500000", "-t", "2"], "-b", "32")
+        _, total = tklib.summary(tklib.record(d, [BASIC, "-n", "500000", "-t", "2"],
+                                              "-b", "32").stderr)
         lost = lost_before_last_events(d)
         if lost:
             break
     assert lost > 0, "nothing was lost before a later packet in three recordings"
     theirs = tc_lines(tc, write_dat(d))
-    assert sum(e["count"] for e in theirs if e["name"] == "DROPPED") == lost
+    assert sum(e["count"] for e in theirs if e["name"] == "DROPPED") == total["lost"]
     counts = dict(reversed(line.split()) for line in
                   tklib.tracekit("report", d, "--count").stdout.splitlines())
     assert int(counts["test:seq"]) == len([e for e in theirs if e["name"] == "seq"]), counts
