@@ -663,6 +663,9 @@ def test_thread_losing_everything():
     assert (total["events"], total["lost"]) == (5, 3), p.stderr
     assert sorted((r["events"], r["lost"]) for r in byrow.values()) == [(0, 3), (5, 0)], \
         p.stderr
+    # the summary says why, and what would keep them
+    assert "tracekit: 3 events lost as too large: an event must fit in a sub-buffer " \
+        "(64 KiB; --subbufs sets fewer, larger ones)\n" in p.stderr, p.stderr
     m = tklib.tracekit("report", out).stdout
     assert re.search(r"^# stream .*-\d+: 0 events, 3 lost \(0 no space, 0 in signal "
                      r"handlers, 3 too large, 0 overwritten\)$", m, re.M), m[:2000]
