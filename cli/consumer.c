@@ -332,22 +332,6 @@ static void pool_register(struct rec_session *s, struct rec_arena *a)
 	a->fixed_chunks = a->chunks;
 }
 
-static void arena_unmap(struct rec_session *s, struct rec_arena *a)
-{
-	if (a->fixed >= 0) {
-		drain_fixed_set(&s->drain, (unsigned)a->fixed, NULL, 0);
-		s->fixed_used[a->fixed] = false;
-	}
-	s->wakeups_gone += bounded(__atomic_load_n(&a->hdr->wakeups,
-						   __ATOMIC_RELAXED));
-	maker_forget(s, a);
-	munmap(a->hdr, a->control_size);
-	munmap(a->pool, a->pool_size);
-	free(a->cur);
-	free(a->instance);
-	free(a);
-}
-
 /* The chunks handed out so far, by us or by writers that found the free
  * stack empty (lib/stream.c take_fresh), in a->chunks: never less than
  * before, never more than the pool (the program may scribble on fresh). */
@@ -359,6 +343,26 @@ static void see_fresh(struct rec_arena *a)
 		f = a->chunks_max;
 	if (f > a->chunks)
 		a->chunks = f;
+}
+
+static void arena_unmap(struct rec_session *s, struct rec_arena *a)
+{
+	if (a->fixed >= 0) {
+		drain_fixed_set(&s->drain, (unsigned)a->fixed, NULL, 0);
+		s->fixed_used[a->fixed] = false;
+	}
+	s->wakeups_gone += bounded(__atomic_load_n(&a->hdr->wakeups,
+						   __ATOMIC_RELAXED));
+	see_fresh(a);
+	if (a->chunks > a->chunks_first + a->chunks_ours)
+		s->writers_took += (uint64_t)(a->chunks - a->chunks_first -
+					      a->chunks_ours) * a->chunk_size;
+	maker_forget(s, a);
+	munmap(a->hdr, a->control_size);
+	munmap(a->pool, a->pool_size);
+	free(a->cur);
+	free(a->instance);
+	free(a);
 }
 
 int consumer_add_arena(struct rec_session *s, struct rec_process *p,
@@ -424,6 +428,7 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	a->streams = (char *)h + h->streams;
 	a->pool_size = pool_size;
 	a->chunks = a->made = a->target = a->told = made;
+	a->chunks_first = made;
 	see_fresh(a); /* writers may have taken chunks already */
 	/* the process filled the rings: the chunks it made, every
 	 * descriptor; we produce from there on */
@@ -558,6 +563,7 @@ static void offer_made(struct rec_session *s, struct rec_process *p,
 			continue;
 		}
 		a->chunks = id + 1;
+		a->chunks_ours++;
 		if (!stack_push(a, id))
 			break;
 	}

@@ -169,6 +169,8 @@ struct rec_arena {
 	int fixed;                 /* its pool's range in the drain's
 				    * registered memory, or -1 */
 	uint32_t fixed_chunks;     /* chunks of the pool registered there */
+	uint32_t chunks_first;     /* chunks the process made at the start */
+	uint32_t chunks_ours;      /* chunks we took from fresh (made) */
 	bool gave_back;            /* space given back this pass (--block) */
 	const char *corrupt;       /* why we stopped reading it */
 };
@@ -235,6 +237,8 @@ struct rec_session {
 	bool reap_wakes;           /* a write that completes ends the sleep
 				    * (consumer_sleep_begin) */
 	uint64_t wakeups_gone;     /* writers' wake-ups, of arenas unmapped */
+	uint64_t writers_took;     /* bytes of pool writers took themselves
+				    * (none free), of arenas unmapped */
 	uint64_t lazy_next;        /* when partial batches are written (us) */
 	bool lazy_due;
 	struct pollfd *pollfd; /* session_poll's, grown with the processes */

@@ -259,6 +259,10 @@ def test_burst_while_recorder_stopped():
     _exact(out, p, n, t)
     assert sum(os.path.getsize(os.path.join(out, "user", f))
                for f in os.listdir(os.path.join(out, "user"))) > 40 << 20
+    # record -v says how much the writers took themselves
+    m = re.search(r"^tracekit: (\d+) KiB of pool taken by writers that found none free "
+                  r"\(a burst faster than the recorder made it\)$", p.stderr, re.M)
+    assert m and int(m.group(1)) >= 8 << 10 and int(m.group(1)) % 64 == 0, p.stderr
 
 
 SPILL_RE = re.compile(r"^tracekit: (\d+) KiB written through the page cache while "
