@@ -303,6 +303,13 @@ static void on_hello(struct rec_process *p, const struct tk_msg_hello *h)
 	tk_visible_name(p->keys_why);
 }
 
+const struct tk_event_info *session_event(const struct rec_process *p,
+					  uint32_t id)
+{
+	return id < p->at_len && p->at[id] < p->nevents ? &p->events[p->at[id]]
+							 : NULL;
+}
+
 /* Event @id of @p, its descriptor at @desc (@size bytes at most). */
 static int add_event(struct rec_process *p, uint32_t id, const void *desc,
 		     size_t size)
@@ -313,13 +320,11 @@ static int add_event(struct rec_process *p, uint32_t id, const void *desc,
 	int ret;
 
 	/* ids are 16 bits in the streams, 0xffff taken (lib/registry.c):
-	 * no more events than that, and each found in a bit, not a scan
+	 * no more events than that, and each found by its id, not a scan
 	 * (300,000 announced took the recorder minutes) */
 	if (id >= TK__ID_EXTENDED)
 		return -EPROTO;
-	if (!p->known && !(p->known = calloc(TK__ID_EXTENDED / 64 + 1, 8)))
-		return -ENOMEM;
-	if (p->known[id / 64] >> (id % 64) & 1)
+	if (session_event(p, id))
 		return 0; /* a forked child's, known from its parent */
 	evs = realloc(p->events, (p->nevents + 1) * sizeof(*evs));
 	if (!evs)
@@ -344,7 +349,6 @@ static int add_event(struct rec_process *p, uint32_t id, const void *desc,
 	}
 	p->at[id] = p->nevents;
 	p->nevents++;
-	p->known[id / 64] |= 1ull << (id % 64);
 	padded = (used + 7) & ~(size_t)7;
 	blob = realloc(p->desc_blob, p->desc_size + 8 + padded);
 	if (!blob)
@@ -356,13 +360,6 @@ static int add_event(struct rec_process *p, uint32_t id, const void *desc,
 	memset(blob + p->desc_size + 8 + used, 0, padded - used);
 	p->desc_size += 8 + padded;
 	return 0;
-}
-
-const struct tk_event_info *session_event(const struct rec_process *p,
-					  uint32_t id)
-{
-	return id < p->at_len && p->at[id] < p->nevents ? &p->events[p->at[id]]
-							 : NULL;
 }
 
 static int on_event(struct rec_process *p, const struct tk_msg_event *m,
@@ -1076,7 +1073,6 @@ void session_free(struct rec_session *s)
 		for (unsigned j = 0; j < p->nevents; j++)
 			tk_event_info_free(&p->events[j]);
 		free(p->events);
-		free(p->known);
 		free(p->at);
 		free(p->desc_blob);
 		free(p->exe);

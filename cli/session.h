@@ -200,7 +200,6 @@ struct rec_process {
 	size_t desc_size;
 	struct tk_event_info *events;
 	unsigned nevents;
-	uint64_t *known; /* a bit per event id it announced (add_event) */
 	/* events[at[id]] is event id's, for ids below at_len (UINT32_MAX:
 	 * none): the recorder decodes open packets event by event */
 	uint32_t *at;
