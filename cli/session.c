@@ -934,17 +934,24 @@ void session_print_work(const struct rec_session *s, FILE *f)
 /* Why events were lost, and what keeps them, one line per cause. */
 static void print_loss_causes(const struct rec_session *s, FILE *f)
 {
-	uint64_t full = 0, nested = 0, big = 0, over = 0;
+	uint64_t full = 0, nested = 0, big = 0, over = 0, unwritten = 0;
 
 	for (unsigned i = 0; i < s->nstreams; i++) {
 		struct tk_trace_stream ts;
 
 		consumer_stream_stats(s->streams[i], &ts);
-		full += ts.lost_full;
+		/* (its lost_full counts the packets that could not be
+		 * written too: a cause of their own) */
+		unwritten += s->streams[i]->lost_write;
+		full += ts.lost_full - s->streams[i]->lost_write;
 		nested += ts.lost_nested;
 		big += ts.lost_big;
 		over += ts.lost_overwritten;
 	}
+	if (unwritten)
+		fprintf(f, "tracekit: %llu events lost in packets that could not be written (%s)\n",
+			(unsigned long long)unwritten,
+			s->error[0] ? s->error : "a write failed");
 	if (full)
 		fprintf(f, "tracekit: %llu events lost for want of room: the recorder fell behind and a thread's buffer (-b %u KiB) or its process's pool (--pool %u KiB) was full; larger ones keep more, --block keeps all (writers wait)\n",
 			(unsigned long long)full, s->opt->buffer_kb,

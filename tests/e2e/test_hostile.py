@@ -134,6 +134,10 @@ def test_disk_full_says_what_is_readable():
                "-t", "2")
         assert p.returncode == 1, p.stderr
         assert "No space left on device" in p.stderr, p.stderr
+        # the summary names the cause of those losses: the disk, not -b
+        assert re.search(r"^tracekit: [1-9]\d* events lost in packets that could not be "
+                         r"written \(cannot write '.*': No space left on device\)$",
+                         p.stderr, re.M), p.stderr
         new = [n for n in os.listdir(mnt) if n.startswith("t.new-")]
         assert len(new) == 1, os.listdir(mnt)
         new = os.path.join(mnt, new[0])
