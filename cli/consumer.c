@@ -1725,7 +1725,6 @@ void consumer_sleep_end(struct rec_session *s)
 	}
 }
 
-/* Write out every stream of @p, wait for the writes, let the memory go. */
 /* Whether writes of @a's streams have not completed. */
 static bool writes_pending(const struct rec_arena *a)
 {
@@ -1735,6 +1734,7 @@ static bool writes_pending(const struct rec_arena *a)
 	return a->inflight;
 }
 
+/* Write out every stream of @p, wait for the writes, let the memory go. */
 static void process_flush(struct rec_session *s, struct rec_process *p)
 {
 	struct rec_arena *a = p->arena;
