@@ -127,10 +127,11 @@ def test_buffered_when_direct_refused():
             if name != "metadata":
                 pkts = packets(os.path.join(out, "user", name), cpu=True)
                 ends = itertools.accumulate(size for _, size, _ in pkts)
-                assert all(moved(pkts, i) or content == size or
-                           (end % 4096 == 0 and content <= size)
-                           for i, ((content, size, _), end) in enumerate(zip(pkts, ends))), \
-                    (name, pkts[:5])
+                bad = [(i, pkts[i - 1:i + 2])
+                       for i, ((content, size, _), end) in enumerate(zip(pkts, ends))
+                       if not (moved(pkts, i) or content == size or
+                               (end % 4096 == 0 and content <= size))]
+                assert not bad, (name, len(pkts), bad[:3])
     finally:
         tklib.run(["umount", mnt], check=False)
 
