@@ -44,6 +44,11 @@ struct report {
 	struct report_select sel; /* --events, --pid, --tid, --comm, --from,
 				   * --to, and -F noted as given */
 	bool *who_ok;          /* per reader: its thread is selected */
+	bool *lost_ok;         /* per reader: its losses are said (its thread
+				* and some of its events are selected) */
+	struct report_lost lost; /* where the user streams lost events */
+	uint64_t nlost;        /* user events lost in what is shown */
+	uint64_t ncut;         /* events the overwrite cut left out */
 	bool *kept;            /* per reader: its last event (no stack) shown */
 	uint64_t first_ts; /* the trace's first event */
 	/* overwrite mode: where every stream is complete, and the source
@@ -439,6 +444,72 @@ static bool user_filter_match(struct report *r, const struct tk_stream_reader *r
 	return tk_filter_match(st->filter, r->fvalues);
 }
 
+/* Whether the user event @rd is on is selected; a stack goes with the
+ * event before it in its stream. */
+static bool user_selected(struct report *r, struct tk_stream_reader *rd)
+{
+	struct event_state *st = state_of(rd->event);
+	unsigned i = (unsigned)(rd - r->merge.readers);
+	bool keep = st && st->shown && r->who_ok[i] &&
+		    (!st->filter || user_filter_match(r, rd, st));
+
+	if (st && st->stack)
+		keep = keep || r->kept[i];
+	else
+		r->kept[i] = keep;
+	return keep;
+}
+
+/* report_lost_before()'s: a loss in the time and streams shown, said
+ * (and counted) at its place; in the summary modes only counted. */
+static void say_loss(void *arg, const struct report_loss *l)
+{
+	struct report *r = arg;
+	const struct tk_trace_stream *s = &r->trace.streams[l->src];
+
+	if (!r->lost_ok[l->src] ||
+	    (r->cut_source >= 0 && !r->no_cut && l->before && l->before < r->cut_ts) ||
+	    ((r->sel.from.set || r->sel.to.set) &&
+	     !report_select_meets_window(&r->sel, &r->trace.clock, r->first_ts,
+					 l->after, l->before)))
+		return;
+	r->nlost += l->count;
+	if (!r->count_only && !r->profile)
+		report_line_dropped(s->comm, "-", s->tid, (int64_t)l->count);
+}
+
+/* Whether some event of stream @i's process is selected. */
+static bool stream_has_shown(const struct report *r, unsigned i)
+{
+	const struct tk_trace_process *p =
+		tk_trace_process_of(&r->trace, r->trace.streams[i].class_id);
+
+	for (unsigned j = 0; p && j < p->nevents; j++)
+		if (state_of(&p->events[j])->shown)
+			return true;
+	return false;
+}
+
+/* The summary modes print no event: on stderr, what they do not count
+ * (what report marks in its listing and header). */
+static void print_left_out(const struct report *r)
+{
+	char when[32];
+	struct tk_obuf o;
+
+	if (r->nlost)
+		tk_warn("%" PRIu64 " user events were lost in the streams and time counted: the counts are short of them (without %s, report marks where)",
+			r->nlost, r->count_only ? "--count" : "--profile");
+	if (!r->ncut)
+		return;
+	tk_obuf_init(&o, when, sizeof(when) - 1);
+	report_line_time(&o, &r->trace.clock, r->ts == TS_DELTA ? TS_START : r->ts,
+			 r->cut_ts);
+	when[o.n] = '\0';
+	tk_warn("overwrite mode: %" PRIu64 " events from before %s, where every stream is complete, are left out (--no-cut counts them)",
+		r->ncut, when);
+}
+
 static void show_ftrace(struct report *r, struct tk_stream_reader *rd)
 {
 	char prefix[128];
@@ -586,15 +657,19 @@ int cmd_report(int argc, char **argv)
 	if (tk_merge_open(&r.merge, &r.trace,
 			  r.kernel ? report_kernel_handle(r.kernel) : NULL) < 0 ||
 	    !(r.who_ok = calloc(r.trace.nstreams + 1, sizeof(*r.who_ok))) ||
-	    !(r.kept = calloc(r.trace.nstreams + 1, sizeof(*r.kept)))) {
+	    !(r.kept = calloc(r.trace.nstreams + 1, sizeof(*r.kept))) ||
+	    !(r.lost_ok = calloc(r.trace.nstreams + 1, sizeof(*r.lost_ok))) ||
+	    report_lost_open(&r.lost, &r.merge) < 0) {
 		tk_error("out of memory");
 		r.error = true;
 		goto out;
 	}
-	for (unsigned i = 0; i < r.trace.nstreams; i++)
+	for (unsigned i = 0; i < r.trace.nstreams; i++) {
 		r.who_ok[i] = report_who_selects(&r.sel.who, r.trace.streams[i].pid,
 						 r.trace.streams[i].tid,
 						 r.trace.streams[i].comm);
+		r.lost_ok[i] = r.who_ok[i] && stream_has_shown(&r, i);
+	}
 	/* the first event: every source is now at its own first one */
 	more = next_event(&r, &ev) > 0;
 	r.first_ts = more ? ev.ts : 0;
@@ -604,36 +679,36 @@ int cmd_report(int argc, char **argv)
 		print_header(&r);
 	r.ftrace = ftrace_view_open(&r.trace, r.profile);
 	for (; more; more = next_event(&r, &ev) > 0) {
+		unsigned kcpu = ev.kcpu ? (unsigned)(ev.kcpu -
+			report_kernel_handle(r.kernel)->cpus) : 0;
 		struct tk_stream_reader *rd;
 		struct event_state *st;
-		bool keep;
 
 		r.nread++;
-		if (((r.sel.from.set || r.sel.to.set) &&
-		     !report_select_in_window(&r.sel, &r.trace.clock, r.first_ts,
-					      ev.ts)) ||
-		    (r.cut_source >= 0 && !r.no_cut && ev.ts < r.cut_ts)) {
+		report_lost_before(&r.lost, &ev, say_loss, &r);
+		if ((r.sel.from.set || r.sel.to.set) &&
+		    !report_select_in_window(&r.sel, &r.trace.clock, r.first_ts,
+					     ev.ts)) {
 			if (ev.kcpu && !r.profile)
-				report_kernel_skip(r.kernel, (unsigned)(ev.kcpu -
-					report_kernel_handle(r.kernel)->cpus));
+				report_kernel_skip(r.kernel, kcpu);
+			continue;
+		}
+		if (r.cut_source >= 0 && !r.no_cut && ev.ts < r.cut_ts) {
+			/* counted, for the summary modes to say */
+			if (ev.kcpu)
+				r.ncut += !r.profile && report_kernel_cut(r.kernel, kcpu);
+			else
+				r.ncut += user_selected(&r, ev.user);
 			continue;
 		}
 		if (ev.kcpu) {
 			if (!r.profile)
-				r.nshown += report_kernel_emit(r.kernel, (unsigned)(ev.kcpu -
-					report_kernel_handle(r.kernel)->cpus));
+				r.nshown += report_kernel_emit(r.kernel, kcpu);
 			continue;
 		}
 		rd = ev.user;
 		st = state_of(rd->event);
-		keep = st && st->shown && r.who_ok[rd - r.merge.readers] &&
-		       (!st->filter || user_filter_match(&r, rd, st));
-		/* a stack goes with the event before it in its stream */
-		if (st && st->stack)
-			keep = keep || r.kept[rd - r.merge.readers];
-		else
-			r.kept[rd - r.merge.readers] = keep;
-		if (!keep)
+		if (!user_selected(&r, rd))
 			continue;
 		if (r.count_only)
 			st->count++;
@@ -645,10 +720,13 @@ int cmd_report(int argc, char **argv)
 			print_event(&r, rd, st);
 		r.nshown++;
 	}
+	report_lost_before(&r.lost, NULL, say_loss, &r);
 	if (r.count_only)
 		print_counts(&r);
 	ftrace_view_close(r.ftrace);
 	fflush(stdout);
+	if (r.count_only || r.profile)
+		print_left_out(&r);
 	if (r.tep_stats && r.kernel)
 		report_kernel_tep_stats(r.kernel);
 out:
@@ -658,6 +736,8 @@ out:
 	free(r.states);
 	free(r.who_ok);
 	free(r.kept);
+	free(r.lost_ok);
+	report_lost_close(&r.lost);
 	free(r.fvalues);
 	if (!r.nshown && !r.error && (r.sel.what[0] || r.profile)) {
 		/* said where nothing was selected: not for an empty trace */

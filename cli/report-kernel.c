@@ -365,10 +365,7 @@ static void put_latency(struct tk_obuf *o, unsigned flags, unsigned pc)
 /* trace-cmd's words for events lost before this one */
 static void print_lost(const struct tk_kernel_cpu *c)
 {
-	if (c->missed > 0)
-		printf("CPU:%u [%lld EVENTS DROPPED]\n", c->cpu, c->missed);
-	else
-		printf("CPU:%u [EVENTS DROPPED]\n", c->cpu);
+	report_line_dropped("CPU", ":", c->cpu, c->missed > 0 ? c->missed : -1);
 }
 
 /* Whether record @c of event @e is selected (--events, --pid..., -F). */
@@ -416,6 +413,37 @@ void report_kernel_skip(struct report_kernel *rk, unsigned i)
 	note_comms(rk, event_of(rk, c), c);
 }
 
+/* Whether CPU @i's record of event @e is selected; a stack goes with
+ * the event before it on its CPU. */
+static bool select_record(struct report_kernel *rk, unsigned i, struct kevent *e)
+{
+	struct tk_kernel_cpu *c = &rk->k.cpus[i];
+	bool keep = kernel_selected(rk, e, c);
+
+	/* a stack goes with the event before it on its CPU, and misses the
+	 * frame that event's probe may have read */
+	if (e->stack) {
+		keep = keep || rk->kept[i];
+		rk->env.user_caller = rk->caller[i];
+	} else {
+		rk->kept[i] = keep;
+		rk->caller[i] = 0;
+		if (e->caller_off >= 0 && (unsigned)e->caller_off + 8 <= c->data_size)
+			memcpy(&rk->caller[i], c->data + e->caller_off, 8);
+	}
+	return keep;
+}
+
+bool report_kernel_cut(struct report_kernel *rk, unsigned i)
+{
+	struct tk_kernel_cpu *c = &rk->k.cpus[i];
+	struct kevent *e = event_of(rk, c);
+	bool keep = select_record(rk, i, e);
+
+	note_comms(rk, e, c);
+	return keep;
+}
+
 bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 {
 	struct tk_kernel_cpu *c = &rk->k.cpus[i];
@@ -434,18 +462,7 @@ bool report_kernel_emit(struct report_kernel *rk, unsigned i)
 		if (!rk->o.count_only)
 			print_lost(c);
 	}
-	keep = kernel_selected(rk, e, c);
-	/* a stack goes with the event before it on its CPU, and misses the
-	 * frame that event's probe may have read */
-	if (e->stack) {
-		keep = keep || rk->kept[i];
-		rk->env.user_caller = rk->caller[i];
-	} else {
-		rk->kept[i] = keep;
-		rk->caller[i] = 0;
-		if (e->caller_off >= 0 && (unsigned)e->caller_off + 8 <= c->data_size)
-			memcpy(&rk->caller[i], c->data + e->caller_off, 8);
-	}
+	keep = select_record(rk, i, e);
 	if (!keep || rk->o.count_only) {
 		note_comms(rk, e, c);
 		e->count += keep;

@@ -72,3 +72,22 @@ void report_line_time(struct tk_obuf *o, const struct tk_trace_clock *c,
 	tk_num_fixed(b + n, (uint32_t)(us % 1000000u), 6);
 	tk_owrite_end(o, b, n + 6);
 }
+
+void report_line_dropped(const char *name, const char *sep, uint32_t num,
+			 int64_t count)
+{
+	char line[128];
+	struct tk_obuf o;
+
+	report_line_start(&o, line, sizeof(line));
+	tk_oput(&o, name, strnlen(name, 40));
+	tk_oputs(&o, sep);
+	tk_oudec(&o, num);
+	tk_oput(&o, " [", 2);
+	if (count >= 0) {
+		tk_odec(&o, count);
+		tk_oput(&o, " ", 1);
+	}
+	tk_oputs(&o, "EVENTS DROPPED]");
+	report_line_end(&o);
+}

@@ -70,4 +70,11 @@ void report_line_time(struct tk_obuf *o, const struct tk_trace_clock *c,
 		      enum ts_mode mode, uint64_t ts);
 void report_time_origin(uint64_t ts);
 
+/* The line for events lost at this place in the listing, in trace-cmd's
+ * words: "WHO [N EVENTS DROPPED]", or "WHO [EVENTS DROPPED]" when the
+ * count is not known (@count < 0).  WHO is "CPU:N" for a kernel CPU,
+ * "COMM-TID" for a user thread (@name "COMM", @num TID, @sep "-"). */
+void report_line_dropped(const char *name, const char *sep, uint32_t num,
+			 int64_t count);
+
 #endif /* TK_REPORT_LINE_H */

@@ -274,6 +274,16 @@ bool report_select_in_window(const struct report_select *s,
 	       (!s->to.set || report_bound_time(c, first, &s->to, ts) <= s->to.hi);
 }
 
+bool report_select_meets_window(const struct report_select *s,
+				const struct tk_trace_clock *c, uint64_t first,
+				uint64_t after, uint64_t before)
+{
+	return (!s->from.set || !before ||
+		report_bound_time(c, first, &s->from, before) >= s->from.lo) &&
+	       (!s->to.set || !after ||
+		report_bound_time(c, first, &s->to, after) <= s->to.hi);
+}
+
 void report_select_free(struct report_select *s)
 {
 	free(s->patterns);

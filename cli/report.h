@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/filter.h"
+#include "format/merge.h"
 #include "format/trace.h"
 #include "filter-check.h"
 #include "report-line.h"
@@ -100,7 +101,44 @@ int report_select_window(struct report_select *s, enum ts_mode ts);
 bool report_select_in_window(const struct report_select *s,
 			     const struct tk_trace_clock *c, uint64_t first,
 			     uint64_t ts);
+/* Whether the time from @after to @before (0: not known, open) meets
+ * the window: for a loss between two events. */
+bool report_select_meets_window(const struct report_select *s,
+				const struct tk_trace_clock *c, uint64_t first,
+				uint64_t after, uint64_t before);
 void report_select_free(struct report_select *s);
+
+/* Events a user stream lost at one place of the listing (report-lost.c):
+ * between its events at times @after (0: before its first) and @before
+ * (0: not known, after its last). */
+struct report_loss {
+	unsigned src; /* the stream's reader in the merge */
+	uint64_t count;
+	uint64_t after, before;
+};
+
+/* The losses of a merge's user streams, as its events go by. */
+struct report_lost {
+	const struct tk_merge *m;
+	uint64_t *seen;     /* per stream: its losses said so far */
+	uint64_t *last;     /* per stream: its last event's time, 0 before */
+	unsigned prev;      /* the source of the event before, ~0u none */
+	unsigned heap_len;  /* the merge's heap after that event */
+	bool started;
+	bool overwrite;     /* the trace's mode */
+};
+
+/* For merge @m (open until report_lost_close): 0 or -ENOMEM. */
+int report_lost_open(struct report_lost *l, const struct tk_merge *m);
+/* Call after each tk_merge_next(), with the event it gave (NULL after
+ * the last, and when it gave none): calls @say for each loss due before
+ * that event, in order -- on the first call, those of the streams that
+ * have no event; then that of the stream of the event before, if it has
+ * just ended; then that of @ev's stream, if its packet counts more lost
+ * than its last event's. */
+void report_lost_before(struct report_lost *l, const struct tk_merge_event *ev,
+			void (*say)(void *, const struct report_loss *), void *arg);
+void report_lost_close(struct report_lost *l);
 
 /* The fields every event offers -F besides its own, as the kernel's
  * events have them: common_pid (the thread), common_comm, common_cpu.
@@ -154,6 +192,10 @@ struct tk_kernel *report_kernel_handle(struct report_kernel *rk);
 /* Print (or count) CPU @i's current event if it is selected; returns
  * whether it was. */
 bool report_kernel_emit(struct report_kernel *rk, unsigned i);
+
+/* CPU @i's current event is before overwrite mode's cut: not printed,
+ * as report_kernel_skip(); returns whether it would have been shown. */
+bool report_kernel_cut(struct report_kernel *rk, unsigned i);
 
 /* CPU @i's current event is out of the window: not printed, but the
  * comms it names count for the lines after it, as when it is printed. */
