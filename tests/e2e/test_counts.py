@@ -51,15 +51,20 @@ def scan_seq(outdir, contiguous_from=None):
     that were kept: --no-cut in overwrite mode).
 
     Returns (streams, phases, nlines): streams maps tid -> dict(thread,
-    count, first, last); phases lists the test:phase names in report
-    order; nlines counts all event lines.  Checked on the way: each line
+    count, first, last, dropped: the sum of its loss lines); phases lists
+    the test:phase names in report order; nlines counts all event lines.  Checked on the way: each line
     parses, msg == MSGS[seq % 10], a tid carries one thread value, and seq
     strictly increases per tid in report order; with contiguous_from=S,
     each tid's first seq is S and every next one is exactly previous + 1."""
     streams = {}
     phases = []
+    dropped = {}
     nlines = 0
     for line in _iter_report(outdir, "--no-cut"):
+        m = re.match(r"^.+-(\d+) \[(\d+) EVENTS DROPPED\]$", line)
+        if m:
+            dropped[m.group(1)] = dropped.get(m.group(1), 0) + int(m.group(2))
+            continue
         nlines += 1
         parts = line.split()
         # COMM-TID [CPU] SEC.USEC: provider:event: fields
@@ -102,6 +107,9 @@ def scan_seq(outdir, contiguous_from=None):
             phases.append(parts[4] if len(parts) > 4 else "")
         else:
             raise AssertionError("unexpected event in report: %r" % line)
+    for t, st in streams.items():
+        st["dropped"] = dropped.pop(t, 0)
+    assert not dropped, "loss lines of streams with no test:seq: %r" % dropped
     out = {int(t): st for t, st in streams.items()}
     return out, phases, nlines
 
@@ -346,6 +354,9 @@ def _check_small(out, n, t, stderr):
                 tid, st["thread"], r["events"], r["lost"], r["events"] + r["lost"], n,
                 stderr)
         assert r["lost"] > 0, "tid %d: nothing lost with an 8 KiB buffer: %r" % (tid, r)
+        assert st["dropped"] == r["lost"], \
+            "tid %d: report's loss lines sum to %d, summary says %d lost" % (
+                tid, st["dropped"], r["lost"])
         assert st["count"] == r["events"], \
             "tid %d (thread %s): report has %d test:seq lines, summary says %d" % (
                 tid, st["thread"], st["count"], r["events"])
@@ -610,8 +621,9 @@ def test_recorder_sigkill_trace_readable():
 
 
 def report_lines(text):
-    """The event lines of report's output TEXT."""
-    return [l for l in text.splitlines() if l and not l.startswith("#")]
+    """The event lines of report's output TEXT (not its loss lines)."""
+    return [l for l in text.splitlines()
+            if l and not l.startswith("#") and not l.endswith(" EVENTS DROPPED]")]
 
 
 def test_thread_exit_kept():

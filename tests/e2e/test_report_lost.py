@@ -17,7 +17,6 @@ import tklib
 from test_counts import bt_discarded
 
 N, T = 200000, 2
-LOST_RE = re.compile(r"^(.+)-(\d+) \[(\d+) EVENTS DROPPED\]$")
 HDR_RE = re.compile(r"^# stream (.+)-(\d+): (\d+) events, (\d+) lost\b")
 COUNT_LOST = ("tracekit: warning: %d user events were lost in the streams and time "
               "counted: the counts are short of them (without --count, report marks "
@@ -35,7 +34,7 @@ def listing(out, *opts):
     assert p.stderr == "", p.stderr
     items, last = [], None
     for line in p.stdout.splitlines():
-        m = LOST_RE.match(line)
+        m = tklib.LOST_RE.match(line)
         if m:
             items.append(("lost", int(m.group(2)), int(m.group(3)), line))
             continue

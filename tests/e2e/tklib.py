@@ -91,16 +91,20 @@ def summary(stderr):
     return rows, total
 
 
+LOST_RE = re.compile(r"^(.+)-(\d+) \[(\d+) EVENTS DROPPED\]$")
 LINE_RE = re.compile(r"^\s*(.+)-(\d+) \[(\d+)\] (\d+(?:\.\d+)?): ([^:]+:[^:]+): ?(.*)$")
 
 
 def report_lines(outdir, *opts):
     """Event lines of `tracekit report --no-header`, parsed: list of dicts
     (comm, tid, cpu, ts (string: seconds, or ticks with --ts raw), event,
-    text)."""
+    text); the lines that mark a user stream's losses
+    ("COMM-TID [N EVENTS DROPPED]") are left out."""
     p = tracekit("report", outdir, "--no-header", *opts, timeout=300)
     out = []
     for line in p.stdout.splitlines():
+        if LOST_RE.match(line):
+            continue
         m = LINE_RE.match(line)
         assert m, "unparsable report line: %r" % line
         out.append(dict(comm=m.group(1), tid=int(m.group(2)), cpu=int(m.group(3)),
