@@ -13,7 +13,8 @@
  *       worker-4242  [001]  5123.456789: app:request: id=1 path=/index
  *
  * after a header with the clock, the processes and each stream's counts of
- * recorded and lost events.  Sources (user streams, then the kernel's
+ * recorded and lost events; where a stream lost events, a line says so at
+ * their place (report-lost.c).  Sources (user streams, then the kernel's
  * CPUs: report-kernel.c) are merged by timestamp (format/merge.h).  Each event
  * is printed by its source's printer; report-line.h shows the line layout.
  */
@@ -115,7 +116,9 @@ static void usage(FILE *f)
 		"                    delta (seconds since the line before)\n"
 		"  --no-header       events only\n"
 		"  --count           decode every event but print only how many there\n"
-		"                    are of each (checks the whole trace quickly)\n"
+		"                    are of each (checks the whole trace quickly); on\n"
+		"                    stderr, the user events lost in what is counted and\n"
+		"                    the events overwrite mode's cut left out\n"
 		"  --profile         function tracer: per function, calls, total, self,\n"
 		"                    average and maximum time, sorted by total\n"
 		"  --stacks          the stacks recorded with events (--stack, --ustack,\n"
@@ -125,6 +128,10 @@ static void usage(FILE *f)
 		"                    (slower; to check the fast printer against it)\n"
 		"  --tep-stats       after the events, on stderr: how many of each kernel\n"
 		"                    event libtraceevent printed (not the fast printer)\n\n"
+		"Where a thread lost events, a line 'COMM-TID [N EVENTS DROPPED]' stands\n"
+		"between its events before and after the loss, as 'CPU:N [N EVENTS\n"
+		"DROPPED]' does for a kernel CPU; the options keep the lines of the\n"
+		"threads and time they show.\n\n"
 		"Exit status 1 when the options select no event, or the filter fits\n"
 		"no event (said on stderr).\n");
 }
