@@ -499,14 +499,19 @@ static bool stream_has_shown(const struct report *r, unsigned i)
 
 /* The summary modes print no event: on stderr, what they do not count
  * (what report marks in its listing and header). */
+static void print_lost_count(uint64_t n, const char *mode)
+{
+	if (n)
+		tk_warn("%" PRIu64 " user events were lost in the streams and time counted: the counts are short of them (without %s, report marks where)",
+			n, mode);
+}
+
 static void print_left_out(const struct report *r)
 {
 	char when[32];
 	struct tk_obuf o;
 
-	if (r->nlost)
-		tk_warn("%" PRIu64 " user events were lost in the streams and time counted: the counts are short of them (without %s, report marks where)",
-			r->nlost, r->count_only ? "--count" : "--profile");
+	print_lost_count(r->nlost, r->count_only ? "--count" : "--profile");
 	if (!r->ncut)
 		return;
 	tk_obuf_init(&o, when, sizeof(when) - 1);
@@ -587,7 +592,7 @@ static int next_event(struct report *r, struct tk_merge_event *ev)
 static int report_stacks(struct report *r)
 {
 	struct tk_export_opts o = { .dir = r->dir, .output = "-", .stacks = true };
-	char *err = NULL, *warn = NULL;
+	char *err = NULL, *warn = NULL, why[512];
 	int ret;
 
 	if (r->sel.what[0] || r->count_only || r->profile) {
@@ -599,6 +604,14 @@ static int report_stacks(struct report *r)
 	if (ret < 0)
 		tk_error("%s", err ? err : "cannot read the stacks");
 	tk_warn_lines(warn);
+	if (ret >= 0 && tk_trace_read_index(r->dir, &r->trace, why, sizeof(why)) == 0) {
+		uint64_t lost = 0;
+
+		for (unsigned i = 0; i < r->trace.nstreams; i++)
+			lost += tk_stream_lost(&r->trace.streams[i]);
+		print_lost_count(lost, "--stacks");
+		tk_trace_free(&r->trace);
+	}
 	free(err);
 	free(warn);
 	return ret < 0 ? TK_EXIT_FAILURE : 0;
@@ -704,8 +717,9 @@ int cmd_report(int argc, char **argv)
 			/* counted, for the summary modes to say */
 			if (ev.kcpu)
 				r.ncut += !r.profile && report_kernel_cut(r.kernel, kcpu);
-			else
-				r.ncut += user_selected(&r, ev.user);
+			else if (user_selected(&r, ev.user))
+				r.ncut += !r.profile ||
+					  state_of(ev.user->event)->ftrace;
 			continue;
 		}
 		if (ev.kcpu) {
@@ -732,7 +746,9 @@ int cmd_report(int argc, char **argv)
 		print_counts(&r);
 	ftrace_view_close(r.ftrace);
 	fflush(stdout);
-	if (r.count_only || r.profile)
+	/* not where nothing was selected: that is said below */
+	if ((r.count_only || r.profile) &&
+	    (r.nshown || !(r.sel.what[0] || r.profile)))
 		print_left_out(&r);
 	if (r.tep_stats && r.kernel)
 		report_kernel_tep_stats(r.kernel);
