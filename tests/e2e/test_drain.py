@@ -299,6 +299,40 @@ def test_block():
         "with --overwrite a writer never lacks room\n", p.stderr
 
 
+def test_stat_buffers():
+    """stat counts user events by recording them, with record's buffer
+    options: -b 8 loses (and says the counts are lower bounds), -b 8
+    --block counts every event; the options are refused as record
+    refuses them, and where no user event is counted."""
+    def counts(err):
+        return {m.group(2): int(m.group(1))
+                for m in re.finditer(r"^ +(\d+) +(\S+)$", err, re.M)}
+
+    cmd = ["--"] + _basic("-n", "200000", "-t", "2")
+    p = tklib.tracekit("stat", "-e", "test:seq", "-b", "8", "--subbufs", "2", *cmd,
+                       check=True)
+    m = re.search(r"^ (\d+) user events were lost: their counts are lower bounds$",
+                  p.stderr, re.M)
+    assert m and counts(p.stderr)["test:seq"] + int(m.group(1)) == 400000, p.stderr
+    p = tklib.tracekit("stat", "-e", "test:seq", "-b", "8", "--pool", "64", "--block",
+                       *cmd, check=True)
+    assert counts(p.stderr) == {"test:seq": 400000} and "lost" not in p.stderr, p.stderr
+    for opts, err in ((["--block", "5"], "--block takes its time as --block=5, not as "
+                       "the next argument"),
+                      (["--pool", "4"], "--pool '4': must be a number of KiB, from 8 to "
+                       "67108864"),
+                      (["-b", "64", "--pool", "32"], "--pool 32: less than one thread's "
+                       "buffer (-b 64)")):
+        p = tklib.tracekit("stat", "-e", "test:seq", *opts, "--", tklib.prog("basic"),
+                           check=False)
+        assert p.returncode == 2 and p.stderr == "tracekit: %s\n" % err, (opts, p.stderr)
+    p = tklib.tracekit("stat", "-a", "-d", "0.01", "-e", "sched:sched_switch", "-b", "64",
+                       check=False)
+    assert p.returncode == 2 and p.stderr == (
+        "tracekit: -b, --subbufs, --pool and --block size user events' buffers; "
+        "no -e here names a user event\n"), p.stderr
+
+
 def test_pool_grows():
     """Four threads writing 70 MB as fast as they can, with --block (up to
     a minute: longer than the recorder, starved, may take to give space
