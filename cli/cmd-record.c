@@ -148,7 +148,9 @@ static void usage(FILE *f)
 		"                 (frame pointers)\n"
 		"  -F             kernel events only of the command and its children\n"
 		"  -q             no summary\n"
-		"  -v             the summary says how the recorder worked too\n\n"
+		"  -v             the summary lists every stream (else the ten that\n"
+		"                 lost or fired the most) and says how the recorder\n"
+		"                 worked too\n\n"
 		"Kernel events are recorded in a private tracefs instance\n"
 		"(tracekit-PID), on the user events' clock; it is removed at the end,\n"
 		"or by 'tracekit reset' if the recorder was killed.\n\n"
@@ -1037,7 +1039,7 @@ static void print_summary(struct record *r, const struct rec_session *s)
 
 	record_kernel_describe(&r->kernel, kernel, sizeof(kernel));
 	if (s->nstreams || r->opt.nrules || !kernel[0]) {
-		session_print_streams(s, stderr);
+		session_print_streams(s, stderr, r->verbose);
 		session_describe(s, user, sizeof(user));
 	}
 	functrace_print_summary(&r->functrace, &r->opt, stderr);
