@@ -995,11 +995,6 @@ static int prepare(struct record *r)
 		tk_error("-b sizes the per-thread buffers of user events, and every -e is a kernel event: the kernel's per-CPU buffer is --kernel-buffer KB");
 		return -1;
 	}
-	/* worth a word only when the user side is all there is */
-	if (r->no_user_events && r->opt.nrules && !r->kernel.wanted && !r->opt.quiet &&
-	    !r->opt.user_tracer)
-		tk_warn("'%s' defines no tracekit events (not linked with libtracekit)",
-			r->opt.argv[0]);
 	return 0;
 }
 
@@ -1052,6 +1047,13 @@ static void print_summary(struct record *r, const struct rec_session *s)
 			r->clock_why);
 	if (r->verbose)
 		session_print_work(s, stderr);
+	/* Worth a word only when the user side is all there is, and only
+	 * once it is known: a command that defines no event may run one
+	 * that does (sh -c './prog' execs it, or forks it). */
+	if (r->no_user_events && r->opt.nrules && !r->kernel.wanted &&
+	    !r->opt.user_tracer && !session_heard_from(s))
+		tk_warn("no tracekit events: '%s' defines none (not linked with libtracekit), nor did any program it ran",
+			r->opt.argv[0]);
 	fprintf(stderr, "tracekit: %s%s%s recorded in '%s'\n", user,
 		user[0] && kernel[0] ? " and " : "", kernel, r->final_dir);
 }
@@ -1134,8 +1136,20 @@ static int run(struct record *r)
 		tk_error("%s", s.error);
 		goto fail;
 	}
-	if (r->opt.attach_pid && user && session_attach(&s, r->opt.attach_pid) < 0) {
-		tk_error("%s", s.error);
+	if (r->opt.attach_pid && user &&
+	    (ret = session_attach(&s, r->opt.attach_pid)) < 0) {
+		/* no control socket (ECONNREFUSED: an abstract name nobody
+		 * listens on): the function tracer's runtime can be given at
+		 * the program's start (docs/functrace.md) */
+		if (r->opt.user_tracer && ret == -ECONNREFUSED &&
+		    kill(r->opt.attach_pid, 0) == 0)
+			tk_error("%s; for -p %s start it with the runtime: "
+				 "LD_PRELOAD=libtracekit.so.0 TRACEKIT_FUNCTRACE=1 in its "
+				 "environment (unless it links libtracekit), or record it "
+				 "from its start: tracekit record -p %s -- CMD",
+				 s.error, r->opt.user_tracer, r->opt.user_tracer);
+		else
+			tk_error("%s", s.error);
 		goto fail;
 	}
 	if (start(r, &s, &r->oldmask, &child) < 0)

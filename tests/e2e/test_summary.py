@@ -1,9 +1,13 @@
 # SPDX-License-Identifier: MIT
-"""record's summary stays short: the streams that lost or fired the most
-(ten), one line for the rest, -v for each; what the processes say of
-their call sites once, however many processes say it."""
+"""What record says: a short summary (the streams that lost or fired the
+most, ten, one line for the rest, -v for each; what the processes say of
+their call sites once, however many say it), no word that a command
+defines no events when a program it runs does, and the way to trace the
+functions of a process started without the runtime."""
 import os
 import re
+import subprocess
+import time
 
 import tklib
 
@@ -57,3 +61,46 @@ def test_process_notes_once():
     assert len(notes) == 1 and re.match(
         r"^tracekit: prog-fork-\d+ and 3 more processes: call sites are static keys$",
         notes[0]), p.stderr
+
+
+NO_EVENTS = ("tracekit: warning: no tracekit events: 'sh' defines none (not linked "
+             "with libtracekit), nor did any program it ran\n")
+
+
+def test_no_events_said_once_known():
+    """sh -c './prog' execs an instrumented program: its events are
+    recorded and nothing says that 'sh' defines none (with and without
+    --no-follow); a command that runs nothing instrumented is said so, at
+    the end."""
+    out = os.path.join(tklib.tmpdir(), "t")
+    for opts in ([], ["--no-follow"]):
+        p = tklib.record(out, ["sh", "-c", "%s -n 100" % tklib.prog("basic")], *opts)
+        rows, total = tklib.summary(p.stderr)
+        assert total["events"] == 102 and "defines" not in p.stderr, (opts, p.stderr)
+    p = tklib.record(out, ["sh", "-c", "true"])
+    assert p.stderr.count("defines none") == 1 and NO_EVENTS in p.stderr, p.stderr
+    assert p.stderr.index(NO_EVENTS) > p.stderr.index("total "), p.stderr
+
+
+def test_attach_function_tracer_without_runtime():
+    """record -p function -P on a patchable build started without the
+    runtime: the error says how to start it with it (docs/functrace.md)."""
+    path = os.path.realpath(tklib.prog("functree"))
+    app = subprocess.Popen([path, "bytes"], stdout=subprocess.PIPE)
+    try:
+        end = time.time() + 10
+        while os.path.realpath("/proc/%d/exe" % app.pid) != path and time.time() < end:
+            time.sleep(0.01)  # until it runs the program
+        d = os.path.join(tklib.tmpdir(), "t")
+        p = tklib.tracekit("record", "-p", "function", "-P", str(app.pid), "-o", d,
+                           check=False)
+    finally:
+        app.kill()
+        app.wait()
+    assert p.returncode == 1 and p.stderr == (
+        "tracekit: process %d is not instrumented with tracekit (no control socket "
+        "@tracekit-%d: Connection refused); for -p function start it with the runtime: "
+        "LD_PRELOAD=libtracekit.so.0 TRACEKIT_FUNCTRACE=1 in its environment (unless "
+        "it links libtracekit), or record it from its start: tracekit record -p "
+        "function -- CMD\n" % (app.pid, app.pid)), p.stderr
+    assert not os.path.exists(d)
