@@ -1139,6 +1139,10 @@ void session_print_streams(const struct rec_session *s, FILE *f, bool all)
 		if (st->corrupt)
 			fprintf(f, "tracekit: %s-%u: stream %u is corrupt, not read to its end: %s (the program wrote over its buffer)\n",
 				st->proc->comm, st->proc->pid, st->tid, st->corrupt);
+		if (st->restamped)
+			fprintf(f, "tracekit: %s-%u: stream %u: %llu packets whose headers the program wrote over (stream class, instance or sizes) written with the recorder's\n",
+				st->proc->comm, st->proc->pid, st->tid,
+				(unsigned long long)st->restamped);
 	}
 	if (s->refused)
 		fprintf(f, "tracekit: %u process%s not recorded: %s\n",

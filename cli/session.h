@@ -128,6 +128,9 @@ struct rec_stream {
 	uint32_t last_cpu;
 	uint64_t last_seq, last_end, last_discarded;
 	const char *corrupt; /* why we stopped reading it, or NULL */
+	/* sealed packets whose headers the program had changed, written
+	 * with the recorder's (consumer.c sealed_headers_ok) */
+	uint64_t restamped;
 	bool done;           /* nothing more will be read from it */
 };
 

@@ -546,3 +546,27 @@ def test_help_states_buffer_limits():
                  "of 64 KiB)",
                  "--block[=MS] a writer that finds no room waits up to MS ms (default 1000)"):
         assert want in text, "record -h lacks %r:\n%s" % (want, p.stdout)
+
+
+def test_scribbled_stream_class_restamped():
+    """A program sets its arena's class_id (the stream class its writers
+    stamp in each sealed packet's header) to 77 while a child it forked
+    fires 100,000 events in its own arena: babeltrace2 read none of the
+    trace (no stream class 77).  The recorder checks each sealed
+    packet's header and writes those it does not recognise with its own
+    numbers: babeltrace2 reads both processes' events exactly, and the
+    summary says which stream had its headers written over."""
+    n = 100000
+    out = os.path.join(tklib.tmpdir(), "t")
+    p = tklib.record(out, [tklib.prog("hostile"), "scribble-class", str(n)], check=False)
+    assert p.returncode == 0, p.stderr[-1500:]
+    tid, child = [int(w) for w in p.stdout.split()[1:3]]
+    rows, total = tklib.summary(p.stderr)
+    assert sorted((r["pid"], r["events"], r["lost"]) for r in rows) == \
+        sorted([(tid, n + 1, 0), (child, n, 0)]), p.stderr
+    m = re.search(r"^tracekit: prog-hostile-%d: stream %d: (\d+) packets whose headers the "
+                  r"program wrote over \(stream class, instance or sizes\) written with the "
+                  r"recorder's$" % (tid, tid), p.stderr, re.M)
+    assert m and int(m.group(1)) > 0, p.stderr
+    assert bt_count(out, "pid = %d, tid = %d," % (child, child)) == n
+    assert bt_count(out, "pid = %d, tid = %d," % (tid, tid)) == n + 1
