@@ -1046,8 +1046,9 @@ static void print_stream_rows(const struct rec_session *s, FILE *f, bool all,
 		print_row(f, name, pid, rows[i].ts.events, rows[i].lost, rows[i].ts.bytes);
 	}
 	if (shown < s->nstreams)
-		fprintf(f, "... and %u more streams: %llu events, %llu lost (record -v lists each, report's header too)\n",
-			s->nstreams - shown, (unsigned long long)more_events,
+		fprintf(f, "... and %u more stream%s: %llu events, %llu lost (record -v lists each, report's header too)\n",
+			s->nstreams - shown, s->nstreams - shown == 1 ? "" : "s",
+			(unsigned long long)more_events,
 			(unsigned long long)more_lost);
 	free(rows);
 }

@@ -514,7 +514,7 @@ def test_many_threads_little_memory():
     are recycled).  Every event is there."""
     for opts, n in (([], 400), (["-s"], 1000)):
         out = os.path.join(tklib.tmpdir(), "t")
-        p = tklib.record(out, [tklib.prog("many")] + opts, check=False, timeout=120)
+        p = tklib.record(out, [tklib.prog("many")] + opts, "-v", check=False, timeout=120)
         assert p.returncode == 0, p.stderr
         shmem = int(re.search(r"^shmem (\d+)$", p.stdout, re.M).group(1))
         assert shmem <= 64 << 10, "%s: %d KiB of shared memory" % (opts, shmem)

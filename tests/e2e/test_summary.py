@@ -11,7 +11,7 @@ import time
 
 import tklib
 
-MORE_RE = re.compile(r"^\.\.\. and (\d+) more streams: (\d+) events, (\d+) lost "
+MORE_RE = re.compile(r"^\.\.\. and (\d+) more streams?: (\d+) events, (\d+) lost "
                      r"\(record -v lists each, report's header too\)$", re.M)
 
 
