@@ -69,14 +69,13 @@
  * the recorder; the recorder makes up to -b (POOL_START_MAX_KB at most)
  * right after, then more as bursts need it, up to --pool per process.  A
  * thread at rest holds a page. */
-#define DEFAULT_BUFFER_KB 16384
-#define DEFAULT_SUBBUF_KB 64
+#define DEFAULT_BUFFER_KB OPT_BUFFER_DEFAULT_KB
+#define DEFAULT_SUBBUF_KB OPT_SUBBUF_DEFAULT_KB
 #define DEFAULT_POOL_KB (256u << 10)
 #define POOL_INIT_KB 16384
 #define POOL_START_MAX_KB (256u << 10)
-#define MAX_POOL_KB ((uint32_t)(TK_POOL_MAX >> 10)) /* -b and --pool */
+#define MAX_POOL_KB OPT_POOL_MAX_KB
 #define STREAMS_MAX 4096        /* threads recording at once, per process */
-#define DEFAULT_BLOCK_MS 1000
 
 struct record {
 	struct rec_options opt;
@@ -121,18 +120,11 @@ static void usage(FILE *f)
 		"  -f FILTER      filter for the preceding -e, in ftrace's syntax\n"
 		"                 (e.g. 'len > 100 && path ~ \"/etc/*\"'); for kernel\n"
 		"                 events the kernel's own filter; it selects what is\n"
-		"                 recorded (the program's own probes see every hit)\n"
-		"  -b, --user-buffer KB   user events' buffer per thread in KiB: the\n"
-		"                 most one thread holds while the recorder catches up\n"
-		"                 (with --overwrite: the newest it keeps)\n"
+		"                 recorded (the program's own probes see every hit)\n");
+	opt_buffers_usage(f);
+	fprintf(f,
 		"  --kernel-buffer KB     kernel events' buffer per CPU in KiB\n"
 		"                 (default: the kernel's)\n"
-		"  --subbufs N    sub-buffers per thread buffer (default: -b in\n"
-		"                 sub-buffers of %u KiB)\n"
-		"  --pool KB      user events' buffer memory per process in KiB\n"
-		"  --block[=MS]   a writer that finds no room waits up to MS ms (default\n"
-		"                 %u) for the recorder instead of losing the event;\n"
-		"                 without --block writers never wait\n"
 		"  --overwrite    flight recorder: keep the newest events\n"
 		"  -P PID         attach to a running instrumented process; kernel\n"
 		"                 events of PID only (any process, with kernel -e only)\n"
@@ -156,7 +148,9 @@ static void usage(FILE *f)
 		"                 (frame pointers)\n"
 		"  -F             kernel events only of the command and its children\n"
 		"  -q             no summary\n"
-		"  -v             the summary says how the recorder worked too\n\n"
+		"  -v             the summary lists every stream (else the ten that\n"
+		"                 lost or fired the most) and says how the recorder\n"
+		"                 worked too\n\n"
 		"Kernel events are recorded in a private tracefs instance\n"
 		"(tracekit-PID), on the user events' clock; it is removed at the end,\n"
 		"or by 'tracekit reset' if the recorder was killed.\n\n"
@@ -177,7 +171,7 @@ static void usage(FILE *f)
 		"Exit status: the command's, 128 + N if signal N killed it; 127 if it\n"
 		"is not found, 126 if it cannot be executed; 1 if the recording\n"
 		"failed; 0 for -P.\n",
-		DEFAULT_SUBBUF_KB, DEFAULT_BLOCK_MS, DEFAULT_BUFFER_KB, POOL_INIT_KB,
+		DEFAULT_BUFFER_KB, POOL_INIT_KB,
 		POOL_START_MAX_KB, DEFAULT_POOL_KB, MAX_POOL_KB, TK_CHUNK_MAX / 1024,
 		TK_RB_MAX_SLOTS, TK_CONFIG_MAX_BLOCK_MS, STREAMS_MAX);
 }
@@ -386,18 +380,32 @@ static int options_done(struct record *r)
 	return 0;
 }
 
+/* -b, --subbufs, --pool, --block as @b says (options.h). */
+static void buffers_set(struct record *r, const struct opt_buffers *b)
+{
+	r->opt.buffer_kb = b->buffer_kb ? b->buffer_kb : DEFAULT_BUFFER_KB;
+	r->buffer_given = b->buffer_kb != 0;
+	r->nsub = b->nsub;
+	r->pool_kb = b->pool_kb;
+	r->opt.block_ms = b->block_ms;
+}
+
 static int parse_options(struct record *r, int argc, char **argv)
 {
 	struct rec_options *o = &r->opt;
 	struct opt_parser p;
 	struct opt_rules rules = { 0 };
-	bool buffer_given = false, block_bare = false;
+	struct opt_buffers buf = { 0 };
 	unsigned long v;
-	int c;
+	int c, took;
 
 	options_init(r);
 	opt_init(&p, "record");
 	while ((c = opt_next(&p, argc, argv)) != -1) {
+		if ((took = opt_buffers_take(&buf, c, optarg)) < 0)
+			goto fail;
+		if (took)
+			continue;
 		switch (c) {
 		case 'o':
 			o->outdir = optarg;
@@ -407,42 +415,9 @@ static int parse_options(struct record *r, int argc, char **argv)
 			if (opt_rules_add(&rules, c, optarg) < 0)
 				goto fail;
 			break;
-		case 'b':
-			if (!opt_kb("-b", optarg, 8, MAX_POOL_KB, true, &o->buffer_kb))
-				goto fail;
-			buffer_given = true;
-			break;
 		case OPT_KERNEL_BUFFER:
 			if (!opt_kernel_kb(optarg, &o->kernel_buffer_kb))
 				goto fail;
-			break;
-		case OPT_SUBBUFS:
-			if (!opt_uint(optarg, TK_RB_MAX_SLOTS, &v) || v < 2) {
-				tk_error("--subbufs '%s': must be from 2 to %d", optarg,
-					 TK_RB_MAX_SLOTS);
-				goto fail;
-			}
-			r->nsub = (uint32_t)v;
-			break;
-		case OPT_POOL:
-			if (!opt_uint(optarg, MAX_POOL_KB, &v) || v < 8) {
-				tk_error("--pool '%s': must be a number of KiB, from 8 to %u",
-					 optarg, MAX_POOL_KB);
-				goto fail;
-			}
-			r->pool_kb = (uint32_t)v;
-			break;
-		case OPT_BLOCK:
-			if (!optarg) {
-				o->block_ms = DEFAULT_BLOCK_MS;
-				block_bare = true;
-			} else if (!opt_uint(optarg, TK_CONFIG_MAX_BLOCK_MS, &v) || !v) {
-				tk_error("--block='%s': must be a number of ms, from 1 to %u",
-					 optarg, TK_CONFIG_MAX_BLOCK_MS);
-				goto fail;
-			} else {
-				o->block_ms = (uint32_t)v;
-			}
 			break;
 		case 'P':
 			if (!opt_pid(optarg, &o->attach_pid))
@@ -506,13 +481,9 @@ static int parse_options(struct record *r, int argc, char **argv)
 	opt_rules_free(&rules);
 	if (optind < argc)
 		o->argv = argv + optind;
-	if (block_bare && o->argv && opt_uint(o->argv[0], UINT32_MAX, &v)) {
-		/* 'record --block 5 -- prog' would run a command named 5 */
-		tk_error("--block takes its time as --block=%s, not as the next argument",
-			 o->argv[0]);
-		goto fail;
-	}
-	r->buffer_given = buffer_given;
+	if (!opt_buffers_done(&buf, o->argv))
+		return -1;
+	buffers_set(r, &buf);
 	return options_done(r);
 fail:
 	opt_rules_free(&rules);
@@ -1024,11 +995,6 @@ static int prepare(struct record *r)
 		tk_error("-b sizes the per-thread buffers of user events, and every -e is a kernel event: the kernel's per-CPU buffer is --kernel-buffer KB");
 		return -1;
 	}
-	/* worth a word only when the user side is all there is */
-	if (r->no_user_events && r->opt.nrules && !r->kernel.wanted && !r->opt.quiet &&
-	    !r->opt.user_tracer)
-		tk_warn("'%s' defines no tracekit events (not linked with libtracekit)",
-			r->opt.argv[0]);
 	return 0;
 }
 
@@ -1068,7 +1034,7 @@ static void print_summary(struct record *r, const struct rec_session *s)
 
 	record_kernel_describe(&r->kernel, kernel, sizeof(kernel));
 	if (s->nstreams || r->opt.nrules || !kernel[0]) {
-		session_print_streams(s, stderr);
+		session_print_streams(s, stderr, r->verbose);
 		session_describe(s, user, sizeof(user));
 	}
 	functrace_print_summary(&r->functrace, &r->opt, stderr);
@@ -1081,6 +1047,13 @@ static void print_summary(struct record *r, const struct rec_session *s)
 			r->clock_why);
 	if (r->verbose)
 		session_print_work(s, stderr);
+	/* Worth a word only when the user side is all there is, and only
+	 * once it is known: a command that defines no event may run one
+	 * that does (sh -c './prog' execs it, or forks it). */
+	if (r->no_user_events && r->opt.nrules && !r->kernel.wanted &&
+	    !r->opt.user_tracer && !session_heard_from(s))
+		tk_warn("no tracekit events: '%s' defines none (not linked with libtracekit), nor did any program it ran",
+			r->opt.argv[0]);
 	fprintf(stderr, "tracekit: %s%s%s recorded in '%s'\n", user,
 		user[0] && kernel[0] ? " and " : "", kernel, r->final_dir);
 }
@@ -1163,8 +1136,20 @@ static int run(struct record *r)
 		tk_error("%s", s.error);
 		goto fail;
 	}
-	if (r->opt.attach_pid && user && session_attach(&s, r->opt.attach_pid) < 0) {
-		tk_error("%s", s.error);
+	if (r->opt.attach_pid && user &&
+	    (ret = session_attach(&s, r->opt.attach_pid)) < 0) {
+		/* no control socket (ECONNREFUSED: an abstract name nobody
+		 * listens on): the function tracer's runtime can be given at
+		 * the program's start (docs/functrace.md) */
+		if (r->opt.user_tracer && ret == -ECONNREFUSED &&
+		    kill(r->opt.attach_pid, 0) == 0)
+			tk_error("%s; for -p %s start it with the runtime: "
+				 "LD_PRELOAD=libtracekit.so.0 TRACEKIT_FUNCTRACE=1 in its "
+				 "environment (unless it links libtracekit), or record it "
+				 "from its start: tracekit record -p %s -- CMD",
+				 s.error, r->opt.user_tracer, r->opt.user_tracer);
+		else
+			tk_error("%s", s.error);
 		goto fail;
 	}
 	if (start(r, &s, &r->oldmask, &child) < 0)
@@ -1256,6 +1241,8 @@ int record_run(const struct record_request *q, int *status)
 	r.opt.outdir = q->outdir;
 	r.opt.argv = q->argv;
 	r.opt.quiet = q->quiet;
+	if (q->buffers)
+		buffers_set(&r, q->buffers);
 	for (unsigned i = 0; i < q->nevents && !ret; i++)
 		ret = add_rule(&r.opt, q->events[i], NULL);
 	if (ret < 0)

@@ -3,14 +3,16 @@
  * cmd-stat.c - tracekit stat: how many times events fire, as perf stat
  * answers "how many kmalloc calls?".
  *
- *   tracekit stat -e EVENT... [-a] [-d SECONDS] [--sort] [-- CMD [ARG]...]
+ *   tracekit stat -e EVENT... [-a] [-d SECONDS] [--sort] [-b KB] [--subbufs N]
+ *                 [--pool KB] [--block[=MS]] [-- CMD [ARG]...]
  *
  * Kernel events are counted by the kernel (kernel/counters.h): for CMD
  * and the children it forks, or with -a on every CPU while CMD runs, for
  * SECONDS, or until Ctrl-C.  User events (of a tracekit-instrumented
  * CMD) are counted by recording them with record's engine (record.h, as
  * `tracekit record -q -o TMPDIR -e ... -- CMD` would), then reading the
- * trace and removing it.  An EVENT that names kernel events is a kernel
+ * trace and removing it; record's buffer options (options.h
+ * opt_buffers) size its buffers.  An EVENT that names kernel events is a kernel
  * one; any other is a user one.
  *
  * Counts go to stderr, as perf stat's do, so that CMD's output stays its
@@ -49,6 +51,8 @@ struct stat_opts {
 	bool sort;
 	double seconds;
 	char **cmd;
+	struct opt_buffers buf; /* record's, for the user events */
+	bool buf_given;
 };
 
 /* One line of the result. */
@@ -68,13 +72,19 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: tracekit stat -e EVENT... [-a] [-d SECONDS] [--sort] [-- CMD [ARG]...]\n\n"
+		"usage: tracekit stat -e EVENT... [-a] [-d SECONDS] [--sort] [-b KB] [--subbufs N]\n"
+		"                    [--pool KB] [--block[=MS]] [-- CMD [ARG]...]\n\n"
 		"  -e EVENT     kernel event(s) SYSTEM:EVENT, SYSTEM or a glob\n"
 		"               ('syscalls:sys_enter_*'), or user events of CMD (app:*);\n"
 		"               repeatable\n"
 		"  -a           count kernel events on every CPU, not only CMD's\n"
 		"  -d SECONDS   with -a and no CMD: count for SECONDS (default: until Ctrl-C)\n"
-		"  --sort       most frequent first (default: by name)\n");
+		"  --sort       most frequent first (default: by name)\n\n"
+		"User events are counted by recording them, as tracekit record does;\n"
+		"a burst larger than their buffers loses events (said: the counts are\n"
+		"then lower bounds). These size the buffers as record's do:\n");
+	opt_buffers_usage(f);
+	fprintf(f, "(--block counts every event, at the cost of writers waiting.)\n");
 }
 
 static int parse_options(struct stat_opts *o, int argc, char **argv)
@@ -84,6 +94,13 @@ static int parse_options(struct stat_opts *o, int argc, char **argv)
 
 	opt_init(&p, "stat");
 	while ((c = opt_next(&p, argc, argv)) != -1) {
+		int took = opt_buffers_take(&o->buf, c, optarg);
+
+		if (took < 0)
+			return -1;
+		o->buf_given |= took;
+		if (took)
+			continue;
 		switch (c) {
 		case 'e': {
 			const char **grown = realloc(o->events, (o->nevents + 1) * sizeof(*grown));
@@ -122,6 +139,8 @@ static int parse_options(struct stat_opts *o, int argc, char **argv)
 	}
 	if (optind < argc)
 		o->cmd = argv + optind;
+	if (!opt_buffers_done(&o->buf, o->cmd))
+		return -1;
 	if (!o->nevents) {
 		tk_error("stat needs an event to count (-e SYSTEM:EVENT)");
 		return -1;
@@ -241,6 +260,7 @@ static char *record_user(const struct stat_opts *o, char **pats, unsigned npats,
 		.nevents = npats,
 		.argv = o->cmd,
 		.quiet = true,
+		.buffers = &o->buf,
 	};
 	char *dir, *trace = NULL;
 
@@ -449,6 +469,11 @@ int cmd_stat(int argc, char **argv)
 	}
 	if (classify(&o, &knames, &nk, &upats, &nu) < 0)
 		goto out;
+	if (o.buf_given && !nu) {
+		tk_error("-b, --subbufs, --pool and --block size user events' buffers; no -e here names a user event");
+		ret = TK_EXIT_USAGE;
+		goto out;
+	}
 	if (nu && nk && !o.all_cpus) {
 		tk_error("counting user and kernel events of one command together needs -a (the kernel events are then counted system-wide)");
 		goto out;

@@ -925,6 +925,39 @@ static void add_sealed(struct rec_write *w, char *pkt, size_t content,
 
 static void packet_written(struct drain_req *r, int res);
 
+/* Whether the CTF packets of the sealed chunk @pkt (@commit bytes of
+ * events) are @st's as far as readers go: each header's magic, stream
+ * class and instance the recorder's, its sizes within the chunk, the
+ * last one's running to the next TK_PACKET_ALIGN.  The writer stamped
+ * them from the arena's class_id, which the program can rewrite (one
+ * store, and babeltrace2 read none of a trace of many processes: no
+ * stream class of that id).  The same header lines note_last() reads:
+ * no page the recorder does not touch anyway. */
+static bool sealed_headers_ok(const struct rec_stream *st, const char *pkt,
+			      uint64_t commit)
+{
+	uint64_t len = (commit + TK_PACKET_ALIGN - 1) & ~(uint64_t)(TK_PACKET_ALIGN - 1);
+	uint64_t off = 0, next;
+
+	for (;;) {
+		const struct tk_packet_header *ph =
+			(const struct tk_packet_header *)(pkt + off);
+		/* the program's memory: each read once */
+		uint64_t content = __atomic_load_n(&ph->content_size, __ATOMIC_RELAXED) / 8;
+		uint64_t size = __atomic_load_n(&ph->packet_size, __ATOMIC_RELAXED) / 8;
+
+		if (__atomic_load_n(&ph->magic, __ATOMIC_RELAXED) != TK_CTF_MAGIC ||
+		    __atomic_load_n(&ph->stream_id, __ATOMIC_RELAXED) != st->proc->class_id ||
+		    __atomic_load_n(&ph->stream_instance_id, __ATOMIC_RELAXED) != st->instance ||
+		    content < sizeof(*ph) || content > size)
+			return false;
+		next = tk_packet_next(pkt, off, commit);
+		if (!next)
+			return content == commit - off && size == len - off;
+		off = next;
+	}
+}
+
 /* Start the write @w of st's next packets. */
 static void start_write(struct rec_session *s, struct rec_stream *st,
 			struct rec_write *w)
@@ -1140,6 +1173,15 @@ static unsigned drain_stream(struct rec_session *s, struct rec_stream *st,
 			break;
 		w->spill = spill;
 		lead_in(s, st, pkt);
+		if (sealed && !sealed_headers_ok(st, pkt, commit)) {
+			/* completed as an unsealed one: the recorder's
+			 * class, instance and sizes; and the class back
+			 * where the writers take it from */
+			sealed = false;
+			st->restamped++;
+			__atomic_store_n(&a->hdr->class_id, st->proc->class_id,
+					 __ATOMIC_RELAXED);
+		}
 		if (sealed) {
 			add_sealed(w, pkt, (size_t)commit, events, chunk);
 			note_last(st, pkt, (size_t)commit);

@@ -156,6 +156,9 @@ int drain_open(struct drain *d, const char *path, bool *direct)
 	if (d->uring && !d->no_direct) {
 		fd = open(path, flags | O_DIRECT, 0600);
 		if (fd < 0 && errno == EINVAL) {
+			/* the file was made (O_EXCL: by us) before O_DIRECT
+			 * was refused: made again below, under its name */
+			unlink(path);
 			snprintf(d->why_not_direct, sizeof(d->why_not_direct),
 				 "refused by the file system");
 			d->no_direct = true;

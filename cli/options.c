@@ -10,6 +10,7 @@
 #include <string.h>
 #include "cli.h"
 #include "options.h"
+#include "lib/config.h"
 
 enum {
 	V_RECORD = 1u << 0,
@@ -62,11 +63,11 @@ static const struct opt_row {
 	{ OPT_STACK, "stack", NO, V_RECORD | V_START },
 	/* record */
 	{ 'o', NULL, ARG, V_RECORD | V_EXTRACT },
-	{ 'b', "user-buffer", ARG, V_RECORD },
+	{ 'b', "user-buffer", ARG, V_RECORD | V_STAT },
 	{ OPT_KERNEL_BUFFER, "kernel-buffer", ARG, V_RECORD },
-	{ OPT_SUBBUFS, "subbufs", ARG, V_RECORD },
-	{ OPT_POOL, "pool", ARG, V_RECORD },
-	{ OPT_BLOCK, "block", optional_argument, V_RECORD },
+	{ OPT_SUBBUFS, "subbufs", ARG, V_RECORD | V_STAT },
+	{ OPT_POOL, "pool", ARG, V_RECORD | V_STAT },
+	{ OPT_BLOCK, "block", optional_argument, V_RECORD | V_STAT },
 	{ OPT_OVERWRITE, "overwrite", NO, V_RECORD },
 	{ OPT_NO_FOLLOW, "no-follow", NO, V_RECORD },
 	{ OPT_FORCE, "force", NO, V_RECORD },
@@ -307,4 +308,72 @@ void opt_kernel_kb_made(uint32_t asked, uint32_t made)
 	if (asked && made && asked != made)
 		fprintf(stderr, "tracekit: --kernel-buffer %u: the kernel made %u KiB per CPU (it rounds up to whole pages of events)\n",
 			asked, made);
+}
+
+int opt_buffers_take(struct opt_buffers *b, int c, const char *arg)
+{
+	unsigned long v;
+
+	switch (c) {
+	case 'b':
+		return opt_kb("-b", arg, 8, OPT_POOL_MAX_KB, true, &b->buffer_kb) ? 1 : -1;
+	case OPT_SUBBUFS:
+		if (!opt_uint(arg, TK_RB_MAX_SLOTS, &v) || v < 2) {
+			tk_error("--subbufs '%s': must be from 2 to %d", arg,
+				 TK_RB_MAX_SLOTS);
+			return -1;
+		}
+		b->nsub = (uint32_t)v;
+		return 1;
+	case OPT_POOL:
+		if (!opt_uint(arg, OPT_POOL_MAX_KB, &v) || v < 8) {
+			tk_error("--pool '%s': must be a number of KiB, from 8 to %u",
+				 arg, OPT_POOL_MAX_KB);
+			return -1;
+		}
+		b->pool_kb = (uint32_t)v;
+		return 1;
+	case OPT_BLOCK:
+		b->block_bare = !arg;
+		if (!arg) {
+			b->block_ms = OPT_BLOCK_DEFAULT_MS;
+		} else if (!opt_uint(arg, TK_CONFIG_MAX_BLOCK_MS, &v) || !v) {
+			tk_error("--block='%s': must be a number of ms, from 1 to %u",
+				 arg, TK_CONFIG_MAX_BLOCK_MS);
+			return -1;
+		} else {
+			b->block_ms = (uint32_t)v;
+		}
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+bool opt_buffers_done(const struct opt_buffers *b, char *const *cmd)
+{
+	unsigned long v;
+
+	if (b->block_bare && cmd && cmd[0] && opt_uint(cmd[0], UINT32_MAX, &v)) {
+		/* 'record --block 5 -- prog' would run a command named 5 */
+		tk_error("--block takes its time as --block=%s, not as the next argument",
+			 cmd[0]);
+		return false;
+	}
+	return true;
+}
+
+void opt_buffers_usage(FILE *f)
+{
+	fprintf(f,
+		"  -b, --user-buffer KB   user events' buffer per thread in KiB: the\n"
+		"                 most one thread holds while the recorder catches up\n"
+		"                 (with --overwrite: the newest it keeps)\n"
+		"  --subbufs N    sub-buffers per thread buffer (default: -b in\n"
+		"                 sub-buffers of %u KiB)\n"
+		"  --pool KB      user events' buffer memory per process in KiB\n"
+		"  --block[=MS]   a writer that finds no room waits up to MS ms (default\n"
+		"                 %u) for the recorder instead of losing the event;\n"
+		"                 without --block writers never wait\n",
+		OPT_SUBBUF_DEFAULT_KB, OPT_BLOCK_DEFAULT_MS);
 }

@@ -33,7 +33,9 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
+#include "common/ringbuf-layout.h"
 #include "kernel/kernel.h"
 
 /* The options that have only a long name. */
@@ -131,6 +133,30 @@ bool opt_pid(const char *arg, pid_t *out);
  * saying why, naming @max only if @say_max. */
 bool opt_kb(const char *opt, const char *arg, unsigned long min,
 	    unsigned long max, bool say_max, uint32_t *out);
+
+/* The user events' buffers, as record sizes them and stat (which
+ * records the user events it counts) too: -b, --subbufs, --pool,
+ * --block[=MS].  Zeros: not given (buffer_kb 0: OPT_BUFFER_DEFAULT_KB). */
+#define OPT_BUFFER_DEFAULT_KB 16384
+#define OPT_SUBBUF_DEFAULT_KB 64
+#define OPT_BLOCK_DEFAULT_MS 1000
+#define OPT_POOL_MAX_KB ((uint32_t)(TK_POOL_MAX >> 10)) /* -b and --pool */
+struct opt_buffers {
+	uint32_t buffer_kb; /* -b */
+	uint32_t nsub;      /* --subbufs */
+	uint32_t pool_kb;   /* --pool */
+	uint32_t block_ms;  /* --block */
+	bool block_bare;    /* --block without =MS */
+};
+/* Take option @c (its value @arg) into @b if it is one of those: 1, or
+ * -1 after saying why its value is wrong; 0 if it is another option. */
+int opt_buffers_take(struct opt_buffers *b, int c, const char *arg);
+/* Once the options are read (@cmd: the command after them, or NULL):
+ * false after saying why they are wrong together ('--block 5 -- prog'
+ * would run a command named 5). */
+bool opt_buffers_done(const struct opt_buffers *b, char *const *cmd);
+/* The lines of -h for them. */
+void opt_buffers_usage(FILE *f);
 
 /* --kernel-buffer (start's -b too): the kernel's buffer per CPU in KiB,
  * 4 KiB to 4 GiB; false after saying why. */

@@ -10,6 +10,8 @@
 
 #include <stdbool.h>
 
+struct opt_buffers; /* options.h */
+
 /* What to record: what record's command line would say. */
 struct record_request {
 	const char *outdir;        /* -o: the trace directory */
@@ -17,6 +19,8 @@ struct record_request {
 	unsigned nevents;          /* none: every user event */
 	char **argv;               /* -- CMD ARGS, NULL-terminated */
 	bool quiet;                /* -q */
+	const struct opt_buffers *buffers; /* -b, --subbufs, --pool, --block;
+					    * NULL: record's defaults */
 };
 
 /* Run @q->argv and record it as `tracekit record` would, its messages

@@ -967,27 +967,150 @@ static void print_loss_causes(const struct rec_session *s, FILE *f)
 			(unsigned long long)over);
 }
 
-void session_print_streams(const struct rec_session *s, FILE *f)
+/* The streams the summary shows by default: those that fired or lost
+ * the most; -v shows all (a program of 250 threads printed 250 lines,
+ * one that made 5000 short-lived threads 5000). */
+#define SUMMARY_STREAMS 10
+
+struct summary_row {
+	struct tk_trace_stream ts;
+	uint64_t lost;
+};
+
+/* Most lost first, then most events; then by process and thread. */
+static int row_cmp(const void *a, const void *b)
+{
+	const struct summary_row *x = a, *y = b;
+
+	if (x->lost != y->lost)
+		return x->lost < y->lost ? 1 : -1;
+	if (x->ts.events != y->ts.events)
+		return x->ts.events < y->ts.events ? 1 : -1;
+	if (x->ts.pid != y->ts.pid)
+		return x->ts.pid < y->ts.pid ? -1 : 1;
+	return x->ts.tid < y->ts.tid ? -1 : x->ts.tid > y->ts.tid;
+}
+
+/* By process and thread: -v's order. */
+static int row_cmp_id(const void *a, const void *b)
+{
+	const struct summary_row *x = a, *y = b;
+
+	if (x->ts.pid != y->ts.pid)
+		return x->ts.pid < y->ts.pid ? -1 : 1;
+	return x->ts.tid < y->ts.tid ? -1 : x->ts.tid > y->ts.tid;
+}
+
+static void print_row(FILE *f, const char *name, const char *pid, uint64_t events,
+		      uint64_t lost, uint64_t bytes)
+{
+	fprintf(f, "%-24s %8s %12llu %12llu %12llu\n", name, pid,
+		(unsigned long long)events, (unsigned long long)lost,
+		(unsigned long long)bytes);
+}
+
+/* The streams' rows: with @all each, by process and thread; else the
+ * SUMMARY_STREAMS that lost or fired the most, then one line for the
+ * rest.  Adds their counts to @events, @lost and @bytes. */
+static void print_stream_rows(const struct rec_session *s, FILE *f, bool all,
+			      uint64_t *events, uint64_t *lost, uint64_t *bytes)
+{
+	struct summary_row *rows = calloc(s->nstreams + 1, sizeof(*rows));
+	uint64_t more_events = 0, more_lost = 0;
+	unsigned shown;
+
+	if (!rows) {
+		fprintf(f, "tracekit: out of memory: no stream listed\n");
+		return;
+	}
+	for (unsigned i = 0; i < s->nstreams; i++) {
+		consumer_stream_stats(s->streams[i], &rows[i].ts);
+		rows[i].lost = tk_stream_lost(&rows[i].ts);
+		*events += rows[i].ts.events;
+		*lost += rows[i].lost;
+		*bytes += rows[i].ts.bytes;
+	}
+	shown = all || s->nstreams <= SUMMARY_STREAMS ? s->nstreams : SUMMARY_STREAMS;
+	qsort(rows, s->nstreams, sizeof(*rows),
+	      shown == s->nstreams ? row_cmp_id : row_cmp);
+	for (unsigned i = 0; i < s->nstreams; i++) {
+		char name[40], pid[16];
+
+		if (i >= shown) {
+			more_events += rows[i].ts.events;
+			more_lost += rows[i].lost;
+			continue;
+		}
+		snprintf(name, sizeof(name), "%s-%u", rows[i].ts.comm, rows[i].ts.tid);
+		snprintf(pid, sizeof(pid), "%u", rows[i].ts.pid);
+		print_row(f, name, pid, rows[i].ts.events, rows[i].lost, rows[i].ts.bytes);
+	}
+	if (shown < s->nstreams)
+		fprintf(f, "... and %u more stream%s: %llu events, %llu lost (record -v lists each, report's header too)\n",
+			s->nstreams - shown, s->nstreams - shown == 1 ? "" : "s",
+			(unsigned long long)more_events,
+			(unsigned long long)more_lost);
+	free(rows);
+}
+
+/* What a process says of its call sites and CPU (kind 0: static keys or
+ * why not, 1: no rseq area), into @out; "" if nothing. */
+static void process_note(const struct rec_process *p, int kind, char *out, size_t len)
+{
+	out[0] = '\0';
+	if (!p->hello)
+		return;
+	if (kind == 0 && p->keys)
+		snprintf(out, len, "call sites are static keys");
+	else if (kind == 0)
+		snprintf(out, len, "call sites test a byte (no static keys: %s)",
+			 p->keys_why[0] ? p->keys_why : "?");
+	else if (!p->cpu_rseq)
+		snprintf(out, len, "no rseq area: each event asks sched_getcpu() for its CPU (slower)");
+}
+
+/* Each note of process_note() once, with the first process that has it
+ * and how many more do (a forking program's 13 processes said "call
+ * sites are static keys" 13 times). */
+static void print_process_notes(const struct rec_session *s, FILE *f)
+{
+	char note[320], other[320];
+
+	for (int kind = 0; kind < 2; kind++)
+		for (unsigned i = 0; i < s->nprocs; i++) {
+			const struct rec_process *p = s->procs[i];
+			unsigned more = 0;
+			bool said = false;
+
+			process_note(p, kind, note, sizeof(note));
+			if (!note[0])
+				continue;
+			for (unsigned j = 0; j < i && !said; j++) {
+				process_note(s->procs[j], kind, other, sizeof(other));
+				said = !strcmp(note, other);
+			}
+			if (said)
+				continue;
+			for (unsigned j = i + 1; j < s->nprocs; j++) {
+				process_note(s->procs[j], kind, other, sizeof(other));
+				more += !strcmp(note, other);
+			}
+			if (more)
+				fprintf(f, "tracekit: %s-%u and %u more process%s: %s\n", p->comm,
+					p->pid, more, more == 1 ? "" : "es", note);
+			else
+				fprintf(f, "tracekit: %s-%u: %s\n", p->comm, p->pid, note);
+		}
+}
+
+void session_print_streams(const struct rec_session *s, FILE *f, bool all)
 {
 	uint64_t events = 0, lost = 0, bytes = 0;
 
 	/* streams named NAME-TID, as report's header and lines name them */
 	fprintf(f, "%-24s %8s %12s %12s %12s\n", "STREAM", "PID", "EVENTS",
 		"LOST", "BYTES");
-	for (unsigned i = 0; i < s->nstreams; i++) {
-		struct tk_trace_stream ts;
-		char name[40];
-
-		consumer_stream_stats(s->streams[i], &ts);
-		snprintf(name, sizeof(name), "%s-%u", ts.comm, ts.tid);
-		fprintf(f, "%-24s %8u %12llu %12llu %12llu\n", name, ts.pid,
-			(unsigned long long)ts.events,
-			(unsigned long long)tk_stream_lost(&ts),
-			(unsigned long long)ts.bytes);
-		events += ts.events;
-		lost += tk_stream_lost(&ts);
-		bytes += ts.bytes;
-	}
+	print_stream_rows(s, f, all, &events, &lost, &bytes);
 	/* events of threads that had no stream to count them in */
 	for (unsigned i = 0; i < s->nprocs; i++) {
 		const struct rec_process *p = s->procs[i];
@@ -997,13 +1120,10 @@ void session_print_streams(const struct rec_session *s, FILE *f)
 		if (!n)
 			continue;
 		snprintf(name, sizeof(name), "%s-%u", p->comm, p->pid);
-		fprintf(f, "%-24s %8s %12d %12llu %12d\n", name, "-", 0,
-			(unsigned long long)n, 0);
+		print_row(f, name, "-", 0, n, 0);
 		lost += n;
 	}
-	fprintf(f, "%-24s %8s %12llu %12llu %12llu\n", "total", "",
-		(unsigned long long)events, (unsigned long long)lost,
-		(unsigned long long)bytes);
+	print_row(f, "total", "", events, lost, bytes);
 	print_loss_causes(s, f);
 	if (s->nstreams) {
 		char how[256];
@@ -1020,6 +1140,10 @@ void session_print_streams(const struct rec_session *s, FILE *f)
 		if (st->corrupt)
 			fprintf(f, "tracekit: %s-%u: stream %u is corrupt, not read to its end: %s (the program wrote over its buffer)\n",
 				st->proc->comm, st->proc->pid, st->tid, st->corrupt);
+		if (st->restamped)
+			fprintf(f, "tracekit: %s-%u: stream %u: %llu packets whose headers the program wrote over (stream class, instance or sizes) written with the recorder's\n",
+				st->proc->comm, st->proc->pid, st->tid,
+				(unsigned long long)st->restamped);
 	}
 	if (s->refused)
 		fprintf(f, "tracekit: %u process%s not recorded: %s\n",
@@ -1038,21 +1162,7 @@ void session_print_streams(const struct rec_session *s, FILE *f)
 			fprintf(f, "tracekit: %s-%u: %llu events lost by threads that found no free stream (more than %u at once) or no free sub-buffer for their first packet\n",
 				p->comm, p->pid, (unsigned long long)n, s->opt->streams_max);
 	}
-	for (unsigned i = 0; i < s->nprocs; i++) {
-		const struct rec_process *p = s->procs[i];
-
-		if (!p->hello)
-			continue;
-		if (p->keys)
-			fprintf(f, "tracekit: %s-%u: call sites are static keys\n",
-				p->comm, p->pid);
-		else
-			fprintf(f, "tracekit: %s-%u: call sites test a byte (no static keys: %s)\n",
-				p->comm, p->pid, p->keys_why[0] ? p->keys_why : "?");
-		if (!p->cpu_rseq)
-			fprintf(f, "tracekit: %s-%u: no rseq area: each event asks sched_getcpu() for its CPU (slower)\n",
-				p->comm, p->pid);
-	}
+	print_process_notes(s, f);
 }
 
 void session_describe(const struct rec_session *s, char *out, size_t len)

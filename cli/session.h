@@ -128,6 +128,9 @@ struct rec_stream {
 	uint32_t last_cpu;
 	uint64_t last_seq, last_end, last_discarded;
 	const char *corrupt; /* why we stopped reading it, or NULL */
+	/* sealed packets whose headers the program had changed, written
+	 * with the recorder's (consumer.c sealed_headers_ok) */
+	uint64_t restamped;
 	bool done;           /* nothing more will be read from it */
 };
 
@@ -291,9 +294,10 @@ int session_render_index(struct rec_session *s, bool incomplete,
 			 struct tk_index *x);
 /* Take the clock's stop pair now and the rate since the start. */
 void session_clock_now(struct rec_session *s);
-/* The user streams' table: per-stream counts, then how each process's
- * call sites are made. */
-void session_print_streams(const struct rec_session *s, FILE *f);
+/* The user streams' table: per-stream counts (with @all each stream,
+ * else those that lost or fired the most and one line for the rest),
+ * then how the processes' call sites are made, each way once. */
+void session_print_streams(const struct rec_session *s, FILE *f, bool all);
 /* "N streams of M processes", for the summary's last line. */
 void session_describe(const struct rec_session *s, char *out, size_t len);
 void session_free(struct rec_session *s);

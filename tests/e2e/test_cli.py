@@ -1512,14 +1512,6 @@ def packets(stream, cpu=False):
     return out
 
 
-def moved(pkts, i):
-    """Whether packet I of PKTS (packets(stream, cpu=True)) was ended inside
-    its sub-buffer because its thread moved to another CPU: the next one
-    is on another CPU, and it is padded to 8 bytes only."""
-    return i + 1 < len(pkts) and pkts[i + 1][2] != pkts[i][2] and \
-        pkts[i][1] == (pkts[i][0] + 7) & ~7
-
-
 def packet_sizes(stream):
     """The packet_size (bytes) of each packet of a user stream file."""
     return [size for _, size in packets(stream)]

@@ -13,11 +13,11 @@ import itertools
 import os
 import re
 import signal
+import struct
 import subprocess
 import time
 
 import tklib
-from test_cli import moved, packets
 from test_counts import (_record_starved, bt_count, kill_pid, read_pid, rows_by_tid,
                          scan_seq, stop_popen)
 
@@ -85,6 +85,70 @@ def _direct_tmpdir():
     return d
 
 
+def _packets(path):
+    """Each CTF packet of the user stream file PATH: a dict of its header's
+    content and size (bytes), cpu, begin and end (timestamps)."""
+    data = open(path, "rb").read()
+    out, off = [], 0
+    while off < len(data):
+        magic, = struct.unpack_from("<I", data, off)
+        assert magic == 0xc1fc1fc1, (path, off)
+        begin, end, content, size = struct.unpack_from("<QQQQ", data, off + 16)
+        cpu, = struct.unpack_from("<I", data, off + 64)
+        out.append(dict(content=content // 8, size=size // 8, cpu=cpu,
+                        begin=begin, end=end))
+        off += size // 8
+    return out
+
+
+def _split(pkts, i):
+    """Whether packet I was ended inside its chunk by its writer
+    (lib/stream.c packet_split): its thread moved to another CPU, or 2^32
+    ticks passed since its last event (more than an event's compact
+    header holds).  It is padded to 8 bytes only, and the next packet
+    begins where it ended."""
+    if i + 1 >= len(pkts):
+        return False
+    p, q = pkts[i], pkts[i + 1]
+    return p["size"] == (p["content"] + 7) & ~7 and q["begin"] == p["end"] and \
+        (q["cpu"] != p["cpu"] or q["begin"] - p["begin"] >= 1 << 32)
+
+
+def _misplaced(path, direct):
+    """The packets of the stream file PATH that are not laid out as
+    docs/design-notes.md ("Draining") says: each one either ended inside
+    its chunk by a split (_split), or the last of its chunk, which takes
+    the chunk up to the next 4 KiB (its writer sealed it, or the recorder
+    padded it); or, on a buffered file, one written as it is (content ==
+    size: the stream's last packets copied at the end, an empty packet
+    that counts losses, a packet closed before the recorder had the
+    process's buffers).  With O_DIRECT every file offset is a multiple of
+    4 KiB.  Returns (index, the packets around it) of each bad one."""
+    pkts = _packets(path)
+    bad, chunk, off = [], 0, 0
+    for i, p in enumerate(pkts):
+        chunk += p["size"]
+        off += p["size"]
+        if _split(pkts, i):
+            continue
+        ok = p["content"] <= p["size"] and chunk % 4096 == 0
+        if direct:
+            ok = ok and off % 4096 == 0
+        else:
+            ok = ok or p["content"] == p["size"]
+        if not ok:
+            bad.append((i, pkts[max(i - 1, 0):i + 2]))
+        chunk = 0
+    return bad
+
+
+def _laid_out(out, direct):
+    for name in os.listdir(os.path.join(out, "user")):
+        if name != "metadata":
+            bad = _misplaced(os.path.join(out, "user", name), direct)
+            assert not bad, (name, bad[:3])
+
+
 def test_direct():
     """On a disk file system the packets go from the shared buffers to the
     files with io_uring and O_DIRECT: every sub-buffer padded to 4 KiB
@@ -95,26 +159,25 @@ def test_direct():
     p = tklib.record(out, _basic("-n", "200000", "-t", "2"), check=False)
     _exact(out, p, 200000, 2)
     assert _method(p.stderr) == "io_uring, O_DIRECT", p.stderr
-    for name in os.listdir(os.path.join(out, "user")):
-        if name == "metadata":
-            continue
-        pkts = packets(os.path.join(out, "user", name), cpu=True)
-        ends = itertools.accumulate(size for _, size, _ in pkts)
-        assert all(moved(pkts, i) or (end % 4096 == 0 and content <= size)
-                   for i, ((content, size, _), end) in enumerate(zip(pkts, ends))), \
-            (name, pkts[:5])
+    _laid_out(out, True)
 
 
-def test_buffered_when_direct_refused():
-    """A file system that refuses O_DIRECT (ramfs): io_uring writes
-    buffered, every event there; the summary says why.  Packets are
-    padded to 4 KiB all the same (their writers seal them so), but the
-    last of a stream copied at the end, which is not."""
+def _ramfs():
+    """A fresh ramfs mount (it refuses O_DIRECT), or Skip."""
     mnt = os.path.join(tklib.tmpdir(), "ramfs")
     os.mkdir(mnt)
     m = tklib.run(["mount", "-t", "ramfs", "ramfs", mnt], check=False)
     if m.returncode != 0:
         raise tklib.Skip("cannot mount a ramfs: %s" % m.stderr.strip())
+    return mnt
+
+
+def test_buffered_when_direct_refused():
+    """A file system that refuses O_DIRECT (ramfs): io_uring writes
+    buffered, every event there; the summary says why.  Packets are
+    padded to 4 KiB all the same (their writers seal them so), but those
+    copied at the end, which are not."""
+    mnt = _ramfs()
     try:
         if not _io_uring_allowed():
             raise tklib.Skip("io_uring is disabled (kernel.io_uring_disabled)")
@@ -123,16 +186,51 @@ def test_buffered_when_direct_refused():
         _exact(out, p, 100000, 2)
         assert _method(p.stderr) == \
             "io_uring, buffered (O_DIRECT: refused by the file system)", p.stderr
-        for name in os.listdir(os.path.join(out, "user")):
-            if name != "metadata":
-                pkts = packets(os.path.join(out, "user", name), cpu=True)
-                ends = itertools.accumulate(size for _, size, _ in pkts)
-                bad = [(i, pkts[i - 1:i + 2])
-                       for i, ((content, size, _), end) in enumerate(zip(pkts, ends))
-                       if not (moved(pkts, i) or content == size or
-                               (end % 4096 == 0 and content <= size))]
-                assert not bad, (name, len(pkts), bad[:3])
+        _laid_out(out, False)
     finally:
+        tklib.run(["umount", mnt], check=False)
+
+
+def test_buffered_packets_before_the_arena_was_taken():
+    """A forked child fires half its events while the recorder is stopped,
+    before the recorder has taken its buffers: its writers cannot seal
+    those packets (no stream class yet) and the recorder writes them
+    unpadded on a buffered file; its packets after are sealed, padded
+    in their chunk.  Each is where the design says, every event there
+    (the layout check took the file's offsets for the chunks' and
+    failed a CI run so)."""
+    n = 40000
+    mnt = _ramfs()
+    rec = None
+    try:
+        out = os.path.join(mnt, "t")
+        ready = os.path.join(tklib.tmpdir(), "fork.ready")
+        rec = subprocess.Popen([tklib.TRACEKIT, "record", "-o", out, "--",
+                                tklib.prog("fork"), "-k", "1", "-c", str(n), "-a", "1",
+                                "-b", "1", "-w", ready],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        pid = read_pid(ready)
+        os.kill(rec.pid, signal.SIGSTOP)
+        try:
+            os.kill(pid, signal.SIGUSR1)
+            child = int(tklib.wait_for_file(ready + ".half", 20).split()[1])
+        finally:
+            os.kill(rec.pid, signal.SIGCONT)
+        time.sleep(0.5)  # the recorder takes the child's buffers
+        os.unlink(ready + ".half")
+        stdout, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 0, stderr
+        rows, total = tklib.summary(stderr)
+        mine = [r for r in rows if r["pid"] == child]
+        assert [(r["events"], r["lost"]) for r in mine] == [(n, 0)], stderr
+        name = "%d-%d" % (child, child)
+        pkts = _packets(os.path.join(out, "user", name))
+        assert any(p["content"] == p["size"] for p in pkts[:-1]), \
+            "no unsealed packet before the last: %r" % pkts[:4]
+        _laid_out(out, False)
+    finally:
+        if rec is not None:
+            stop_popen(rec)
         tklib.run(["umount", mnt], check=False)
 
 
@@ -199,6 +297,40 @@ def test_block():
                        tklib.prog("basic"), check=False)
     assert p.returncode == 2 and p.stderr == "tracekit: --block is for discard mode: " \
         "with --overwrite a writer never lacks room\n", p.stderr
+
+
+def test_stat_buffers():
+    """stat counts user events by recording them, with record's buffer
+    options: -b 8 loses (and says the counts are lower bounds), -b 8
+    --block counts every event; the options are refused as record
+    refuses them, and where no user event is counted."""
+    def counts(err):
+        return {m.group(2): int(m.group(1))
+                for m in re.finditer(r"^ +(\d+) +(\S+)$", err, re.M)}
+
+    cmd = ["--"] + _basic("-n", "200000", "-t", "2")
+    p = tklib.tracekit("stat", "-e", "test:seq", "-b", "8", "--subbufs", "2", *cmd,
+                       check=True)
+    m = re.search(r"^ (\d+) user events were lost: their counts are lower bounds$",
+                  p.stderr, re.M)
+    assert m and counts(p.stderr)["test:seq"] + int(m.group(1)) == 400000, p.stderr
+    p = tklib.tracekit("stat", "-e", "test:seq", "-b", "8", "--pool", "64", "--block",
+                       *cmd, check=True)
+    assert counts(p.stderr) == {"test:seq": 400000} and "lost" not in p.stderr, p.stderr
+    for opts, err in ((["--block", "5"], "--block takes its time as --block=5, not as "
+                       "the next argument"),
+                      (["--pool", "4"], "--pool '4': must be a number of KiB, from 8 to "
+                       "67108864"),
+                      (["-b", "64", "--pool", "32"], "--pool 32: less than one thread's "
+                       "buffer (-b 64)")):
+        p = tklib.tracekit("stat", "-e", "test:seq", *opts, "--", tklib.prog("basic"),
+                           check=False)
+        assert p.returncode == 2 and p.stderr == "tracekit: %s\n" % err, (opts, p.stderr)
+    p = tklib.tracekit("stat", "-a", "-d", "0.01", "-e", "sched:sched_switch", "-b", "64",
+                       check=False)
+    assert p.returncode == 2 and p.stderr == (
+        "tracekit: -b, --subbufs, --pool and --block size user events' buffers; "
+        "no -e here names a user event\n"), p.stderr
 
 
 def test_pool_grows():
@@ -382,7 +514,7 @@ def test_many_threads_little_memory():
     are recycled).  Every event is there."""
     for opts, n in (([], 400), (["-s"], 1000)):
         out = os.path.join(tklib.tmpdir(), "t")
-        p = tklib.record(out, [tklib.prog("many")] + opts, check=False, timeout=120)
+        p = tklib.record(out, [tklib.prog("many")] + opts, "-v", check=False, timeout=120)
         assert p.returncode == 0, p.stderr
         shmem = int(re.search(r"^shmem (\d+)$", p.stdout, re.M).group(1))
         assert shmem <= 64 << 10, "%s: %d KiB of shared memory" % (opts, shmem)
@@ -414,3 +546,27 @@ def test_help_states_buffer_limits():
                  "of 64 KiB)",
                  "--block[=MS] a writer that finds no room waits up to MS ms (default 1000)"):
         assert want in text, "record -h lacks %r:\n%s" % (want, p.stdout)
+
+
+def test_scribbled_stream_class_restamped():
+    """A program sets its arena's class_id (the stream class its writers
+    stamp in each sealed packet's header) to 77 while a child it forked
+    fires 100,000 events in its own arena: babeltrace2 read none of the
+    trace (no stream class 77).  The recorder checks each sealed
+    packet's header and writes those it does not recognise with its own
+    numbers: babeltrace2 reads both processes' events exactly, and the
+    summary says which stream had its headers written over."""
+    n = 100000
+    out = os.path.join(tklib.tmpdir(), "t")
+    p = tklib.record(out, [tklib.prog("hostile"), "scribble-class", str(n)], check=False)
+    assert p.returncode == 0, p.stderr[-1500:]
+    tid, child = [int(w) for w in p.stdout.split()[1:3]]
+    rows, total = tklib.summary(p.stderr)
+    assert sorted((r["pid"], r["events"], r["lost"]) for r in rows) == \
+        sorted([(tid, n + 1, 0), (child, n, 0)]), p.stderr
+    m = re.search(r"^tracekit: prog-hostile-%d: stream %d: (\d+) packets whose headers the "
+                  r"program wrote over \(stream class, instance or sizes\) written with the "
+                  r"recorder's$" % (tid, tid), p.stderr, re.M)
+    assert m and int(m.group(1)) > 0, p.stderr
+    assert bt_count(out, "pid = %d, tid = %d," % (child, child)) == n
+    assert bt_count(out, "pid = %d, tid = %d," % (tid, tid)) == n + 1

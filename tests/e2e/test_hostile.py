@@ -943,7 +943,7 @@ def test_open_packets_of_many_event_ids():
     if os.environ.get("TK_SANITIZED"):
         raise tklib.Skip("65,000 events announced: run with the normal build only")
     d = os.path.join(tklib.tmpdir(), "t")
-    rec = start_record(d, ["many-events", "65000", "256"])
+    rec = start_record(d, ["many-events", "65000", "256"], "-v")  # -v: every stream
     rc, err = finish(rec)
     assert rc == 0 and rec.rest == "left\n", (rc, rec.rest, err[-1500:])
     rows, total = tklib.summary(err)

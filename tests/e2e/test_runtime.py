@@ -317,8 +317,8 @@ def test_fork_from_thread():
     """A second thread forks (10 times) while a third fires events: every
     stream of the parent still has its exact events, each child its own."""
     A, B, M, K = 100, 100, 20, 10
-    out, p, got, ppid, ftid, fcount, kids = _fork_record(
-        "-b", "8192", args=["-t", "-a", str(A), "-b", str(B), "-c", str(M), "-k", str(K)])
+    out, p, got, ppid, ftid, fcount, kids = _fork_record(  # -v: each of the 12 streams
+        "-b", "8192", "-v", args=["-t", "-a", str(A), "-b", str(B), "-c", str(M), "-k", str(K)])
     bg_tid, bg_count = got["bg"]
     c = Checks()
     c.check(fcount == A + B and ftid != ppid and len(kids) == K,

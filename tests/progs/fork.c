@@ -2,12 +2,16 @@
 /*
  * fork.c - test program: events around fork().
  *
- *   prog-fork [-a A] [-b B] [-c M] [-k K] [-t]
+ *   prog-fork [-a A] [-b B] [-c M] [-k K] [-t] [-w F]
  *
  *   -a A   events the parent fires before forking (default 100)
  *   -b B   events the parent fires after the children exited (default 100)
  *   -c M   events each child fires before it exits (default 50)
  *   -k K   children, forked one after the other (default 1)
+ *   -w F   waits: the parent writes "ready PID" to F and waits for
+ *          SIGUSR1 before it forks; each child fires half its events,
+ *          writes "half PID" to F.half, waits for F.half to be removed,
+ *          then fires the rest
  *   -t     threads: the forking is done by a second thread ("forker")
  *          while a third one ("bg") fires fork:bg events without pause
  *          (1 us apart) until the last child has been waited for
@@ -22,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +65,7 @@ static unsigned before = 100, after = 100, per_child = 50, children = 1;
 static int bg_stop;
 static uint64_t bg_count;
 static pid_t bg_tid;
+static const char *wait_file;
 
 static pid_t gettid_(void)
 {
@@ -92,6 +98,34 @@ static void *bg(void *arg)
 	return NULL;
 }
 
+/* Write "WORD PID\n" to @path (written whole, then renamed there). */
+static void say(const char *path, const char *word)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f || fprintf(f, "%s %d\n", word, (int)getpid()) < 0 || fclose(f) ||
+	    rename(tmp, path)) {
+		perror(path);
+		exit(3);
+	}
+}
+
+/* -w: half the child's events, then wait for the test to remove F.half. */
+static void child_wait(unsigned k, unsigned *i)
+{
+	char half[4096];
+
+	for (; *i < per_child / 2; (*i)++)
+		tk_trace(fork, child, k, *i);
+	snprintf(half, sizeof(half), "%s.half", wait_file);
+	say(half, "half");
+	while (access(half, F_OK) == 0)
+		usleep(1000);
+}
+
 static void *forker(void *arg)
 {
 	uint64_t seq = 0;
@@ -102,6 +136,16 @@ static void *forker(void *arg)
 		pthread_setname_np(pthread_self(), (const char *)arg);
 	for (unsigned i = 0; i < before; i++)
 		tk_trace(fork, parent, seq++, "before");
+	if (wait_file) {
+		sigset_t set;
+		int sig;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		say(wait_file, "ready");
+		sigwait(&set, &sig);
+	}
 	for (unsigned k = 0; k < children; k++) {
 		pid_t pid;
 		int status = -1;
@@ -113,8 +157,12 @@ static void *forker(void *arg)
 			exit(3);
 		}
 		if (pid == 0) {
+			unsigned i = 0;
+
 			prctl(PR_SET_NAME, "fork-child", 0, 0, 0);
-			for (unsigned i = 0; i < per_child; i++)
+			if (wait_file)
+				child_wait(k, &i);
+			for (; i < per_child; i++)
 				tk_trace(fork, child, k, i);
 			exit(0);
 		}
@@ -137,13 +185,14 @@ int main(int argc, char **argv)
 	int threads = 0, c;
 	pthread_t tb, tf;
 
-	while ((c = getopt(argc, argv, "a:b:c:k:t")) != -1) {
+	while ((c = getopt(argc, argv, "a:b:c:k:tw:")) != -1) {
 		switch (c) {
 		case 'a': before = (unsigned)atoi(optarg); break;
 		case 'b': after = (unsigned)atoi(optarg); break;
 		case 'c': per_child = (unsigned)atoi(optarg); break;
 		case 'k': children = (unsigned)atoi(optarg); break;
 		case 't': threads = 1; break;
+		case 'w': wait_file = optarg; break;
 		default: return 2;
 		}
 	}

@@ -15,6 +15,12 @@
  *   prog-hostile scribble-lost N   N events, then its stream's loss
  *                                  counters set past 2^60; prints
  *                                  "scribbled TID", lives 1 s more
+ *   prog-hostile scribble-class N  one event; forks a child that fires N
+ *                                  events (a process of its own, its own
+ *                                  arena); then its arena's class_id set
+ *                                  to 77 and N events more; prints
+ *                                  "scribbled TID CHILD-PID" and waits
+ *                                  for the child
  *   prog-hostile truncate          one event, then ftruncate(0) of its
  *                                  arena's control memfd through
  *                                  /proc/self/map_files;
@@ -249,6 +255,33 @@ static int scribble_lost(long n)
 	printf("scribbled %d\n", (int)gettid_());
 	fflush(stdout);
 	sleep(1);
+	return 0;
+}
+
+static int scribble_class(long n)
+{
+	struct mine m;
+	int status;
+	pid_t child;
+
+	fire(0, 0);
+	m = my_stream();
+	child = fork();
+	if (child < 0)
+		return 4;
+	if (child == 0) {
+		for (long i = 0; i < n; i++)
+			fire(1, (uint64_t)i);
+		_exit(0);
+	}
+	__atomic_store_n(&m.h->class_id, 77, __ATOMIC_RELAXED);
+	for (long i = 1; i <= n; i++)
+		fire(0, (uint64_t)i);
+	printf("scribbled %d %d\n", (int)gettid_(), (int)child);
+	fflush(stdout);
+	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		return 5;
 	return 0;
 }
 
@@ -815,6 +848,8 @@ int main(int argc, char **argv)
 		return scribble_ahead(n);
 	if (!strcmp(argv[1], "scribble-lost"))
 		return scribble_lost(n);
+	if (!strcmp(argv[1], "scribble-class"))
+		return scribble_class(n);
 	if (!strcmp(argv[1], "truncate"))
 		return truncate_buffer();
 	if (!strcmp(argv[1], "threads"))
