@@ -728,6 +728,9 @@ static struct rec_stream *stream_new(struct rec_session *s, struct rec_process *
 	st->instance = a->instance[i] ? a->instance[i] : (uint64_t)i + 1;
 	a->cur[i] = st;
 	s->streams[s->nstreams++] = st;
+	p->nstreams++;
+	if (st->tid == p->pid && !p->main_stream)
+		p->main_stream = st;
 	return st;
 }
 

@@ -205,7 +205,21 @@ struct rec_process {
 	uint32_t *at;
 	unsigned at_len;
 	unsigned errors; /* ERROR messages it sent (the first few said) */
+	struct rec_stream *main_stream; /* its first stream of tid == pid */
+	unsigned nstreams; /* streams of it in rec_session.streams */
+	/* gone, with something in the trace: its class and lines are in
+	 * rec_session.done, its descriptors freed (session_retire) */
+	bool retired;
 };
+
+/* The descriptors of a process that is gone, for a forked child of it
+ * that says HELLO after (inherit_events). */
+struct rec_recent {
+	uint32_t pid;
+	char *blob;
+	size_t size;
+};
+#define REC_RECENT 64
 
 struct rec_session {
 	const struct rec_options *opt;
@@ -216,8 +230,27 @@ struct rec_session {
 	int listen_fd;
 	int wake_fd; /* eventfd writers signal while we sleep */
 	char sock_name[64];
+	/* the processes that may still send or write: connected, or with
+	 * buffers; those that are gone leave (session_retire) */
 	struct rec_process **procs;
 	unsigned nprocs;
+	bool retire_due;           /* some of procs are gone */
+	/* gone with streams or losses in the trace: kept for the summary,
+	 * their index lines rendered once into done_* */
+	struct rec_process **gone;
+	unsigned ngone;
+	unsigned forgotten;        /* gone with nothing in the trace */
+	/* the command's process (the first of our child's pid to say
+	 * HELLO) or -P's: in the trace even when it wrote nothing */
+	const struct rec_process *command;
+	bool heard, was_configured; /* of processes gone */
+	struct rec_process **desc_due; /* gone: their descriptor files are */
+	unsigned ndesc_due;            /* written by the next index */
+	struct rec_recent recent[REC_RECENT]; /* newest at recent_next - 1 */
+	unsigned recent_next;
+	FILE *done_classes, *done_procs, *done_streams; /* open_memstream */
+	char *done_classes_buf, *done_procs_buf, *done_streams_buf;
+	size_t done_classes_len, done_procs_len, done_streams_len;
 	struct rec_stream **streams;
 	unsigned nstreams;
 	struct tk_trace_clock clock;
