@@ -1193,6 +1193,9 @@ void session_print_work(const struct rec_session *s, FILE *f)
 	if (s->spilled)
 		fprintf(f, "tracekit: %llu KiB written through the page cache while the disk was behind\n",
 			(unsigned long long)(s->spilled >> 10));
+	if (s->parked)
+		fprintf(f, "tracekit: %llu times a stream's file was closed while idle, for want of descriptors (RLIMIT_NOFILE), and opened again at need\n",
+			(unsigned long long)s->parked);
 	if (s->writers_took)
 		fprintf(f, "tracekit: %llu KiB of pool taken by writers that found none free (a burst faster than the recorder made it)\n",
 			(unsigned long long)(s->writers_took >> 10));

@@ -108,6 +108,8 @@ struct rec_stream {
 	uint64_t submitted; /* packets read from their slots (consumed) */
 	unsigned inflight;  /* writes not completed */
 	int out_fd;
+	bool parked;        /* its file made, closed while idle for want of
+			     * descriptors (out_fd -1): opened again at need */
 	bool direct;        /* out_fd is O_DIRECT: packets padded to blocks */
 	int spill_fd;       /* the same file without O_DIRECT, or -1 */
 	uint64_t off;       /* where the next packet goes in the file */
@@ -278,6 +280,8 @@ struct rec_session {
 	struct tk_trace_kernel *kernel; /* the kernel part, or NULL */
 	int accept_errno; /* a process could not be taken (EMFILE...) */
 	unsigned refused; /* ... how many */
+	unsigned park_next; /* where the next look for idle files starts */
+	uint64_t parked;    /* stream files closed while idle (EMFILE) */
 	int reserve_fd;   /* closed to refuse one when out of descriptors */
 	char error[512]; /* first fatal error, for the tool to print */
 	bool failed;

@@ -112,3 +112,25 @@ def test_orphan_child_decoded():
     assert counted(d) == 50
     lines = tklib.babeltrace_lines(d)
     assert len(lines) == 50 and all("test:seq" in l for l in lines), lines[:3]
+
+
+def test_more_streams_than_descriptors():
+    """Each live stream holds its file open: more of them than the
+    recorder may have descriptors (RLIMIT_NOFILE's hard limit, here 128)
+    ended the recording ("cannot create ...: Too many open files", its
+    events lost).  Idle streams' files are closed and opened again at
+    need: the 300 threads' events are all there."""
+    import resource
+
+    def low():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
+    d = os.path.join(tklib.tmpdir(), "t")
+    p = tklib.record(d, [tklib.prog("many"), "-t", "300"], "-v", timeout=300,
+                     preexec_fn=low)
+    rows, total = tklib.summary(p.stderr)
+    assert (len(rows), total["events"], total["lost"]) == (300, 300, 0), \
+        p.stderr[-1500:]
+    assert re.search(r"^tracekit: \d+ times a stream's file was closed while idle",
+                     p.stderr, re.M), p.stderr[-1500:]
+    assert counted(d) == 300
+    assert babeltrace_count(d) == 300
