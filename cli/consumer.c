@@ -630,7 +630,7 @@ static void touch_ahead(struct rec_arena *a)
  * any id there) user/PID-TID.INSTANCE, the stream's instance, which no
  * other stream of the process has.  (Numbered .1 to .999, the 1000th
  * stream of one thread id failed the recording, every process's.) */
-static int open_output(struct rec_session *s, struct rec_stream *st)
+static int create_output(struct rec_session *s, struct rec_stream *st)
 {
 	char *path;
 
@@ -662,10 +662,84 @@ static int open_output(struct rec_session *s, struct rec_stream *st)
 		if (errno != EEXIST)
 			break;
 	}
-	snprintf(s->error, sizeof(s->error), "cannot create '%s/%s': %s", s->dir,
-		 st->file, strerror(errno));
-	s->failed = true;
 	return -errno;
+}
+
+/* Close the files of idle streams (no write in flight: the ring writes
+ * at offsets, pwrite's, so a file closed is opened again where it was),
+ * a few, from where the last look stopped: more streams than the
+ * descriptors we may have (RLIMIT_NOFILE) ended the recording.  Returns
+ * how many were closed. */
+static unsigned park_idle(struct rec_session *s, const struct rec_stream *keep)
+{
+	unsigned parked = 0;
+
+	for (unsigned k = 0; k < s->nstreams && parked < 16; k++) {
+		struct rec_stream *st = s->streams[(s->park_next + k) % s->nstreams];
+		uint64_t end = st->cut < st->off ? st->cut : st->off;
+
+		if (st == keep || st->out_fd < 0 || st->inflight || st->alloc_busy)
+			continue;
+		/* the room allocated ahead goes back: the file ends where its
+		 * contents do, as close_output() leaves it */
+		if (st->alloc > end) {
+			if (ftruncate(st->out_fd, (off_t)end) < 0)
+				continue;
+			st->alloc = end;
+		}
+		close(st->out_fd);
+		st->out_fd = -1;
+		if (st->spill_fd >= 0)
+			close(st->spill_fd);
+		st->spill_fd = -1;
+		st->parked = true;
+		parked++;
+		s->parked++;
+	}
+	if (s->nstreams)
+		s->park_next = (s->park_next + 16) % s->nstreams;
+	return parked;
+}
+
+/* @st's file, made (create_output) or opened again after park_idle(). */
+static int open_once(struct rec_session *s, struct rec_stream *st)
+{
+	char *path;
+	int fd;
+
+	if (!st->parked)
+		return create_output(s, st);
+	if (asprintf(&path, "%s/%s", s->dir, st->file) < 0)
+		return -ENOMEM;
+	fd = open(path, O_WRONLY | O_CLOEXEC | (st->direct ? O_DIRECT : 0));
+	free(path);
+	if (fd < 0)
+		return -errno;
+	st->out_fd = fd;
+	st->parked = false;
+	return 0;
+}
+
+static int open_output(struct rec_session *s, struct rec_stream *st)
+{
+	int ret = open_once(s, st);
+
+	if (ret == -EMFILE || ret == -ENFILE) {
+		/* out of descriptors: idle streams give theirs back (all
+		 * idle once their writes are done, if none is now) */
+		if (!park_idle(s, st)) {
+			drain_wait_all(&s->drain);
+			drain_reap(&s->drain);
+			park_idle(s, st);
+		}
+		ret = open_once(s, st);
+	}
+	if (!ret)
+		return 0;
+	snprintf(s->error, sizeof(s->error), "cannot %s '%s/%s': %s",
+		 st->parked ? "open" : "create", s->dir, st->file, strerror(-ret));
+	s->failed = true;
+	return ret;
 }
 
 /* The writer's loss counts, as far as they can be believed. */
@@ -728,6 +802,9 @@ static struct rec_stream *stream_new(struct rec_session *s, struct rec_process *
 	st->instance = a->instance[i] ? a->instance[i] : (uint64_t)i + 1;
 	a->cur[i] = st;
 	s->streams[s->nstreams++] = st;
+	p->nstreams++;
+	if (st->tid == p->pid && !p->main_stream)
+		p->main_stream = st;
 	return st;
 }
 

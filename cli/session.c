@@ -272,7 +272,8 @@ static uint32_t ppid_of(uint32_t pid)
 	return ppid;
 }
 
-static void on_hello(struct rec_process *p, const struct tk_msg_hello *h)
+static void on_hello(struct rec_session *s, struct rec_process *p,
+		     const struct tk_msg_hello *h)
 {
 	p->hello = true;
 	/* the kernel's pid, not the one the process claims: it names the
@@ -301,6 +302,10 @@ static void on_hello(struct rec_process *p, const struct tk_msg_hello *h)
 	memcpy(p->keys_why, h->keys_why, sizeof(h->keys_why));
 	p->keys_why[sizeof(p->keys_why) - 1] = '\0';
 	tk_visible_name(p->keys_why);
+	if (!s->command &&
+	    (s->opt->attach_pid ? p->pid == (uint32_t)s->opt->attach_pid
+				: !p->forked && p->ppid == (uint32_t)getpid()))
+		s->command = p;
 }
 
 const struct tk_event_info *session_event(const struct rec_process *p,
@@ -374,23 +379,40 @@ static int on_event(struct rec_process *p, const struct tk_msg_event *m,
  * it never does) can be read. */
 static void inherit_events(struct rec_session *s, struct rec_process *p)
 {
-	const struct rec_process *parent = NULL;
+	const char *blob = NULL;
+	size_t size = 0;
 
 	for (unsigned i = 0; i < s->nprocs; i++)
 		if (s->procs[i] != p && s->procs[i]->hello &&
-		    s->procs[i]->pid == p->ppid)
-			parent = s->procs[i];
-	if (!parent)
-		return;
-	for (size_t off = 0; off + 8 <= parent->desc_size;) {
-		uint32_t id, size;
+		    s->procs[i]->pid == p->ppid) {
+			blob = s->procs[i]->desc_blob;
+			size = s->procs[i]->desc_size;
+		}
+	/* a parent gone already (one that forked and exited) */
+	for (unsigned i = 0; !blob && i < s->ndesc_due; i++)
+		if (s->desc_due[i]->pid == p->ppid) {
+			blob = s->desc_due[i]->desc_blob;
+			size = s->desc_due[i]->desc_size;
+		}
+	for (unsigned k = 1; !blob && k <= REC_RECENT; k++) {
+		const struct rec_recent *r =
+			&s->recent[(s->recent_next - k) % REC_RECENT];
 
-		memcpy(&id, parent->desc_blob + off, 4);
-		memcpy(&size, parent->desc_blob + off + 4, 4);
-		if (size > parent->desc_size - off - 8 ||
-		    add_event(p, id, parent->desc_blob + off + 8, size) < 0)
+		if (r->blob && r->pid == p->ppid) {
+			blob = r->blob;
+			size = r->size;
+		}
+	}
+	if (!blob)
+		return;
+	for (size_t off = 0; off + 8 <= size;) {
+		uint32_t id, len;
+
+		memcpy(&id, blob + off, 4);
+		memcpy(&len, blob + off + 4, 4);
+		if (len > size - off - 8 || add_event(p, id, blob + off + 8, len) < 0)
 			break;
-		off += 8 + ((size + 7) & ~(size_t)7);
+		off += 8 + ((len + 7) & ~(size_t)7);
 	}
 }
 
@@ -503,7 +525,7 @@ static int process_message(struct rec_session *s, struct rec_process *p)
 		if ((size_t)n < sizeof(struct tk_msg_hello))
 			ret = -EPROTO;
 		else
-			on_hello(p, (const struct tk_msg_hello *)buf);
+			on_hello(s, p, (const struct tk_msg_hello *)buf);
 		if (!ret && p->forked && !p->nevents)
 			inherit_events(s, p);
 		break;
@@ -628,6 +650,241 @@ static bool accept_process(struct rec_session *s)
 	return true;
 }
 
+/* ------------------------------------------------- processes that are gone
+ *
+ * A process leaves session.procs once gone (its connection closed, its
+ * streams written and closed: consumer_process_gone), so that the drain
+ * loop walks only those that may still write.  One that left nothing in
+ * the trace (no stream file, no loss) leaves the recorder entirely: a
+ * program that forks thousands of children that fire no event, or
+ * connections that only say HELLO, cost nothing once gone (each kept its
+ * class in the metadata and its line in the manifest, rendered again at
+ * every index: 16,000 of them took the recorder 10.7 s and an 8.5 MB
+ * metadata).  One that did keeps its stream class, its manifest lines and
+ * its streams' counts, rendered once into session.done_* and written as
+ * they are by each index after.
+ */
+
+/* What the index says of @p, in *tp (pointers to @p's). */
+static void fill_process(const struct rec_process *p, struct tk_trace_process *tp)
+{
+	memset(tp, 0, sizeof(*tp));
+	tp->pid = p->pid;
+	tp->ppid = p->ppid;
+	tp->class_id = p->class_id;
+	memcpy(tp->comm, p->comm, sizeof(tp->comm));
+	/* the name its main thread had when it first recorded: a forked
+	 * child said HELLO before it could rename itself */
+	if (p->main_stream)
+		memcpy(tp->comm, p->main_stream->comm, sizeof(tp->comm));
+	tp->exe = p->exe;
+	tp->events = p->events;
+	tp->nevents = p->nevents;
+	tp->desc_blob = p->desc_blob;
+	tp->desc_blob_size = p->desc_size;
+	tp->lost_nobuf = consumer_lost_nobuf(p);
+}
+
+/* Keep @blob (@size bytes, ours now) of process @pid for its children. */
+static void recent_put(struct rec_session *s, uint32_t pid, char *blob,
+		       size_t size)
+{
+	struct rec_recent *r = &s->recent[s->recent_next++ % REC_RECENT];
+
+	free(r->blob);
+	*r = (struct rec_recent){ pid, blob, size };
+}
+
+static void process_free(struct rec_session *s, struct rec_process *p)
+{
+	process_close(p);
+	consumer_process_free(s, p);
+	for (unsigned j = 0; j < p->nevents; j++)
+		tk_event_info_free(&p->events[j]);
+	free(p->events);
+	free(p->at);
+	free(p->desc_blob);
+	free(p->exe);
+	free(p);
+}
+
+/* Whether any stream of @p has a file (or is named in the manifest for
+ * its losses), counts losses or was found corrupt (said in the summary). */
+static bool process_has_files(const struct rec_session *s,
+			      const struct rec_process *p)
+{
+	unsigned seen = 0;
+
+	/* its streams are among the newest, as it is */
+	for (unsigned i = s->nstreams; i-- > 0 && seen < p->nstreams;) {
+		const struct rec_stream *st = s->streams[i];
+
+		if (st->proc != p)
+			continue;
+		seen++;
+		if (st->file || st->corrupt || st->lost_full || st->lost_nested ||
+		    st->lost_big || st->lost_overwritten || st->lost_write)
+			return true;
+	}
+	return false;
+}
+
+/* Whether @p is the command recorded (the first process of our child's
+ * to say HELLO) or the process attached to (-P): in the trace even when
+ * it wrote nothing. */
+static bool process_is_command(const struct rec_session *s,
+			       const struct rec_process *p)
+{
+	return p->hello && p == s->command;
+}
+
+/* Append @p's class, its manifest line and its streams' to the text
+ * every index writes after the live ones. */
+static int render_done(struct rec_session *s, struct rec_process *p)
+{
+	struct tk_trace_process tp;
+	unsigned seen = 0, first = s->nstreams;
+
+	if (!s->done_classes &&
+	    (!(s->done_classes = open_memstream(&s->done_classes_buf,
+						&s->done_classes_len)) ||
+	     !(s->done_procs = open_memstream(&s->done_procs_buf,
+					      &s->done_procs_len)) ||
+	     !(s->done_streams = open_memstream(&s->done_streams_buf,
+						&s->done_streams_len))))
+		return -ENOMEM;
+	fill_process(p, &tp);
+	tk_ctf_put_class(s->done_classes, &tp);
+	tk_trace_put_process(s->done_procs, &tp);
+	/* in the order they came */
+	while (first > 0 && seen < p->nstreams)
+		seen += s->streams[--first]->proc == p;
+	for (unsigned i = first; i < s->nstreams; i++) {
+		struct tk_trace_stream ts;
+
+		if (s->streams[i]->proc != p || !s->streams[i]->file)
+			continue;
+		consumer_stream_stats(s->streams[i], &ts);
+		tk_trace_put_stream(s->done_streams, &ts);
+	}
+	return ferror(s->done_classes) || ferror(s->done_procs) ||
+	       ferror(s->done_streams) ? -ENOMEM : 0;
+}
+
+/* @p is gone (nothing of it is read or written any more): out of procs,
+ * into gone (its descriptors written by the next index, then kept for
+ * its children a while) or nowhere.  False if it must stay in procs (no
+ * memory). */
+static bool session_retire(struct rec_session *s, struct rec_process *p)
+{
+	struct rec_process **grown;
+
+	s->heard |= p->hello;
+	s->was_configured |= p->configured;
+	if (!process_has_files(s, p) && !consumer_lost_nobuf(p) &&
+	    !process_is_command(s, p)) {
+		/* nothing in the trace: its streams (none wrote) go too */
+		if (p->nstreams) {
+			unsigned n = 0;
+
+			for (unsigned i = 0; i < s->nstreams; i++) {
+				struct rec_stream *st = s->streams[i];
+
+				if (st->proc != p) {
+					s->streams[n++] = st;
+					continue;
+				}
+				if (st->out_fd >= 0)
+					close(st->out_fd);
+				free(st);
+			}
+			s->nstreams = n;
+		}
+		if (p->hello && p->desc_size) {
+			recent_put(s, p->pid, p->desc_blob, p->desc_size);
+			p->desc_blob = NULL;
+		}
+		process_free(s, p);
+		s->forgotten++;
+		return true;
+	}
+	grown = realloc(s->gone, (s->ngone + 1) * sizeof(*grown));
+	if (grown)
+		s->gone = grown;
+	if (!grown ||
+	    !(grown = realloc(s->desc_due, (s->ndesc_due + 1) * sizeof(*grown))))
+		return false;
+	s->desc_due = grown;
+	/* (a failure is the index's: session_render_index) */
+	render_done(s, p);
+	s->desc_due[s->ndesc_due++] = p;
+	s->gone[s->ngone++] = p;
+	p->retired = true;
+	/* its class is rendered: its events are not needed any more (its
+	 * descriptor file, desc_blob, is written by the next index) */
+	for (unsigned j = 0; j < p->nevents; j++)
+		tk_event_info_free(&p->events[j]);
+	free(p->events);
+	p->events = NULL;
+	p->nevents = 0;
+	free(p->at);
+	p->at = NULL;
+	p->at_len = 0;
+	free(p->exe);
+	p->exe = NULL;
+	return true;
+}
+
+/* The processes gone whose descriptor files are on the disk (an index
+ * rendered may be replaced by a newer one before it is written: they are
+ * in each until then) leave desc_due; their descriptors are kept a while
+ * for their children. */
+static void desc_due_prune(struct rec_session *s)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < s->ndesc_due; i++) {
+		struct rec_process *p = s->desc_due[i];
+		struct stat sb;
+		char *path;
+		bool there;
+
+		if (asprintf(&path, "%s/events/%u.desc", s->dir, p->class_id) < 0) {
+			s->desc_due[n++] = p;
+			continue;
+		}
+		there = stat(path, &sb) == 0 && (uint64_t)sb.st_size == p->desc_size;
+		free(path);
+		if (!there) {
+			s->desc_due[n++] = p;
+			continue;
+		}
+		recent_put(s, p->pid, p->desc_blob, p->desc_size);
+		p->desc_blob = NULL;
+		p->desc_size = 0;
+	}
+	s->ndesc_due = n;
+}
+
+/* Those of procs that are gone leave it (session_retire). */
+static void retire_gone(struct rec_session *s)
+{
+	unsigned n = 0;
+
+	s->retire_due = false;
+	for (unsigned i = 0; i < s->nprocs; i++) {
+		struct rec_process *p = s->procs[i];
+
+		if (p->fd >= 0 || p->arena) {
+			s->procs[n++] = p;
+			continue;
+		}
+		if (!session_retire(s, p))
+			s->procs[n++] = p; /* no memory: kept as it was */
+	}
+	s->nprocs = n;
+}
+
 int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 {
 	struct timespec ts = { timeout_us / 1000000, timeout_us % 1000000 * 1000 };
@@ -636,6 +893,8 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 	int extra_ready = 0;
 	bool asleep = false;
 
+	if (s->retire_due)
+		retire_gone(s);
 	/* grown, never allocated per call */
 	if (s->npollfd < s->nprocs + 4) {
 		pfd = realloc(s->pollfd, (s->nprocs + 4) * sizeof(*pfd));
@@ -694,6 +953,7 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 				/* gone (or dropped): write out what it left */
 				process_close(p);
 				consumer_process_gone(s, p);
+				s->retire_due = true;
 			}
 			if (s->failed)
 				break;
@@ -712,6 +972,8 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 
 bool session_heard_from(const struct rec_session *s)
 {
+	if (s->heard)
+		return true;
 	for (unsigned i = 0; i < s->nprocs; i++)
 		if (s->procs[i]->hello)
 			return true;
@@ -720,6 +982,8 @@ bool session_heard_from(const struct rec_session *s)
 
 bool session_configured(const struct rec_session *s)
 {
+	if (s->was_configured)
+		return true;
 	for (unsigned i = 0; i < s->nprocs; i++)
 		if (s->procs[i]->configured)
 			return true;
@@ -769,6 +1033,9 @@ void session_stop(struct rec_session *s)
 		close(s->listen_fd);
 	s->listen_fd = -1;
 	consumer_flush_all(s);
+	/* every process is gone now: those that left nothing in the trace
+	 * too, whether they went before the end or at it */
+	retire_gone(s);
 	/* The TSC rate is measured over the recording; give it at least
 	 * MIN_CLOCK_SPAN_NS so that short recordings convert well too. */
 	while (ns_of(CLOCK_MONOTONIC) - s->clock.mono_start < MIN_CLOCK_SPAN_NS)
@@ -867,42 +1134,42 @@ int session_render_index(struct rec_session *s, bool incomplete,
 		 s->opt->overwrite ? "overwrite" : "discard");
 	t.clock = s->clock;
 	t.kernel = s->kernel;
-	t.processes = calloc(s->nprocs + 1, sizeof(*t.processes));
+	desc_due_prune(s);
+	t.processes = calloc(s->nprocs + s->ndesc_due + 1, sizeof(*t.processes));
 	t.streams = calloc(s->nstreams + 1, sizeof(*t.streams));
 	if (!t.processes || !t.streams) {
 		free(t.processes);
 		free(t.streams);
 		return -ENOMEM;
 	}
-	for (unsigned i = 0; i < s->nprocs; i++) {
-		struct rec_process *p = s->procs[i];
-		struct tk_trace_process *tp = &t.processes[t.nprocesses];
-
-		if (!p->hello)
-			continue;
-		tp->pid = p->pid;
-		tp->ppid = p->ppid;
-		tp->class_id = p->class_id;
-		memcpy(tp->comm, p->comm, sizeof(tp->comm));
-		/* the name its main thread had when it first recorded: a
-		 * forked child said HELLO before it could rename itself */
-		for (unsigned j = 0; j < s->nstreams; j++)
-			if (s->streams[j]->proc == p && s->streams[j]->tid == p->pid) {
-				memcpy(tp->comm, s->streams[j]->comm, sizeof(tp->comm));
-				break;
-			}
-		tp->exe = p->exe;
-		tp->events = p->events;
-		tp->nevents = p->nevents;
-		tp->desc_blob = p->desc_blob;
-		tp->desc_blob_size = p->desc_size;
-		tp->lost_nobuf = consumer_lost_nobuf(p);
-		t.nprocesses++;
+	for (unsigned i = 0; i < s->nprocs; i++)
+		if (s->procs[i]->hello)
+			fill_process(s->procs[i], &t.processes[t.nprocesses++]);
+	/* gone since the last index: their descriptor files */
+	for (unsigned i = 0; i < s->ndesc_due; i++) {
+		fill_process(s->desc_due[i], &t.processes[t.nprocesses]);
+		t.processes[t.nprocesses++].desc_only = true;
 	}
 	for (unsigned i = 0; i < s->nstreams; i++) {
-		if (!s->streams[i]->file)
-			continue; /* nothing was ever written */
+		if (!s->streams[i]->file || s->streams[i]->proc->retired)
+			continue; /* nothing was ever written, or in done */
 		consumer_stream_stats(s->streams[i], &t.streams[t.nstreams++]);
+	}
+	if (s->done_classes) {
+		if (fflush(s->done_classes) || fflush(s->done_procs) ||
+		    fflush(s->done_streams) || ferror(s->done_classes) ||
+		    ferror(s->done_procs) || ferror(s->done_streams)) {
+			free(t.processes);
+			free(t.streams);
+			snprintf(s->error, sizeof(s->error), "cannot write '%s/%s': %s",
+				 s->dir, TK_MANIFEST_NAME, strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		t.done = (struct tk_trace_done){
+			s->done_classes_buf, s->done_classes_len,
+			s->done_procs_buf, s->done_procs_len,
+			s->done_streams_buf, s->done_streams_len,
+		};
 	}
 	ret = tk_trace_render_index(&t, x, s->error, sizeof(s->error));
 	free(t.processes);
@@ -926,6 +1193,9 @@ void session_print_work(const struct rec_session *s, FILE *f)
 	if (s->spilled)
 		fprintf(f, "tracekit: %llu KiB written through the page cache while the disk was behind\n",
 			(unsigned long long)(s->spilled >> 10));
+	if (s->parked)
+		fprintf(f, "tracekit: %llu times a stream's file was closed while idle, for want of descriptors (RLIMIT_NOFILE), and opened again at need\n",
+			(unsigned long long)s->parked);
 	if (s->writers_took)
 		fprintf(f, "tracekit: %llu KiB of pool taken by writers that found none free (a burst faster than the recorder made it)\n",
 			(unsigned long long)(s->writers_took >> 10));
@@ -965,6 +1235,13 @@ static void print_loss_causes(const struct rec_session *s, FILE *f)
 	if (over)
 		fprintf(f, "tracekit: %llu events overwritten by newer ones (--overwrite keeps the newest -b of each thread)\n",
 			(unsigned long long)over);
+}
+
+/* Process @i of those gone with something in the trace, then of those
+ * still there: the order they came in, nearly. */
+static const struct rec_process *proc_at(const struct rec_session *s, unsigned i)
+{
+	return i < s->ngone ? s->gone[i] : s->procs[i - s->ngone];
 }
 
 /* The streams the summary shows by default: those that fired or lost
@@ -1069,38 +1346,73 @@ static void process_note(const struct rec_process *p, int kind, char *out, size_
 		snprintf(out, len, "no rseq area: each event asks sched_getcpu() for its CPU (slower)");
 }
 
+/* A process's note of one kind (process_note), for print_process_notes. */
+struct proc_note {
+	char text[320];
+	unsigned first; /* proc_at() index of the first process that has it */
+	unsigned count;
+};
+
+static int note_by_text(const void *a, const void *b)
+{
+	const struct proc_note *x = a, *y = b;
+	int c = strcmp(x->text, y->text);
+
+	return c ? c : x->first < y->first ? -1 : x->first > y->first;
+}
+
+static int note_by_first(const void *a, const void *b)
+{
+	const struct proc_note *x = a, *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
 /* Each note of process_note() once, with the first process that has it
  * and how many more do (a forking program's 13 processes said "call
- * sites are static keys" 13 times). */
+ * sites are static keys" 13 times); sorted, not compared pairwise: a
+ * recording may keep thousands of processes. */
 static void print_process_notes(const struct rec_session *s, FILE *f)
 {
-	char note[320], other[320];
+	unsigned n = s->ngone + s->nprocs;
+	struct proc_note *notes = calloc(n ? n : 1, sizeof(*notes));
 
-	for (int kind = 0; kind < 2; kind++)
-		for (unsigned i = 0; i < s->nprocs; i++) {
-			const struct rec_process *p = s->procs[i];
-			unsigned more = 0;
-			bool said = false;
+	if (!notes) {
+		fprintf(f, "tracekit: out of memory: no process notes\n");
+		return;
+	}
+	for (int kind = 0; kind < 2; kind++) {
+		unsigned k = 0, groups = 0;
 
-			process_note(p, kind, note, sizeof(note));
-			if (!note[0])
+		for (unsigned i = 0; i < n; i++) {
+			process_note(proc_at(s, i), kind, notes[k].text, sizeof(notes[k].text));
+			if (!notes[k].text[0])
 				continue;
-			for (unsigned j = 0; j < i && !said; j++) {
-				process_note(s->procs[j], kind, other, sizeof(other));
-				said = !strcmp(note, other);
-			}
-			if (said)
+			notes[k].first = i;
+			notes[k].count = 1;
+			k++;
+		}
+		qsort(notes, k, sizeof(*notes), note_by_text);
+		for (unsigned i = 0; i < k; i++) {
+			if (groups && !strcmp(notes[groups - 1].text, notes[i].text)) {
+				notes[groups - 1].count++;
 				continue;
-			for (unsigned j = i + 1; j < s->nprocs; j++) {
-				process_note(s->procs[j], kind, other, sizeof(other));
-				more += !strcmp(note, other);
 			}
+			notes[groups++] = notes[i];
+		}
+		qsort(notes, groups, sizeof(*notes), note_by_first);
+		for (unsigned i = 0; i < groups; i++) {
+			const struct rec_process *p = proc_at(s, notes[i].first);
+			unsigned more = notes[i].count - 1;
+
 			if (more)
 				fprintf(f, "tracekit: %s-%u and %u more process%s: %s\n", p->comm,
-					p->pid, more, more == 1 ? "" : "es", note);
+					p->pid, more, more == 1 ? "" : "es", notes[i].text);
 			else
-				fprintf(f, "tracekit: %s-%u: %s\n", p->comm, p->pid, note);
+				fprintf(f, "tracekit: %s-%u: %s\n", p->comm, p->pid, notes[i].text);
 		}
+	}
+	free(notes);
 }
 
 void session_print_streams(const struct rec_session *s, FILE *f, bool all)
@@ -1112,8 +1424,8 @@ void session_print_streams(const struct rec_session *s, FILE *f, bool all)
 		"LOST", "BYTES");
 	print_stream_rows(s, f, all, &events, &lost, &bytes);
 	/* events of threads that had no stream to count them in */
-	for (unsigned i = 0; i < s->nprocs; i++) {
-		const struct rec_process *p = s->procs[i];
+	for (unsigned i = 0; i < s->ngone + s->nprocs; i++) {
+		const struct rec_process *p = proc_at(s, i);
 		uint64_t n = consumer_lost_nobuf(p);
 		char name[40];
 
@@ -1148,8 +1460,8 @@ void session_print_streams(const struct rec_session *s, FILE *f, bool all)
 	if (s->refused)
 		fprintf(f, "tracekit: %u process%s not recorded: %s\n",
 			s->refused, s->refused == 1 ? "" : "es", strerror(s->accept_errno));
-	for (unsigned i = 0; i < s->nprocs; i++) {
-		const struct rec_process *p = s->procs[i];
+	for (unsigned i = 0; i < s->ngone + s->nprocs; i++) {
+		const struct rec_process *p = proc_at(s, i);
 		uint64_t n = consumer_lost_nobuf(p);
 
 		if (!n)
@@ -1167,8 +1479,10 @@ void session_print_streams(const struct rec_session *s, FILE *f, bool all)
 
 void session_describe(const struct rec_session *s, char *out, size_t len)
 {
+	unsigned n = s->nprocs + s->ngone + s->forgotten;
+
 	snprintf(out, len, "%u stream%s of %u process%s", s->nstreams,
-		 s->nstreams == 1 ? "" : "s", s->nprocs, s->nprocs == 1 ? "" : "es");
+		 s->nstreams == 1 ? "" : "s", n, n == 1 ? "" : "es");
 }
 
 void session_free(struct rec_session *s)
@@ -1182,19 +1496,24 @@ void session_free(struct rec_session *s)
 		free(st->file);
 		free(st);
 	}
-	for (unsigned i = 0; i < s->nprocs; i++) {
-		struct rec_process *p = s->procs[i];
+	for (unsigned i = 0; i < s->nprocs; i++)
+		process_free(s, s->procs[i]);
+	for (unsigned i = 0; i < s->ngone; i++)
+		process_free(s, s->gone[i]);
+	for (unsigned i = 0; i < REC_RECENT; i++)
+		free(s->recent[i].blob);
+	for (unsigned i = 0; i < 3; i++) {
+		FILE *f = i == 0 ? s->done_classes : i == 1 ? s->done_procs
+							    : s->done_streams;
 
-		process_close(p);
-		consumer_process_free(s, p);
-		for (unsigned j = 0; j < p->nevents; j++)
-			tk_event_info_free(&p->events[j]);
-		free(p->events);
-		free(p->at);
-		free(p->desc_blob);
-		free(p->exe);
-		free(p);
+		if (f)
+			fclose(f);
 	}
+	free(s->done_classes_buf);
+	free(s->done_procs_buf);
+	free(s->done_streams_buf);
+	free(s->gone);
+	free(s->desc_due);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	if (s->wake_fd >= 0)

@@ -108,6 +108,8 @@ struct rec_stream {
 	uint64_t submitted; /* packets read from their slots (consumed) */
 	unsigned inflight;  /* writes not completed */
 	int out_fd;
+	bool parked;        /* its file made, closed while idle for want of
+			     * descriptors (out_fd -1): opened again at need */
 	bool direct;        /* out_fd is O_DIRECT: packets padded to blocks */
 	int spill_fd;       /* the same file without O_DIRECT, or -1 */
 	uint64_t off;       /* where the next packet goes in the file */
@@ -208,7 +210,21 @@ struct rec_process {
 	uint32_t *at;
 	unsigned at_len;
 	unsigned errors; /* ERROR messages it sent (the first few said) */
+	struct rec_stream *main_stream; /* its first stream of tid == pid */
+	unsigned nstreams; /* streams of it in rec_session.streams */
+	/* gone, with something in the trace: its class and lines are in
+	 * rec_session.done, its descriptors freed (session_retire) */
+	bool retired;
 };
+
+/* The descriptors of a process that is gone, for a forked child of it
+ * that says HELLO after (inherit_events). */
+struct rec_recent {
+	uint32_t pid;
+	char *blob;
+	size_t size;
+};
+#define REC_RECENT 64
 
 struct rec_session {
 	const struct rec_options *opt;
@@ -219,8 +235,27 @@ struct rec_session {
 	int listen_fd;
 	int wake_fd; /* eventfd writers signal while we sleep */
 	char sock_name[64];
+	/* the processes that may still send or write: connected, or with
+	 * buffers; those that are gone leave (session_retire) */
 	struct rec_process **procs;
 	unsigned nprocs;
+	bool retire_due;           /* some of procs are gone */
+	/* gone with streams or losses in the trace: kept for the summary,
+	 * their index lines rendered once into done_* */
+	struct rec_process **gone;
+	unsigned ngone;
+	unsigned forgotten;        /* gone with nothing in the trace */
+	/* the command's process (the first of our child's pid to say
+	 * HELLO) or -P's: in the trace even when it wrote nothing */
+	const struct rec_process *command;
+	bool heard, was_configured; /* of processes gone */
+	struct rec_process **desc_due; /* gone: their descriptor files are */
+	unsigned ndesc_due;            /* written by the next index */
+	struct rec_recent recent[REC_RECENT]; /* newest at recent_next - 1 */
+	unsigned recent_next;
+	FILE *done_classes, *done_procs, *done_streams; /* open_memstream */
+	char *done_classes_buf, *done_procs_buf, *done_streams_buf;
+	size_t done_classes_len, done_procs_len, done_streams_len;
 	struct rec_stream **streams;
 	unsigned nstreams;
 	struct tk_trace_clock clock;
@@ -248,6 +283,8 @@ struct rec_session {
 	struct tk_trace_kernel *kernel; /* the kernel part, or NULL */
 	int accept_errno; /* a process could not be taken (EMFILE...) */
 	unsigned refused; /* ... how many */
+	unsigned park_next; /* where the next look for idle files starts */
+	uint64_t parked;    /* stream files closed while idle (EMFILE) */
 	int reserve_fd;   /* closed to refuse one when out of descriptors */
 	char error[512]; /* first fatal error, for the tool to print */
 	bool failed;

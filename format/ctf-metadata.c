@@ -127,15 +127,20 @@ static void put_event(FILE *f, const struct tk_event_info *ev, uint32_t class)
 	fprintf(f, "\t};\n};\n\n");
 }
 
+void tk_ctf_put_class(FILE *f, const struct tk_trace_process *p)
+{
+	put_stream_class(f, p->class_id);
+	for (unsigned j = 0; j < p->nevents; j++)
+		put_event(f, &p->events[j], p->class_id);
+}
+
 int tk_ctf_write_metadata(FILE *f, const struct tk_trace *t)
 {
 	put_header(f, t);
-	for (unsigned i = 0; i < t->nprocesses; i++) {
-		const struct tk_trace_process *p = &t->processes[i];
-
-		put_stream_class(f, p->class_id);
-		for (unsigned j = 0; j < p->nevents; j++)
-			put_event(f, &p->events[j], p->class_id);
-	}
+	for (unsigned i = 0; i < t->nprocesses; i++)
+		if (!t->processes[i].desc_only)
+			tk_ctf_put_class(f, &t->processes[i]);
+	if (t->done.classes_len)
+		fwrite(t->done.classes, 1, t->done.classes_len, f);
 	return ferror(f) ? -EIO : 0;
 }

@@ -64,6 +64,33 @@ static void put_kernel(FILE *f, const struct tk_trace_kernel *k)
 	}
 }
 
+void tk_trace_put_process(FILE *f, const struct tk_trace_process *p)
+{
+	fprintf(f, "process pid=%u ppid=%u class=%u comm=", p->pid, p->ppid,
+		p->class_id);
+	put_value(f, p->comm);
+	fprintf(f, " exe=");
+	put_value(f, p->exe ? p->exe : "");
+	fprintf(f, " events=events/%u.desc", p->class_id);
+	if (p->lost_nobuf)
+		fprintf(f, " lost_nobuf=%" PRIu64, p->lost_nobuf);
+	fputc('\n', f);
+}
+
+void tk_trace_put_stream(FILE *f, const struct tk_trace_stream *s)
+{
+	fprintf(f, "stream file=");
+	put_value(f, s->file);
+	fprintf(f, " pid=%u tid=%u class=%u instance=%" PRIu64 " comm=",
+		s->pid, s->tid, s->class_id, s->instance);
+	put_value(f, s->comm);
+	fprintf(f, " events=%" PRIu64 " bytes=%" PRIu64 " packets=%" PRIu64
+		" lost_full=%" PRIu64 " lost_nested=%" PRIu64
+		" lost_big=%" PRIu64 " lost_overwritten=%" PRIu64 "\n",
+		s->events, s->bytes, s->packets, s->lost_full,
+		s->lost_nested, s->lost_big, s->lost_overwritten);
+}
+
 static void put_manifest(FILE *f, const struct tk_trace *t)
 {
 	const struct tk_trace_clock *c = &t->clock;
@@ -79,33 +106,15 @@ static void put_manifest(FILE *f, const struct tk_trace *t)
 		" mono_stop=%" PRIu64 " real_stop=%" PRIu64 "\n",
 		c->tsc ? "tsc" : "mono", c->freq, c->tsc_start, c->mono_start,
 		c->real_start, c->tsc_stop, c->mono_stop, c->real_stop);
-	for (unsigned i = 0; i < t->nprocesses; i++) {
-		const struct tk_trace_process *p = &t->processes[i];
-
-		fprintf(f, "process pid=%u ppid=%u class=%u comm=", p->pid,
-			p->ppid, p->class_id);
-		put_value(f, p->comm);
-		fprintf(f, " exe=");
-		put_value(f, p->exe ? p->exe : "");
-		fprintf(f, " events=events/%u.desc", p->class_id);
-		if (p->lost_nobuf)
-			fprintf(f, " lost_nobuf=%" PRIu64, p->lost_nobuf);
-		fputc('\n', f);
-	}
-	for (unsigned i = 0; i < t->nstreams; i++) {
-		const struct tk_trace_stream *s = &t->streams[i];
-
-		fprintf(f, "stream file=");
-		put_value(f, s->file);
-		fprintf(f, " pid=%u tid=%u class=%u instance=%" PRIu64 " comm=",
-			s->pid, s->tid, s->class_id, s->instance);
-		put_value(f, s->comm);
-		fprintf(f, " events=%" PRIu64 " bytes=%" PRIu64 " packets=%" PRIu64
-			" lost_full=%" PRIu64 " lost_nested=%" PRIu64
-			" lost_big=%" PRIu64 " lost_overwritten=%" PRIu64 "\n",
-			s->events, s->bytes, s->packets, s->lost_full,
-			s->lost_nested, s->lost_big, s->lost_overwritten);
-	}
+	for (unsigned i = 0; i < t->nprocesses; i++)
+		if (!t->processes[i].desc_only)
+			tk_trace_put_process(f, &t->processes[i]);
+	if (t->done.processes_len)
+		fwrite(t->done.processes, 1, t->done.processes_len, f);
+	for (unsigned i = 0; i < t->nstreams; i++)
+		tk_trace_put_stream(f, &t->streams[i]);
+	if (t->done.streams_len)
+		fwrite(t->done.streams, 1, t->done.streams_len, f);
 	if (t->kernel)
 		put_kernel(f, t->kernel);
 	else if (t->kernel_lines)

@@ -87,6 +87,9 @@ struct tk_trace_process {
 	/* events lost by threads that had no stream to count them in (no
 	 * buffers could be made, or no free stream): lost_nobuf */
 	uint64_t lost_nobuf;
+	/* written: only its descriptor file; its class and manifest line
+	 * are in the trace's `done` text already */
+	bool desc_only;
 };
 
 struct tk_trace_stream {
@@ -122,6 +125,18 @@ struct tk_trace_kernel {
 	struct tk_trace_kcpu *kcpu;
 };
 
+/* Processes that are gone, and their streams, as their final lines:
+ * written after the others' (a recorder renders each once, not at every
+ * index). */
+struct tk_trace_done {
+	const char *classes;   /* CTF metadata: tk_ctf_put_class() */
+	size_t classes_len;
+	const char *processes; /* manifest: tk_trace_put_process() */
+	size_t processes_len;
+	const char *streams;   /* manifest: tk_trace_put_stream() */
+	size_t streams_len;
+};
+
 struct tk_trace {
 	char *dir;
 	bool incomplete; /* written while recording: the recorder never
@@ -138,6 +153,7 @@ struct tk_trace {
 	unsigned nstreams;
 	struct tk_trace_stream *streams;
 	struct tk_trace_kernel *kernel; /* NULL: no kernel part */
+	struct tk_trace_done done; /* written: lines rendered before */
 	char *kernel_lines; /* read: the manifest's kernel lines as they are
 			     * (format/kernel-read.h parses them), written
 			     * back as they are when kernel is NULL */
@@ -181,6 +197,11 @@ void tk_index_free(struct tk_index *x);
 
 /* Write the TSDL text describing @t's user streams to @f. */
 int tk_ctf_write_metadata(FILE *f, const struct tk_trace *t);
+/* Pieces of the files, for struct tk_trace_done: a process's stream
+ * class and events (CTF metadata), its manifest line, a stream's. */
+void tk_ctf_put_class(FILE *f, const struct tk_trace_process *p);
+void tk_trace_put_process(FILE *f, const struct tk_trace_process *p);
+void tk_trace_put_stream(FILE *f, const struct tk_trace_stream *s);
 
 /* Read the manifest and descriptors of the trace in @dir into *t (free
  * with tk_trace_free).  Returns 0 or -errno with a one-line reason in

@@ -864,8 +864,9 @@ def test_exe_path_printed_escaped():
 def test_hello_pid_is_the_kernels():
     """A process said its pid in HELLO and the recorder believed it: that
     pid names the /proc files it reads and the trace's process.  A
-    connection claiming pid 1 is recorded under its real pid (the
-    kernel's SO_PEERCRED), with its real parent."""
+    connection claiming pid 1 (which then says it lost an event, so that
+    it is in the trace) is recorded under its real pid (the kernel's
+    SO_PEERCRED), with its real parent."""
     d = os.path.join(tklib.tmpdir(), "t")
     rec = start_record(d, ["hello-pid", "1"])
     rc, err = finish(rec)

@@ -30,6 +30,12 @@
  *   prog-hostile threads N         N threads one after another, each fires
  *                                  one event and exits; prints "done",
  *                                  then waits for a line on stdin
+ *   prog-hostile hellos N M        N more connections to the recorder,
+ *                                  each closed once it said HELLO; then
+ *                                  M events; prints "fired M"
+ *   prog-hostile orphan N          forks and exits without an event; the
+ *                                  child fires N events 200 ms later and
+ *                                  prints "child fired N"
  *   prog-hostile children N [P]    N child processes, P alive at once
  *                                  (default 1), each fires one event and
  *                                  exits; prints "done N" (children that
@@ -62,7 +68,8 @@
  *                                  named NAME
  *   prog-hostile hello-pid PID     event-field x on a connection whose
  *                                  HELLO claims to be process PID (and
- *                                  its child)
+ *                                  its child), which then says it lost
+ *                                  one event (NOBUF)
  *   prog-hostile same-tid N        one event, then N times: a descriptor
  *                                  of its arena made to look as a stream
  *                                  of thread 424242 that closed one empty
@@ -482,6 +489,36 @@ static int session_connect(void)
 	return session_connect_as(0);
 }
 
+static int hellos(long n, long m)
+{
+	for (long i = 0; i < n; i++) {
+		int fd = session_connect();
+
+		if (fd < 0)
+			return 4;
+		close(fd);
+	}
+	for (long i = 0; i < m; i++)
+		fire(0, (uint64_t)i);
+	printf("fired %ld\n", m);
+	return 0;
+}
+
+static int orphan(long n)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return 4;
+	if (pid > 0)
+		return 0;
+	usleep(200000); /* the parent is gone, its connection closed */
+	for (long i = 0; i < n; i++)
+		fire(0, (uint64_t)i);
+	printf("child fired %ld\n", n);
+	return 0;
+}
+
 static int errors(long n)
 {
 	struct tk_msg_error e = { { TK_MSG_ERROR, sizeof(e) }, "" };
@@ -533,6 +570,14 @@ static int event_id(uint32_t id, const char *field, uint32_t pid)
 		return 4;
 	send(fd, &done, sizeof(done), MSG_NOSIGNAL);
 	printf("%s\n", recv(fd, &reply, sizeof(reply), 0) > 0 ? "kept" : "dropped");
+	if (pid) {
+		/* one event lost: the connection's process is in the trace
+		 * (one that leaves nothing there is not) */
+		struct tk_msg_nobuf nb = { { TK_MSG_NOBUF, sizeof(nb) }, ENOMEM, 0,
+					   1, "hostile" };
+
+		send(fd, &nb, sizeof(nb), MSG_NOSIGNAL);
+	}
 	close(fd);
 	return 0;
 }
@@ -866,6 +911,10 @@ int main(int argc, char **argv)
 		return names();
 	if (!strcmp(argv[1], "errors"))
 		return errors(n);
+	if (!strcmp(argv[1], "hellos") && argc > 3)
+		return hellos(n, atol(argv[3]));
+	if (!strcmp(argv[1], "orphan"))
+		return orphan(n);
 	if (!strcmp(argv[1], "event-id"))
 		return event_id((uint32_t)n, NULL, 0);
 	if (!strcmp(argv[1], "event-field") && argc > 2)
