@@ -36,7 +36,7 @@ struct rec_options {
 	unsigned nrules;
 	/* Buffers (common/ringbuf-layout.h): sub-buffers of subbuf_kb, at most
 	 * slots of them per thread, pool_init made by the process at the
-	 * start, pool_start by the recorder right after, pool_max per process
+	 * start, pool_start by the recorder once it writes, pool_max per process
 	 * in all, streams_max threads at once. */
 	uint32_t buffer_kb; /* per thread: slots * subbuf_kb */
 	uint32_t subbuf_kb;
@@ -170,6 +170,8 @@ struct rec_arena {
 				    * registered memory, or -1 */
 	uint32_t fixed_chunks;     /* chunks of the pool registered there */
 	uint32_t chunks_first;     /* chunks the process made at the start */
+	bool writing;              /* a writer took a chunk: grown to
+				    * rec_options.pool_start (ask_growth) */
 	uint32_t chunks_ours;      /* chunks we took from fresh (made) */
 	bool gave_back;            /* space given back this pass (--block) */
 	const char *corrupt;       /* why we stopped reading it */

@@ -47,9 +47,10 @@
 #define NOBUF_RETRY_MS 500
 /* Bytes of pool a forked child makes at once. */
 #define CHILD_POOL_INIT (2u << 20)
-/* Stream descriptors made with the arena: a process's first threads'; a
+/* Stream descriptors made with the arena (8 KiB each): a process's
+ * first threads' (the recorder makes the next ones as threads come); a
  * forked child's (most have one thread, or exec at once). */
-#define STREAMS_TOUCHED 32
+#define STREAMS_TOUCHED 8
 #define CHILD_STREAMS_TOUCHED 2
 /* What the listener needs besides the static TLS (start_listener). */
 #define LISTENER_STACK (256 * 1024)
