@@ -69,8 +69,9 @@
  * of a recording (a build's, a worker pool's) may never fire an event.
  * When a writer takes its first sub-buffer from the pool, the recorder
  * makes up to -b (at least POOL_START_MIN_KB, at most POOL_START_MAX_KB)
- * ahead of it, then more as bursts need it, up to --pool per process (a
- * writer that outruns it makes its own, by page faults).  A thread at
+ * ahead of it (a forked child's doubles), then more as bursts need it,
+ * up to --pool per process (a writer that outruns it makes its own, by
+ * page faults).  A thread at
  * rest holds two pages. */
 #define DEFAULT_BUFFER_KB 16384
 #define DEFAULT_SUBBUF_KB 64

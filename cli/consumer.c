@@ -445,6 +445,8 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	if (!p->forked) {
 		a->premap_to = made;
 		maker_ask(s, a, made);
+		a->start_chunks = s->opt->pool_start < a->chunks_max ?
+					  s->opt->pool_start : a->chunks_max;
 	}
 	return 0;
 }
@@ -1499,8 +1501,9 @@ static bool wants_growth(const struct rec_arena *a)
 
 /* The process begins writing into its pool: ask the maker for -b of it
  * (rec_options.pool_start), ahead of the writers, which have only the few
- * chunks the process made at the start.  Later, the pool runs low: ask
- * for as much again as it has.  Making memory is cheap for the maker
+ * chunks the process made at the start (a forked child: as much again
+ * as it has; most write little before they exec or exit).  Later, the
+ * pool runs low: ask for as much again as it has.  Making memory is cheap for the maker
  * (~0.4 ms of CPU per MiB on the VM this was measured on) and fast enough
  * for a burst; what costs is the first touch of each new page by the
  * writers (~2 ms per MiB there, hidden in their stores), so the pool
@@ -1516,9 +1519,8 @@ static void ask_growth(struct rec_session *s, struct rec_arena *a)
 						    : 2 * a->chunks;
 	if (!a->writing) {
 		a->writing = true;
-		if (s->opt->pool_start > to)
-			to = s->opt->pool_start < a->chunks_max ? s->opt->pool_start
-								 : a->chunks_max;
+		if (a->start_chunks > to)
+			to = a->start_chunks;
 	}
 	maker_ask(s, a, to);
 }

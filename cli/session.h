@@ -170,8 +170,10 @@ struct rec_arena {
 				    * registered memory, or -1 */
 	uint32_t fixed_chunks;     /* chunks of the pool registered there */
 	uint32_t chunks_first;     /* chunks the process made at the start */
-	bool writing;              /* a writer took a chunk: grown to
-				    * rec_options.pool_start (ask_growth) */
+	bool writing;              /* a writer took a chunk (ask_growth) */
+	uint32_t start_chunks;     /* what the pool grows to then at once:
+				    * rec_options.pool_start, 0 for a
+				    * forked child (it doubles as it needs) */
 	uint32_t chunks_ours;      /* chunks we took from fresh (made) */
 	bool gave_back;            /* space given back this pass (--block) */
 	const char *corrupt;       /* why we stopped reading it */
