@@ -66,7 +66,9 @@
  * catches up (overwrite mode: keeps that much).  The process makes
  * POOL_INIT_KB of the pool when it starts (two sub-buffers if larger), so
  * that its first packets take no page fault, and no more: most processes
- * of a recording (a build's, a worker pool's) may never fire an event.
+ * of a recording (a build's, a worker pool's) may never fire an event;
+ * the recorded command makes POOL_START_MIN_KB (a burst at its start
+ * would else make its pages by faults in its stores).
  * When a writer takes its first sub-buffer from the pool, the recorder
  * makes up to -b (at least POOL_START_MIN_KB, at most POOL_START_MAX_KB)
  * ahead of it (a forked child's doubles), then more as bursts need it,
@@ -170,7 +172,8 @@ static void usage(FILE *f)
 		"a thread at rest holds 8 KiB (a page of its descriptor, a page for\n"
 		"its first packet).  The pool is made as it is used: %u KiB by the\n"
 		"process when it starts (with ~100 KiB of descriptors and rings, all\n"
-		"that a process that fires no event holds), up to -b (at least %u,\n"
+		"that a process that fires no event holds; the recorded command\n"
+		"makes %u KiB, before its main()), up to -b (at least %u,\n"
 		"at most %u KiB) by the recorder once a thread writes past its first\n"
 		"packet, then as bursts need it, up to --pool (default %u KiB, or -b\n"
 		"if larger); the pool keeps its largest size until the process ends\n"
@@ -186,7 +189,7 @@ static void usage(FILE *f)
 		"is not found, 126 if it cannot be executed; 1 if the recording\n"
 		"failed; 0 for -P.\n",
 		DEFAULT_SUBBUF_KB, DEFAULT_BLOCK_MS, DEFAULT_BUFFER_KB, POOL_INIT_KB,
-		POOL_START_MIN_KB, POOL_START_MAX_KB, DEFAULT_POOL_KB, MAX_POOL_KB, TK_CHUNK_MAX / 1024,
+		POOL_START_MIN_KB, POOL_START_MIN_KB, POOL_START_MAX_KB, DEFAULT_POOL_KB, MAX_POOL_KB, TK_CHUNK_MAX / 1024,
 		TK_RB_MAX_SLOTS, TK_CONFIG_MAX_BLOCK_MS, STREAMS_MAX);
 }
 
@@ -231,6 +234,13 @@ static int buffer_geometry(struct rec_options *o, uint32_t nsub,
 		o->pool_init = 2;
 	if (o->pool_init > o->pool_max)
 		o->pool_init = o->pool_max;
+	/* the recorded command (or -P's process): what the recorder makes
+	 * at once for the others, made before its main() runs */
+	o->pool_init_first = (uint32_t)(POOL_START_MIN_KB / sub);
+	if (o->pool_init_first < o->pool_init)
+		o->pool_init_first = o->pool_init;
+	if (o->pool_init_first > o->pool_max)
+		o->pool_init_first = o->pool_max;
 	/* what the recorder makes at once: -b, up to POOL_START_MAX_KB (a
 	 * bigger -b is made as bursts take it) */
 	o->pool_start = (uint32_t)((b < POOL_START_MIN_KB ? POOL_START_MIN_KB
@@ -1053,6 +1063,8 @@ static int start(struct record *r, struct rec_session *s, const sigset_t *oldmas
 		tk_error("cannot run '%s': %s", r->opt.argv[0], strerror(errno));
 		return -1;
 	}
+	if (c.pid > 0)
+		s->first_pid = c.pid; /* before it runs: it connects after */
 	if (record_kernel_start(&r->kernel, &r->opt, r->work_dir, c.pid) < 0) {
 		if (c.pid > 0)
 			held_command_cancel(&c);

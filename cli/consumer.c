@@ -444,9 +444,12 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	 * (ask_growth): most processes of a recording may never fire */
 	if (!p->forked) {
 		a->premap_to = made;
-		maker_ask(s, a, made);
 		a->start_chunks = s->opt->pool_start < a->chunks_max ?
 					  s->opt->pool_start : a->chunks_max;
+		/* the recorded command: up to -b at once, as it starts */
+		a->writing = p->first;
+		maker_ask(s, a, p->first && a->start_chunks > made ? a->start_chunks
+								    : made);
 	}
 	return 0;
 }

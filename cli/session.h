@@ -42,6 +42,7 @@ struct rec_options {
 	uint32_t subbuf_kb;
 	uint32_t slots;
 	uint32_t pool_init, pool_start, pool_max;
+	uint32_t pool_init_first; /* pool_init of the recorded command */
 	uint32_t streams_max;
 	uint32_t block_ms;  /* --block: writers wait this long, 0: never */
 	bool overwrite;
@@ -192,6 +193,8 @@ struct rec_process {
 	int fd; /* control socket, -1 once closed */
 	bool hello, announced, configured;
 	bool forked; /* a forked child recording with its parent's CONFIG */
+	bool first;  /* the recorded command, or -P's process: its pool is
+		      * made at its start (rec_options.pool_init_first) */
 	struct rec_arena *arena; /* its buffers, NULL before ARENA or once
 				  * written out and unmapped */
 	/* events it lost for want of buffers (in its arena's count, and in
@@ -222,6 +225,7 @@ struct rec_session {
 	char sock_name[64];
 	struct rec_process **procs;
 	unsigned nprocs;
+	pid_t first_pid; /* the recorded command's, or -P's (rec_process.first) */
 	struct rec_stream **streams;
 	unsigned nstreams;
 	struct tk_trace_clock clock;

@@ -404,7 +404,8 @@ def test_help_states_buffer_limits():
     for want in ("holds at most -b of them (default 16384 KiB)",
                  "a thread at rest holds 8 KiB",
                  "512 KiB by the process when it starts (with ~100 KiB of descriptors and "
-                 "rings, all that a process that fires no event holds), up to -b (at least "
+                 "rings, all that a process that fires no event holds; the recorded command "
+                 "makes 16384 KiB, before its main()), up to -b (at least "
                  "16384, at most 262144 KiB) by the recorder once a thread writes past its "
                  "first packet",
                  "the pool keeps its largest size until the process ends or the recording "

@@ -2,14 +2,18 @@
 """The memory a recorded process holds: little until it writes, then what
 its bursts take.
 
-A process that records but fires nothing holds what README and record -h
+A process of the recording other than the command itself (a child, a
+process that joins) that fires nothing holds what README and record -h
 state (the pool's first 512 KiB, its rings and first descriptors: ~0.6
-MiB), in its own mapping and in the recorder's; a program that bursts as
-soon as it starts still loses nothing, the pool made as it writes.
+MiB), in its own mapping and in the recorder's; the recorded command has
+its first 16 MiB made before its main(); a program that bursts as soon
+as it starts still loses nothing.
 """
 import os
+import shlex
 import signal
 import subprocess
+import time
 
 import tklib
 from test_counts import kill_pid, read_pid, stop_popen
@@ -18,6 +22,7 @@ from test_drain import _basic, _exact
 # README, record -h and tracekit-record(1): the pool's part made when a
 # process starts, and the rest of what a process that fires nothing holds
 POOL_AT_REST_KIB = 512
+COMMAND_POOL_KIB = 16384
 CONTROL_AT_REST_KIB = 128
 AT_REST_KIB = 640  # "~0.6 MiB"
 
@@ -39,6 +44,20 @@ def _memfd_rss(pid):
     return got
 
 
+def _settled(pid):
+    """_memfd_rss(PID) once its buffers are made: the control thread makes
+    them with the CONFIG, which main() may not wait for; what it makes at
+    once is all of it (unchanged over 0.2 s)."""
+    last, deadline = None, time.monotonic() + 10
+    while time.monotonic() < deadline:
+        got = _memfd_rss(pid)
+        if len(got) == 2 and min(got.values()) > 0 and got == last:
+            return got
+        last = got
+        time.sleep(0.2)
+    return last
+
+
 def _rss_shmem(pid):
     """PID's resident shared memory in KiB (RssShmem, /proc/PID/status)."""
     with open("/proc/%d/status" % pid) as f:
@@ -48,23 +67,24 @@ def _rss_shmem(pid):
     raise AssertionError("no RssShmem in /proc/%d/status" % pid)
 
 
-def test_process_at_rest_holds_little():
-    """A recorded process that has fired nothing yet (its events are on,
-    it waits for SIGUSR1) holds the stated memory, in its RssShmem and in
-    the recorder's mapping of its buffers: the pool's first 512 KiB, and
-    its rings and first descriptors, 640 KiB in all at most (it held
-    16.5 MiB, the first 16 MiB of its pool).  Then it fires, and every event is there."""
+def _at_rest(command):
+    """Record a program that waits for SIGUSR1 before it fires, as the
+    command itself or (@command false) as a child of sh; return its
+    memfd Rss {size: KiB}, RssShmem, the recorder's memfd Rss, and check
+    that its events are all there once it fired."""
     n, t = 2000, 2
     out = os.path.join(tklib.tmpdir(), "t")
     ready = out + ".ready"
-    rec = subprocess.Popen([tklib.TRACEKIT, "record", "-o", out, "--"] +
-                           _basic("-n", str(n), "-t", str(t), "-r", ready, "-w"),
+    prog = _basic("-n", str(n), "-t", str(t), "-r", ready, "-w")
+    if not command:  # "; true": sh forks it rather than exec it
+        prog = ["sh", "-c", shlex.join(prog) + "; true"]
+    rec = subprocess.Popen([tklib.TRACEKIT, "record", "-o", out, "--"] + prog,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     pid = None
     try:
         pid = read_pid(ready)
+        ours = _settled(pid)
         shmem = _rss_shmem(pid)
-        ours = _memfd_rss(pid)
         # the recorder's view: it maps every process's buffers
         theirs = _memfd_rss(rec.pid)
         os.kill(pid, signal.SIGUSR1)
@@ -74,6 +94,18 @@ def test_process_at_rest_holds_little():
         if pid is not None:
             kill_pid(pid)
         stop_popen(rec)
+    _exact(out, subprocess.CompletedProcess([], rec.returncode, stdout, stderr), n, t)
+    return ours, shmem, theirs
+
+
+def test_process_at_rest_holds_little():
+    """A process of the recording, not the command, that has fired nothing
+    yet (its events are on, it waits for SIGUSR1) holds the stated
+    memory, in its RssShmem and in the recorder's mapping of its buffers:
+    the pool's first 512 KiB, and its rings and first descriptors, 640
+    KiB in all at most (it held 16.5 MiB, the first 16 MiB of its pool).
+    Then it fires, and every event is there."""
+    ours, shmem, theirs = _at_rest(command=False)
     assert len(ours) == 2, ours  # the control memfd and the pool memfd
     pool_kib = max(ours)
     assert pool_kib == 262144, ours  # --pool's default: sized, not made
@@ -83,7 +115,18 @@ def test_process_at_rest_holds_little():
     assert POOL_AT_REST_KIB < shmem <= AT_REST_KIB, (shmem, ours)
     assert theirs.get(pool_kib) == POOL_AT_REST_KIB, theirs
     assert sum(theirs.values()) <= AT_REST_KIB, theirs
-    _exact(out, subprocess.CompletedProcess([], rec.returncode, stdout, stderr), n, t)
+
+
+def test_command_pool_made_before_main():
+    """The recorded command itself has its pool's first 16 MiB made
+    before its main() (a burst at its start must not make its pages by
+    faults in its stores), in its mapping and the recorder's."""
+    ours, shmem, theirs = _at_rest(command=True)
+    assert len(ours) == 2, ours
+    pool_kib = max(ours)
+    assert ours[pool_kib] == COMMAND_POOL_KIB, ours
+    assert shmem > COMMAND_POOL_KIB, (shmem, ours)
+    assert theirs.get(pool_kib) == COMMAND_POOL_KIB, theirs
 
 
 def test_burst_at_start_loses_nothing():
