@@ -64,15 +64,22 @@
 /* Buffers (docs/design-notes.md): a thread writes sub-buffers taken from
  * its process's pool and holds at most -b of them while the recorder
  * catches up (overwrite mode: keeps that much).  The process makes
- * POOL_INIT_KB of the pool when it starts (a forked child less: it grows
- * as its parent's did), so that a burst at the start needs nothing from
- * the recorder; the recorder makes up to -b (POOL_START_MAX_KB at most)
- * right after, then more as bursts need it, up to --pool per process.  A
- * thread at rest holds a page. */
+ * POOL_INIT_KB of the pool when it starts (two sub-buffers if larger), so
+ * that its first packets take no page fault, and no more: most processes
+ * of a recording (a build's, a worker pool's) may never fire an event;
+ * the recorded command makes POOL_START_MIN_KB (a burst at its start
+ * would else make its pages by faults in its stores).
+ * When a writer takes its first sub-buffer from the pool, the recorder
+ * makes up to -b (at least POOL_START_MIN_KB, at most POOL_START_MAX_KB)
+ * ahead of it (a forked child's doubles), then more as bursts need it,
+ * up to --pool per process (a writer that outruns it makes its own, by
+ * page faults).  A thread at
+ * rest holds two pages. */
 #define DEFAULT_BUFFER_KB OPT_BUFFER_DEFAULT_KB
 #define DEFAULT_SUBBUF_KB OPT_SUBBUF_DEFAULT_KB
 #define DEFAULT_POOL_KB (256u << 10)
-#define POOL_INIT_KB 16384
+#define POOL_INIT_KB 512
+#define POOL_START_MIN_KB 16384
 #define POOL_START_MAX_KB (256u << 10)
 #define MAX_POOL_KB OPT_POOL_MAX_KB
 #define STREAMS_MAX 4096        /* threads recording at once, per process */
@@ -156,11 +163,15 @@ static void usage(FILE *f)
 		"or by 'tracekit reset' if the recorder was killed.\n\n"
 		"User events' buffers: each thread writes sub-buffers it takes from\n"
 		"its process's pool, and holds at most -b of them (default %u KiB);\n"
-		"a thread at rest holds a 4 KiB page (and its ~3.5 KiB descriptor).\n"
-		"The pool is made as it is used:\n"
-		"%u KiB by the process when it starts, up to -b (at most %u KiB) by\n"
-		"the recorder right after, then as bursts need it, up to --pool\n"
-		"(default %u KiB, or -b if larger).\n"
+		"a thread at rest holds 8 KiB (a page of its descriptor, a page for\n"
+		"its first packet).  The pool is made as it is used: %u KiB by the\n"
+		"process when it starts (with ~100 KiB of descriptors and rings, all\n"
+		"that a process that fires no event holds; the recorded command\n"
+		"makes %u KiB, before its main()), up to -b (at least %u,\n"
+		"at most %u KiB) by the recorder once a thread writes past its first\n"
+		"packet, then as bursts need it, up to --pool (default %u KiB, or -b\n"
+		"if larger); the pool keeps its largest size until the process ends\n"
+		"or the recording stops.\n"
 		"Limits: -b and --pool 8 to %u KiB, --pool at least -b; sub-buffers\n"
 		"of 4 to %u KiB, 2 to %u per thread; an event at most a sub-buffer\n"
 		"(less its 80-byte header; larger ones are lost, counted); --block 1\n"
@@ -172,7 +183,7 @@ static void usage(FILE *f)
 		"is not found, 126 if it cannot be executed; 1 if the recording\n"
 		"failed; 0 for -P.\n",
 		DEFAULT_BUFFER_KB, POOL_INIT_KB,
-		POOL_START_MAX_KB, DEFAULT_POOL_KB, MAX_POOL_KB, TK_CHUNK_MAX / 1024,
+		POOL_START_MIN_KB, POOL_START_MIN_KB, POOL_START_MAX_KB, DEFAULT_POOL_KB, MAX_POOL_KB, TK_CHUNK_MAX / 1024,
 		TK_RB_MAX_SLOTS, TK_CONFIG_MAX_BLOCK_MS, STREAMS_MAX);
 }
 
@@ -217,9 +228,16 @@ static int buffer_geometry(struct rec_options *o, uint32_t nsub,
 		o->pool_init = 2;
 	if (o->pool_init > o->pool_max)
 		o->pool_init = o->pool_max;
+	/* the recorded command (or -P's process): what the recorder makes
+	 * at once for the others, made before its main() runs */
+	o->pool_init_first = (uint32_t)(POOL_START_MIN_KB / sub);
+	if (o->pool_init_first < o->pool_init)
+		o->pool_init_first = o->pool_init;
+	if (o->pool_init_first > o->pool_max)
+		o->pool_init_first = o->pool_max;
 	/* what the recorder makes at once: -b, up to POOL_START_MAX_KB (a
 	 * bigger -b is made as bursts take it) */
-	o->pool_start = (uint32_t)((b < POOL_INIT_KB ? POOL_INIT_KB
+	o->pool_start = (uint32_t)((b < POOL_START_MIN_KB ? POOL_START_MIN_KB
 				    : b > POOL_START_MAX_KB ? POOL_START_MAX_KB : b) / sub);
 	if (o->pool_start > o->pool_max)
 		o->pool_start = o->pool_max;

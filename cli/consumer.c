@@ -439,13 +439,17 @@ int consumer_add_arena(struct rec_session *s, struct rec_process *p,
 	 * seal them (lib/stream.c packet_seal): a value only */
 	__atomic_store_n(&h->class_id, p->class_id, __ATOMIC_RELAXED);
 	p->arena = a;
-	/* more, at once, in the background, and what the process made
-	 * mapped on our side (a forked child: as it needs; most exec or exit
-	 * at once) */
+	/* what the process made, mapped on our side (a forked child: as it
+	 * needs; most exec or exit at once); more only once it writes
+	 * (ask_growth): most processes of a recording may never fire */
 	if (!p->forked) {
 		a->premap_to = made;
-		maker_ask(s, a, s->opt->pool_start < a->chunks_max ?
-					s->opt->pool_start : a->chunks_max);
+		a->start_chunks = s->opt->pool_start < a->chunks_max ?
+					  s->opt->pool_start : a->chunks_max;
+		/* the recorded command: up to -b at once, as it starts */
+		a->writing = p == s->command;
+		maker_ask(s, a, a->writing && a->start_chunks > made ? a->start_chunks
+								     : made);
 	}
 	return 0;
 }
@@ -618,8 +622,13 @@ static void touch_ahead(struct rec_arena *a)
 	}
 	if (want <= a->touched)
 		return;
-	madvise(desc_at(a, a->touched), (size_t)(want - a->touched) * a->stream_size,
-		MADV_POPULATE_WRITE);
+	/* the pages a first event writes (lib/arena.c populate_descriptor):
+	 * the descriptor's first and its inline page */
+	for (uint32_t i = a->touched; i < want; i++) {
+		madvise(desc_at(a, i), 4096, MADV_POPULATE_WRITE);
+		madvise((char *)desc_at(a, i) + a->stream_size - TK_INLINE_SIZE,
+			TK_INLINE_SIZE, MADV_POPULATE_WRITE);
+	}
 	a->touched = want;
 }
 
@@ -1588,34 +1597,54 @@ static void stream_recycle(struct rec_session *s, struct rec_stream *st)
 		 st->index);
 }
 
-/* Whether @a's pool should grow: a writer found none free since the last
- * look, or an eighth of it is left (what the writers' rings and the
- * writes in flight, IN_FLIGHT_MAX, hold in a flood leaves more: a pool
- * grown then would only hold writes that queue); and it is not growing
- * already. */
-static bool wants_growth(const struct rec_arena *a)
+/* Whether a writer has taken a chunk of the pool: a thread on its way
+ * past its first packet (which goes to its stream's inline page).  Values
+ * only: a program that scribbles on them gets its pool grown, no more. */
+static bool pool_touched(const struct rec_arena *a)
 {
-	return a->target <= a->chunks && a->chunks < a->chunks_max &&
-	       (chunks_free(a) <= a->chunks / 8 ||
-		__atomic_load_n(&a->hdr->starved, __ATOMIC_RELAXED));
+	return __atomic_load_n(&a->hdr->fresh, __ATOMIC_RELAXED) > a->chunks ||
+	       chunks_free(a) < a->chunks;
 }
 
-/* The pool runs low: ask the maker for as much again as it has.  Making
- * memory is cheap for the maker (~0.4 ms of CPU per MiB on the VM this
- * was measured on) and fast enough for a burst; what costs is the first
- * touch of each new page by the writers (~2 ms per MiB there, hidden in
- * their stores), so the pool grows no more than a burst takes. */
+/* Whether @a's pool should grow: the process has begun writing into it
+ * (the first growth), or a writer found none free since the last look,
+ * or an eighth of it is left (what the writers' rings and the writes in
+ * flight, IN_FLIGHT_MAX, hold in a flood leaves more: a pool grown then
+ * would only hold writes that queue); and it is not growing already. */
+static bool wants_growth(const struct rec_arena *a)
+{
+	if (a->target > a->chunks || a->chunks >= a->chunks_max)
+		return false;
+	if (!a->writing)
+		return pool_touched(a);
+	return chunks_free(a) <= a->chunks / 8 ||
+	       __atomic_load_n(&a->hdr->starved, __ATOMIC_RELAXED);
+}
+
+/* The process begins writing into its pool: ask the maker for -b of it
+ * (rec_options.pool_start), ahead of the writers, which have only the few
+ * chunks the process made at the start (a forked child: as much again
+ * as it has; most write little before they exec or exit).  Later, the
+ * pool runs low: ask for as much again as it has.  Making memory is cheap for the maker
+ * (~0.4 ms of CPU per MiB on the VM this was measured on) and fast enough
+ * for a burst; what costs is the first touch of each new page by the
+ * writers (~2 ms per MiB there, hidden in their stores), so the pool
+ * grows no more than a burst takes. */
 static void ask_growth(struct rec_session *s, struct rec_arena *a)
 {
-	uint32_t want;
+	uint32_t to;
 
 	if (!wants_growth(a))
 		return;
 	__atomic_store_n(&a->hdr->starved, 0, __ATOMIC_RELAXED);
-	want = a->chunks;
-	if (want > a->chunks_max - a->chunks)
-		want = a->chunks_max - a->chunks;
-	maker_ask(s, a, a->chunks + want);
+	to = a->chunks_max - a->chunks < a->chunks ? a->chunks_max
+						    : 2 * a->chunks;
+	if (!a->writing) {
+		a->writing = true;
+		if (a->start_chunks > to)
+			to = a->start_chunks;
+	}
+	maker_ask(s, a, to);
 }
 
 /* Writers waiting for space (--block): wake them if we gave some back.

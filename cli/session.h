@@ -36,12 +36,13 @@ struct rec_options {
 	unsigned nrules;
 	/* Buffers (common/ringbuf-layout.h): sub-buffers of subbuf_kb, at most
 	 * slots of them per thread, pool_init made by the process at the
-	 * start, pool_start by the recorder right after, pool_max per process
+	 * start, pool_start by the recorder once it writes, pool_max per process
 	 * in all, streams_max threads at once. */
 	uint32_t buffer_kb; /* per thread: slots * subbuf_kb */
 	uint32_t subbuf_kb;
 	uint32_t slots;
 	uint32_t pool_init, pool_start, pool_max;
+	uint32_t pool_init_first; /* pool_init of the recorded command */
 	uint32_t streams_max;
 	uint32_t block_ms;  /* --block: writers wait this long, 0: never */
 	bool overwrite;
@@ -175,6 +176,10 @@ struct rec_arena {
 				    * registered memory, or -1 */
 	uint32_t fixed_chunks;     /* chunks of the pool registered there */
 	uint32_t chunks_first;     /* chunks the process made at the start */
+	bool writing;              /* a writer took a chunk (ask_growth) */
+	uint32_t start_chunks;     /* what the pool grows to then at once:
+				    * rec_options.pool_start, 0 for a
+				    * forked child (it doubles as it needs) */
 	uint32_t chunks_ours;      /* chunks we took from fresh (made) */
 	bool gave_back;            /* space given back this pass (--block) */
 	const char *corrupt;       /* why we stopped reading it */

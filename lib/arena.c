@@ -9,8 +9,11 @@
  * recorder sees them (the recorder refuses one that is not: a buffer that
  * shrinks under a reader is a SIGBUS).  The pool is sized for its limit
  * but only its first pool_init chunks are made here (pre-faulted, so that
- * no writer takes a fault on a fresh page); the recorder makes the rest as
- * bursts need it (cli/consumer.c).
+ * a thread's first packets take no fault on a fresh page): little, since
+ * most processes of a recording may never fire an event.  The recorder
+ * makes the rest once a writer takes a chunk, ahead of the writers, and
+ * more as bursts need it (cli/consumer.c); the pool keeps what it was
+ * grown to until the session ends.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -36,6 +39,19 @@ static uint32_t pow2_at_least(uint32_t n)
 	while (p < n)
 		p <<= 1;
 	return p;
+}
+
+/* Make the two pages of a stream descriptor at @d (@stream_size bytes)
+ * that a thread's first event writes: its first (state, names, the
+ * first slots) and its inline page.  The slots beyond the first page are
+ * made by the stores of a thread that gets that far (a page per 128
+ * packets). */
+static void populate_descriptor(char *d, uint32_t stream_size)
+{
+	madvise(d, 4096, MADV_POPULATE_WRITE);
+	if (stream_size > 4096)
+		madvise(d + stream_size - TK_INLINE_SIZE, TK_INLINE_SIZE,
+			MADV_POPULATE_WRITE);
 }
 
 /* A sealed memfd of @size bytes, mapped shared, its first @populate bytes
@@ -159,9 +175,9 @@ struct tk_arena_map *tk_arena_create(const struct tk_arena_geom *g,
 	h->fresh = g->pool_init;
 	/* the descriptors the first threads take: made now (the memfd is
 	 * zeros already), so that a first event meets no fresh page */
-	if (touched)
-		madvise(a->streams, (size_t)touched * stream_size,
-			MADV_POPULATE_WRITE);
+	for (uint32_t i = 0; i < touched; i++)
+		populate_descriptor(a->streams + (size_t)i * stream_size,
+				    stream_size);
 	for (uint32_t i = 0; i < g->streams_max; i++)
 		a->stream_ring[i] = i;
 	h->free_streams.tail = g->streams_max;

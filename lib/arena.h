@@ -73,9 +73,9 @@ struct tk_arena_map {
 };
 
 /* Make an arena for @g; its first pool_init chunks are made and in the
- * free chunk stack, every descriptor in the free ring, the first @touch
- * of them faulted in (the recorder faults in the next ones ahead of the
- * threads that take them).  Returns it, or NULL with errno set and *what naming the step
+ * free chunk stack, every descriptor in the free ring, the pages a first
+ * event writes of the first @touch of them faulted in (the recorder
+ * faults in the next ones ahead of the threads that take them).  Returns it, or NULL with errno set and *what naming the step
  * that failed ("memfd_create" ...).  Not for a writer: it allocates and
  * makes system calls. */
 struct tk_arena_map *tk_arena_create(const struct tk_arena_geom *g,

@@ -9,8 +9,9 @@
  *     it, says HELLO, announces its events and waits (3 s at most) for the
  *     CONFIG, so that events are on before main() runs.
  * With the CONFIG the process makes its buffers (arena.c) and hands them
- * over (ARENA) before any event is switched on; the recorder makes more of
- * the pool as bursts need it.  What cannot be made is said (NOBUF)
+ * over (ARENA) before any event is switched on: a small part of the pool,
+ * which is all that a process that never fires holds; the recorder makes
+ * more once it writes, and as bursts need it.  What cannot be made is said (NOBUF)
  * and tried again a few times a second at most, the events lost
  * meanwhile counted.  A forked child that follows the session makes its
  * own buffers in the fork handler and joins from its own control thread:
@@ -45,11 +46,10 @@
 #define CONFIG_WAIT_MS 3000
 /* Buffers that could not be made are tried again this often. */
 #define NOBUF_RETRY_MS 500
-/* Bytes of pool a forked child makes at once. */
-#define CHILD_POOL_INIT (2u << 20)
-/* Stream descriptors made with the arena: a process's first threads'; a
+/* Stream descriptors made with the arena (8 KiB each): a process's
+ * first threads' (the recorder makes the next ones as threads come); a
  * forked child's (most have one thread, or exec at once). */
-#define STREAMS_TOUCHED 32
+#define STREAMS_TOUCHED 8
 #define CHILD_STREAMS_TOUCHED 2
 /* What the listener needs besides the static TLS (start_listener). */
 #define LISTENER_STACK (256 * 1024)
@@ -729,18 +729,13 @@ void tk_session_after_fork_child(void)
 	session_fd = retired_fd = -1;
 	nobuf_err = 0;
 	if (follow) {
-		/* our own buffers, now: the first event must find them; a
-		 * small pool to start with (most children exec at once), the
-		 * recorder makes more as it is used */
+		/* our own buffers, now: the first event must find them; the
+		 * small pool a process starts with (most children exec at
+		 * once), the recorder makes more once it is used */
 		struct tk_arena_geom g = tk_config.geom;
-		uint32_t small = CHILD_POOL_INIT / g.chunk_size;
 		const char *what = "?";
 		struct tk_arena_map *a;
 
-		if (small < 2)
-			small = 2;
-		if (g.pool_init > small)
-			g.pool_init = small;
 		a = tk_arena_create(&g, CHILD_STREAMS_TOUCHED, tk_session_gen,
 				     &what);
 

@@ -337,8 +337,9 @@ def test_pool_grows():
     """Four threads writing 70 MB as fast as they can, with --block (up to
     a minute: longer than the recorder, starved, may take to give space
     back), and a recorder that hardly runs (so that the writers outrun it
-    whatever else the machine does): the pool grows past what the process
-    made at the start (16 MiB), and every event is there."""
+    whatever else the machine does): the pool grows past what the recorder
+    makes when the process begins writing (-b, 16 MiB), and every event is
+    there."""
     out = os.path.join(tklib.tmpdir(), "t")
     rc, stdout, stderr = _record_starved(out, _basic("-n", "500000", "-t", "4"),
                                          "--block=60000", timeout=300)
@@ -360,7 +361,7 @@ def _wait_zombie(pid, timeout=120):
 
 
 def test_burst_while_recorder_stopped():
-    """Four threads fire 12 MB each (48 MB: almost three times the 16 MiB
+    """Four threads fire 12 MB each (48 MB: far more than the 512 KiB of
     pool the process makes at the start, each under its -b) while the recorder is
     stopped (SIGSTOP), at default settings: with no chunk given back and
     none made, the writers take the pool's chunks never used yet
@@ -533,9 +534,14 @@ def test_help_states_buffer_limits():
     p = tklib.tracekit("record", "-h")
     text = " ".join(p.stdout.split())
     for want in ("holds at most -b of them (default 16384 KiB)",
-                 "a thread at rest holds a 4 KiB page",
-                 "16384 KiB by the process when it starts, up to -b (at most 262144 KiB) "
-                 "by the recorder right after",
+                 "a thread at rest holds 8 KiB",
+                 "512 KiB by the process when it starts (with ~100 KiB of descriptors and "
+                 "rings, all that a process that fires no event holds; the recorded command "
+                 "makes 16384 KiB, before its main()), up to -b (at least "
+                 "16384, at most 262144 KiB) by the recorder once a thread writes past its "
+                 "first packet",
+                 "the pool keeps its largest size until the process ends or the recording "
+                 "stops",
                  "up to --pool (default 262144 KiB, or -b if larger)",
                  "Limits: -b and --pool 8 to 67108864 KiB, --pool at least -b; sub-buffers "
                  "of 4 to 16384 KiB, 2 to 4096 per thread; an event at most a sub-buffer "
