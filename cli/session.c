@@ -222,6 +222,7 @@ static int send_config(struct rec_session *s, struct rec_process *p)
 	 * little until they write (most of a build's or a worker pool's
 	 * processes never fire) */
 	m->pool_init = p == s->command ? o->pool_init_first : o->pool_init;
+	m->pool_init_child = o->pool_init;
 	m->pool_max = o->pool_max;
 	m->block_ms = o->block_ms;
 	m->flags = (o->follow_fork ? TK_CONFIG_FOLLOW_FORK : 0) |

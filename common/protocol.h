@@ -125,7 +125,9 @@ struct tk_msg_config {
 	uint32_t pool_init;   /* sub-buffers made at the start */
 	uint32_t pool_max;    /* sub-buffers the process may hold in all */
 	uint32_t block_ms;    /* --block: a writer waits this long, 0: never */
-	uint32_t pad;
+	uint32_t pool_init_child; /* sub-buffers a forked child makes at its
+				   * start (the recorded command makes more
+				   * than the others: not its children) */
 };
 
 /* A loaded object, for the function tracer (symbols are saved from its

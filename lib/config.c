@@ -68,6 +68,7 @@ static int geometry_ok(const struct tk_msg_config *m)
 	return tk_rb_geometry_ok(m->mode, m->chunk_size, m->slots,
 				 m->streams_max, m->pool_max) &&
 	       m->pool_init >= 1 && m->pool_init <= m->pool_max &&
+	       m->pool_init_child >= 1 && m->pool_init_child <= m->pool_max &&
 	       m->block_ms <= TK_CONFIG_MAX_BLOCK_MS;
 }
 
@@ -120,6 +121,7 @@ int tk_config_msg_parse(const void *msg, size_t len, struct tk_config_msg *out)
 	out->slots = m->slots;
 	out->streams_max = m->streams_max;
 	out->pool_init = m->pool_init;
+	out->pool_init_child = m->pool_init_child;
 	out->pool_max = m->pool_max;
 	out->block_ms = m->block_ms;
 	out->flags = m->flags;

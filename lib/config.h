@@ -22,6 +22,7 @@ struct tk_config_msg {
 	uint32_t slots;
 	uint32_t streams_max;
 	uint32_t pool_init;
+	uint32_t pool_init_child;
 	uint32_t pool_max;
 	uint32_t block_ms;
 	uint32_t flags;

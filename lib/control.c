@@ -346,6 +346,7 @@ static int apply_config(int fd, const void *msg, size_t len, int wake_fd)
 		.pool_max = c.pool_max,
 		.block_ms = c.block_ms,
 	};
+	tk_config.pool_init_child = c.pool_init_child;
 	tk_config.flags = c.flags;
 	tk_config.active = true;
 	__atomic_store_n(&tk_clock_mono, (c.flags & TK_CONFIG_CLOCK_MONO) != 0,
@@ -736,6 +737,7 @@ void tk_session_after_fork_child(void)
 		const char *what = "?";
 		struct tk_arena_map *a;
 
+		g.pool_init = tk_config.pool_init_child;
 		a = tk_arena_create(&g, CHILD_STREAMS_TOUCHED, tk_session_gen,
 				     &what);
 

@@ -32,6 +32,7 @@
 struct tk_session_config {
 	bool active;
 	struct tk_arena_geom geom;
+	uint32_t pool_init_child; /* geom.pool_init of a forked child */
 	uint32_t flags;
 	unsigned nrules;
 	struct tk_rule *rules;

@@ -140,3 +140,32 @@ def test_burst_at_start_loses_nothing():
     p = tklib.record(out, _basic("-n", str(n), "-t", str(t)), "-v",
                      check=False, timeout=300)
     _exact(out, p, n, t)
+
+
+def test_forked_child_of_command_holds_little():
+    """A child the recorded command forks, at rest after its first event,
+    holds the pool's first 512 KiB, not the 16 MiB its parent made at
+    its start (children inherited them: 40 idle workers held 658 MB);
+    then it fires the rest, and every event is there."""
+    c = 2
+    ready = os.path.join(tklib.tmpdir(), "fork.ready")
+    out = os.path.join(tklib.tmpdir(), "t")
+    rec = subprocess.Popen([tklib.TRACEKIT, "record", "-o", out, "--", tklib.prog("fork"),
+                            "-k", "1", "-c", str(c), "-a", "1", "-b", "1", "-w", ready],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        pid = read_pid(ready)
+        parent = _settled(pid)
+        os.kill(pid, signal.SIGUSR1)
+        child = int(tklib.wait_for_file(ready + ".half", 20).split()[1])
+        ours = _settled(child)
+        os.unlink(ready + ".half")
+        stdout, stderr = rec.communicate(timeout=60)
+    finally:
+        stop_popen(rec)
+    assert rec.returncode == 0, stderr
+    assert parent[max(parent)] == COMMAND_POOL_KIB, parent
+    assert ours[max(ours)] == POOL_AT_REST_KIB, ours
+    rows, _ = tklib.summary(stderr)
+    assert sorted((r["pid"], r["events"], r["lost"]) for r in rows) == \
+        [(pid, 2, 0), (child, c, 0)], stderr

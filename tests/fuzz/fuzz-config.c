@@ -22,7 +22,8 @@ static void check(const void *msg, size_t len)
 		return;
 	}
 	if (c.slots < 2 || c.chunk_size < 4096 || c.chunk_size % 4096 ||
-	    !c.pool_init || c.pool_init > c.pool_max || !c.streams_max)
+	    !c.pool_init || c.pool_init > c.pool_max || !c.pool_init_child ||
+	    c.pool_init_child > c.pool_max || !c.streams_max)
 		abort();
 	for (unsigned i = 0; i < c.nrules; i++)
 		if (!c.rules[i].pattern || !c.rules[i].pattern[0] ||
@@ -53,6 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	head.chunk_size = 65536;
 	head.streams_max = 16;
 	head.pool_init = 4;
+	head.pool_init_child = 2;
 	head.pool_max = 64;
 	head.nrules = size ? data[size - 1] % 8 : 0;
 	msg = malloc(sizeof(head) + size);
