@@ -955,6 +955,13 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 			if (ret == -EPROTO || ret == -EINVAL)
 				fprintf(stderr, "tracekit: process %u: dropped: it broke the control protocol\n",
 					p->pid);
+			if (ret == -EMFILE) {
+				/* its buffers' descriptors could not be
+				 * received: said in the summary's "not
+				 * recorded" line, as a refused connection */
+				s->refused++;
+				s->accept_errno = EMFILE;
+			}
 			if (ret < 0) {
 				/* gone (or dropped): write out what it left */
 				process_close(p);

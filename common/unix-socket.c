@@ -18,6 +18,9 @@
 #include <unistd.h>
 #include "unix-socket.h"
 
+/* Descriptors one message may pass: more make the message not whole. */
+#define CMSG_MAX_FDS 8
+
 socklen_t tk_abstract_addr(struct sockaddr_un *sa, const char *name)
 {
 	size_t n = strlen(name);
@@ -64,10 +67,11 @@ ssize_t tk_recv_fds(int sock, void *buf, size_t size, int *fds,
 {
 	struct iovec iov = { buf, size };
 	union {
-		char b[CMSG_SPACE(sizeof(int) * 8)];
+		char b[CMSG_SPACE(sizeof(int) * CMSG_MAX_FDS)];
 		struct cmsghdr align;
 	} ctl;
 	struct msghdr mh = { 0 };
+	unsigned received = 0;
 	ssize_t n;
 
 	*nfds = 0;
@@ -85,11 +89,22 @@ ssize_t tk_recv_fds(int sock, void *buf, size_t size, int *fds,
 			int f;
 
 			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			received++;
 			if (*nfds < maxfds)
 				fds[(*nfds)++] = f;
 			else
 				close(f);
 		}
+	}
+	if (mh.msg_flags & MSG_CTRUNC) {
+		/* descriptors were dropped: the sender passed more than the
+		 * buffer takes (it is full), or ours are all in use (the
+		 * kernel could not install them); the message is not whole */
+		int err = received == CMSG_MAX_FDS ? -EPROTO : -EMFILE;
+
+		while (*nfds)
+			close(fds[--*nfds]);
+		return err;
 	}
 	return n;
 }
@@ -99,7 +114,7 @@ int tk_send_fds(int sock, const void *buf, size_t len, const int *fds,
 {
 	struct iovec iov = { (void *)buf, len };
 	union {
-		char b[CMSG_SPACE(sizeof(int) * 8)];
+		char b[CMSG_SPACE(sizeof(int) * CMSG_MAX_FDS)];
 		struct cmsghdr align;
 	} ctl;
 	struct msghdr mh = { 0 };
