@@ -153,12 +153,15 @@ static void index_update(struct record_watch *w, uint64_t now)
 		err = w->iw.err;
 		if (err)
 			snprintf(s->error, sizeof(s->error), "%s", w->iw.error);
+		w->iw.err = 0;
 		pthread_mutex_unlock(&w->iw.lock);
 	}
-	if (err) {
+	/* a write that failed (out of descriptors, a full disk) is tried
+	 * again with the next index, said once: a trace whose recorder is
+	 * killed later keeps what came since */
+	if (err && !w->index_warned) {
 		tk_warn("%s", s->error);
-		w->index_failed = true;
-		return;
+		w->index_warned = true;
 	}
 	for (unsigned i = 0; i < s->nprocs; i++)
 		procs += s->procs[i]->announced;
@@ -177,9 +180,10 @@ static void index_update(struct record_watch *w, uint64_t now)
 		w->index_failed = true;
 	} else if (!index_post(&w->iw, &x)) {
 		/* no thread: written here */
-		if (tk_trace_store_index(&x, s->error, sizeof(s->error)) < 0) {
+		if (tk_trace_store_index(&x, s->error, sizeof(s->error)) < 0 &&
+		    !w->index_warned) {
 			tk_warn("%s", s->error);
-			w->index_failed = true;
+			w->index_warned = true;
 		}
 		tk_index_free(&x);
 	}

@@ -45,7 +45,8 @@ struct record_watch {
 	unsigned procs, files;     /* what the index last had */
 	uint64_t index_at;         /* when it is written next */
 	uint64_t written_at;       /* when it was written last */
-	bool index_failed;         /* said once, not tried again */
+	bool index_failed;         /* not made: not tried again */
+	bool index_warned;         /* a write failed: said once, tried again */
 	uint64_t rename_at;
 	struct index_writer iw;
 };
