@@ -128,7 +128,7 @@ static void usage(FILE *f)
 		"                 (e.g. 'len > 100 && path ~ \"/etc/*\"'); for kernel\n"
 		"                 events the kernel's own filter; it selects what is\n"
 		"                 recorded (the program's own probes see every hit)\n");
-	opt_buffers_usage(f);
+	opt_buffers_usage(f, true);
 	fprintf(f,
 		"  --kernel-buffer KB     kernel events' buffer per CPU in KiB\n"
 		"                 (default: the kernel's)\n"

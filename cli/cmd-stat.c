@@ -83,7 +83,7 @@ static void usage(FILE *f)
 		"User events are counted by recording them, as tracekit record does;\n"
 		"a burst larger than their buffers loses events (said: the counts are\n"
 		"then lower bounds). These size the buffers as record's do:\n");
-	opt_buffers_usage(f);
+	opt_buffers_usage(f, false);
 	fprintf(f, "(--block counts every event, at the cost of writers waiting.)\n");
 }
 

@@ -363,12 +363,14 @@ bool opt_buffers_done(const struct opt_buffers *b, char *const *cmd)
 	return true;
 }
 
-void opt_buffers_usage(FILE *f)
+void opt_buffers_usage(FILE *f, bool overwrite)
 {
 	fprintf(f,
 		"  -b, --user-buffer KB   user events' buffer per thread in KiB: the\n"
-		"                 most one thread holds while the recorder catches up\n"
-		"                 (with --overwrite: the newest it keeps)\n"
+		"                 most one thread holds while the recorder catches up\n");
+	if (overwrite)
+		fprintf(f, "                 (with --overwrite: the newest it keeps)\n");
+	fprintf(f,
 		"  --subbufs N    sub-buffers per thread buffer (default: -b in\n"
 		"                 sub-buffers of %u KiB)\n"
 		"  --pool KB      user events' buffer memory per process in KiB\n"

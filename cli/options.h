@@ -156,7 +156,7 @@ int opt_buffers_take(struct opt_buffers *b, int c, const char *arg);
  * would run a command named 5). */
 bool opt_buffers_done(const struct opt_buffers *b, char *const *cmd);
 /* The lines of -h for them. */
-void opt_buffers_usage(FILE *f);
+void opt_buffers_usage(FILE *f, bool overwrite);
 
 /* --kernel-buffer (start's -b too): the kernel's buffer per CPU in KiB,
  * 4 KiB to 4 GiB; false after saying why. */

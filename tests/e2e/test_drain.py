@@ -303,7 +303,12 @@ def test_stat_buffers():
     """stat counts user events by recording them, with record's buffer
     options: -b 8 loses (and says the counts are lower bounds), -b 8
     --block counts every event; the options are refused as record
-    refuses them, and where no user event is counted."""
+    refuses them, and where no user event is counted.  stat -h lists
+    them, without record's --overwrite, which stat has not."""
+    text = " ".join(tklib.tracekit("stat", "-h").stdout.split())
+    assert "--subbufs N sub-buffers per thread buffer" in text and \
+        "--block[=MS]" in text and "overwrite" not in text, text
+
     def counts(err):
         return {m.group(2): int(m.group(1))
                 for m in re.finditer(r"^ +(\d+) +(\S+)$", err, re.M)}
