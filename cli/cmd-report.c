@@ -633,8 +633,11 @@ int cmd_report(int argc, char **argv)
 	memset(&kf, 0, sizeof(kf));
 	if (parse_options(&r, argc, argv) < 0)
 		return TK_EXIT_USAGE;
-	if (r.stacks)
-		return report_stacks(&r);
+	if (r.stacks) {
+		ret = report_stacks(&r);
+		report_select_free(&r.sel);
+		return ret;
+	}
 	if (tk_trace_read_index(r.dir, &r.trace, err, sizeof(err)) < 0) {
 		tk_error("%s", err);
 		return TK_EXIT_FAILURE;
