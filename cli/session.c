@@ -1320,7 +1320,8 @@ static void print_stream_rows(const struct rec_session *s, FILE *f, bool all,
 		*lost += rows[i].lost;
 		*bytes += rows[i].ts.bytes;
 	}
-	shown = all || s->nstreams <= SUMMARY_STREAMS ? s->nstreams : SUMMARY_STREAMS;
+	/* one more would take the line that sums the rest up */
+	shown = all || s->nstreams <= SUMMARY_STREAMS + 1 ? s->nstreams : SUMMARY_STREAMS;
 	qsort(rows, s->nstreams, sizeof(*rows),
 	      shown == s->nstreams ? row_cmp_id : row_cmp);
 	for (unsigned i = 0; i < s->nstreams; i++) {

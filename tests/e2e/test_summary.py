@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """What record says: a short summary (the streams that lost or fired the
-most, ten, one line for the rest, -v for each; what the processes say of
+most, ten (eleven when that is all), one line for the rest, -v for each; what the processes say of
 their call sites once, however many say it), no word that a command
 defines no events when a program it runs does, and the way to trace the
 functions of a process started without the runtime."""
@@ -36,6 +36,16 @@ def test_many_streams_summed_up():
     assert [r["tid"] for r in rows] == sorted(r["tid"] for r in rows), p.stderr
     assert sorted(r["events"] for r in rows) == [2] + [1000] * 20, p.stderr
     assert sum(r["bytes"] for r in rows) == total["bytes"], p.stderr
+
+
+def test_eleven_streams_listed():
+    """Ten threads and the main thread: eleven rows, not ten and a line
+    '... and 1 more stream' that saves nothing."""
+    out = os.path.join(tklib.tmpdir(), "t")
+    p = tklib.record(out, [tklib.prog("basic"), "-n", "100", "-t", "10"])
+    rows, total = tklib.summary(p.stderr)
+    assert len(rows) == 11 and not MORE_RE.search(p.stderr), p.stderr
+    assert total["events"] == 1002, p.stderr
 
 
 def test_losses_listed_first():
