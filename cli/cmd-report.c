@@ -480,9 +480,10 @@ static void say_loss(void *arg, const struct report_loss *l)
 	     !report_select_meets_window(&r->sel, &r->trace.clock, r->first_ts,
 					 l->after, l->before)))
 		return;
-	r->nlost += l->count;
+	r->nlost = l->count > UINT64_MAX - r->nlost ? UINT64_MAX : r->nlost + l->count;
 	if (!r->count_only && !r->profile)
-		report_line_dropped(s->comm, "-", s->tid, (int64_t)l->count);
+		report_line_dropped(s->comm, "-", s->tid,
+				    l->count > INT64_MAX ? INT64_MAX : (int64_t)l->count);
 }
 
 /* Whether some event of stream @i's process is selected. */

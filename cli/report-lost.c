@@ -23,7 +23,10 @@
  *
  * Where the manifest counts more than the packets say (packets that
  * could not be written), the rest goes with the stream's end too, so
- * that a stream's lines sum to its count in the header.
+ * that a stream's lines sum to its count in the header.  The packets'
+ * counts are the program's (it may write over them): in a finished
+ * trace no line takes a stream past the recorder's count; in one whose
+ * recorder never finished it (killed), the packets may know more.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -52,6 +55,15 @@ void report_lost_close(struct report_lost *l)
 	l->seen = l->last = NULL;
 }
 
+/* @have, the events stream @src had lost by some packet's end, as far
+ * as the recorder's count allows (see the top). */
+static uint64_t lost_capped(const struct report_lost *l, unsigned src, uint64_t have)
+{
+	uint64_t lost = tk_stream_lost(&l->m->trace->streams[src]);
+
+	return have > lost && !l->m->trace->incomplete ? lost : have;
+}
+
 /* Stream @src has ended: what it lost after its last event. */
 static void stream_end(struct report_lost *l, unsigned src,
 		       void (*say)(void *, const struct report_loss *), void *arg)
@@ -61,7 +73,7 @@ static void stream_end(struct report_lost *l, unsigned src,
 	struct report_loss loss = { src, 0, l->last[src], 0 };
 
 	if (rd->discarded > lost)
-		lost = rd->discarded;
+		lost = lost_capped(l, src, rd->discarded);
 	if (lost <= l->seen[src])
 		return;
 	loss.count = lost - l->seen[src];
@@ -107,7 +119,7 @@ void report_lost_before(struct report_lost *l, const struct tk_merge_event *ev,
 	}
 	src = (unsigned)(ev->user - m->readers);
 	l->prev = src;
-	have = ev->user->discarded;
+	have = lost_capped(l, src, ev->user->discarded);
 	/* overwrite mode: the events overwritten were all older than the
 	 * first kept, whenever the packets counted them */
 	if (l->overwrite && !l->last[src] &&

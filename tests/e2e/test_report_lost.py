@@ -235,3 +235,34 @@ def test_loss_lines_thread_lost_all():
     assert [it[1] for it in items[1:]] == [items[1][1]] * 5, items
     p = tklib.tracekit("report", out, "--count")
     assert p.stderr == COUNT_LOST % 3 + "\n", p.stderr
+
+
+def test_scribbled_discarded_counts_capped():
+    """The packets' events_discarded are the program's: a stream whose
+    second packet says 10^9 or 2^64-1 events lost gets loss lines that
+    still sum to the recorder's count in the header (they said
+    [1000000000 EVENTS DROPPED], or no number, and --count summed past
+    2^64), each with its number."""
+    import struct
+    base = os.path.join(tklib.tmpdir(), "t")
+    tklib.record(base, [tklib.prog("basic"), "-n", "20000", "-t", "2"], "-b", "8")
+    want = header(base)
+    assert sum(lost for _, lost in want.values()) > 0, want
+    for value in (10 ** 9, 2 ** 64 - 1):
+        out = os.path.join(tklib.tmpdir(), "s%d" % (value & 0xff))
+        shutil.copytree(base, out)
+        udir = os.path.join(out, "user")
+        name = max((f for f in os.listdir(udir) if f != "metadata"),
+                   key=lambda f: os.path.getsize(os.path.join(udir, f)))
+        path = os.path.join(udir, name)
+        data = bytearray(open(path, "rb").read())
+        second = struct.unpack_from("<Q", data, 40)[0] // 8  # packet_size, bits
+        assert len(data) > second + 64, (name, len(data), second)
+        struct.pack_into("<Q", data, second + 56, value)  # events_discarded
+        open(path, "wb").write(data)
+        assert header(out) == want
+        items = listing(out)
+        got = lost_by_tid(items)
+        assert got == {tid: lost for tid, (_, lost) in want.items() if lost}, (got, want)
+        p = tklib.tracekit("report", out, "--count")
+        assert COUNT_LOST % sum(got.values()) in p.stderr, p.stderr
