@@ -622,13 +622,8 @@ static void touch_ahead(struct rec_arena *a)
 	}
 	if (want <= a->touched)
 		return;
-	/* the pages a first event writes (lib/arena.c populate_descriptor):
-	 * the descriptor's first and its inline page */
-	for (uint32_t i = a->touched; i < want; i++) {
-		madvise(desc_at(a, i), 4096, MADV_POPULATE_WRITE);
-		madvise((char *)desc_at(a, i) + a->stream_size - TK_INLINE_SIZE,
-			TK_INLINE_SIZE, MADV_POPULATE_WRITE);
-	}
+	for (uint32_t i = a->touched; i < want; i++)
+		tk_rb_populate_descriptor(desc_at(a, i), a->stream_size);
 	a->touched = want;
 }
 

@@ -93,6 +93,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include "tracekit/runtime.h" /* the event header, written inline */
 
 #define TK_ARENA_MAGIC 0x4e524b54u /* "TKRN" */
@@ -313,6 +314,19 @@ static inline uint32_t tk_rb_stream_size(uint32_t slots)
 		     (uint64_t)slots * sizeof(struct tk_rb_slot);
 
 	return (uint32_t)(((n + 4095) & ~(uint64_t)4095) + TK_INLINE_SIZE);
+}
+
+/* Fault in the two pages of the descriptor at @d (@stream_size bytes)
+ * that a thread's first event writes: its first (state, names, the first
+ * slots) and its inline page; the slots beyond the first page are made
+ * by the stores of a thread that gets that far (a page per 128 packets).
+ * By the process for its first descriptors (lib/arena.c), by the
+ * recorder for the next ones, ahead of the threads (cli/consumer.c). */
+static inline void tk_rb_populate_descriptor(void *d, uint32_t stream_size)
+{
+	madvise(d, 4096, MADV_POPULATE_WRITE);
+	madvise((char *)d + stream_size - TK_INLINE_SIZE, TK_INLINE_SIZE,
+		MADV_POPULATE_WRITE);
 }
 
 /* Whether a geometry is within the limits above: the runtime checks the

@@ -41,19 +41,6 @@ static uint32_t pow2_at_least(uint32_t n)
 	return p;
 }
 
-/* Make the two pages of a stream descriptor at @d (@stream_size bytes)
- * that a thread's first event writes: its first (state, names, the
- * first slots) and its inline page.  The slots beyond the first page are
- * made by the stores of a thread that gets that far (a page per 128
- * packets). */
-static void populate_descriptor(char *d, uint32_t stream_size)
-{
-	madvise(d, 4096, MADV_POPULATE_WRITE);
-	if (stream_size > 4096)
-		madvise(d + stream_size - TK_INLINE_SIZE, TK_INLINE_SIZE,
-			MADV_POPULATE_WRITE);
-}
-
 /* A sealed memfd of @size bytes, mapped shared, its first @populate bytes
  * faulted in; returns the fd and sets *map, or -1 with errno and *what. */
 static int make_memfd(size_t size, size_t populate, void **map,
@@ -176,8 +163,8 @@ struct tk_arena_map *tk_arena_create(const struct tk_arena_geom *g,
 	/* the descriptors the first threads take: made now (the memfd is
 	 * zeros already), so that a first event meets no fresh page */
 	for (uint32_t i = 0; i < touched; i++)
-		populate_descriptor(a->streams + (size_t)i * stream_size,
-				    stream_size);
+		tk_rb_populate_descriptor(a->streams + (size_t)i * stream_size,
+					  stream_size);
 	for (uint32_t i = 0; i < g->streams_max; i++)
 		a->stream_ring[i] = i;
 	h->free_streams.tail = g->streams_max;
