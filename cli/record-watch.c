@@ -144,6 +144,9 @@ static void index_update(struct record_watch *w, uint64_t now)
 	struct rec_session *s = w->s;
 	unsigned procs = 0, files = 0;
 	struct tk_index x;
+	/* a failed write's words: not s->error, the recording's first
+	 * fatal error, which the summary gives as the cause of losses */
+	char why[sizeof(w->iw.error)];
 	int err = 0;
 
 	if (w->index_failed)
@@ -152,7 +155,7 @@ static void index_update(struct record_watch *w, uint64_t now)
 		pthread_mutex_lock(&w->iw.lock);
 		err = w->iw.err;
 		if (err)
-			snprintf(s->error, sizeof(s->error), "%s", w->iw.error);
+			snprintf(why, sizeof(why), "%s", w->iw.error);
 		w->iw.err = 0;
 		pthread_mutex_unlock(&w->iw.lock);
 	}
@@ -160,7 +163,7 @@ static void index_update(struct record_watch *w, uint64_t now)
 	 * again with the next index, said once: a trace whose recorder is
 	 * killed later keeps what came since */
 	if (err && !w->index_warned) {
-		tk_warn("%s", s->error);
+		tk_warn("%s", why);
 		w->index_warned = true;
 	}
 	for (unsigned i = 0; i < s->nprocs; i++)
@@ -180,9 +183,9 @@ static void index_update(struct record_watch *w, uint64_t now)
 		w->index_failed = true;
 	} else if (!index_post(&w->iw, &x)) {
 		/* no thread: written here */
-		if (tk_trace_store_index(&x, s->error, sizeof(s->error)) < 0 &&
+		if (tk_trace_store_index(&x, why, sizeof(why)) < 0 &&
 		    !w->index_warned) {
-			tk_warn("%s", s->error);
+			tk_warn("%s", why);
 			w->index_warned = true;
 		}
 		tk_index_free(&x);
