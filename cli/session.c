@@ -751,14 +751,29 @@ static int render_done(struct rec_session *s, struct rec_process *p)
 	struct tk_trace_process tp;
 	unsigned seen = 0, first = s->nstreams;
 
-	if (!s->done_classes &&
-	    (!(s->done_classes = open_memstream(&s->done_classes_buf,
-						&s->done_classes_len)) ||
-	     !(s->done_procs = open_memstream(&s->done_procs_buf,
-					      &s->done_procs_len)) ||
-	     !(s->done_streams = open_memstream(&s->done_streams_buf,
-						&s->done_streams_len))))
-		return -ENOMEM;
+	if (!s->done_classes) {
+		/* the three together, or none */
+		FILE *c = open_memstream(&s->done_classes_buf, &s->done_classes_len);
+		FILE *q = open_memstream(&s->done_procs_buf, &s->done_procs_len);
+		FILE *t = open_memstream(&s->done_streams_buf, &s->done_streams_len);
+
+		if (!c || !q || !t) {
+			if (c)
+				fclose(c);
+			if (q)
+				fclose(q);
+			if (t)
+				fclose(t);
+			free(s->done_classes_buf);
+			free(s->done_procs_buf);
+			free(s->done_streams_buf);
+			s->done_classes_buf = s->done_procs_buf = s->done_streams_buf = NULL;
+			return -ENOMEM;
+		}
+		s->done_classes = c;
+		s->done_procs = q;
+		s->done_streams = t;
+	}
 	fill_process(p, &tp);
 	tk_ctf_put_class(s->done_classes, &tp);
 	tk_trace_put_process(s->done_procs, &tp);
@@ -821,8 +836,10 @@ static bool session_retire(struct rec_session *s, struct rec_process *p)
 	    !(grown = realloc(s->desc_due, (s->ndesc_due + 1) * sizeof(*grown))))
 		return false;
 	s->desc_due = grown;
-	/* (a failure is the index's: session_render_index) */
-	render_done(s, p);
+	/* out of memory: kept as a live process (walked, rendered at each
+	 * index) rather than retired without its lines */
+	if (render_done(s, p) < 0)
+		return false;
 	s->desc_due[s->ndesc_due++] = p;
 	s->gone[s->ngone++] = p;
 	p->retired = true;
@@ -955,13 +972,9 @@ int session_poll(struct rec_session *s, int timeout_us, int extra_fd)
 			if (ret == -EPROTO || ret == -EINVAL)
 				fprintf(stderr, "tracekit: process %u: dropped: it broke the control protocol\n",
 					p->pid);
-			if (ret == -EMFILE) {
-				/* its buffers' descriptors could not be
-				 * received: said in the summary's "not
-				 * recorded" line, as a refused connection */
-				s->refused++;
-				s->accept_errno = EMFILE;
-			}
+			if (ret == -EMFILE)
+				fprintf(stderr, "tracekit: process %u: not recorded: its buffers could not be received (%s)\n",
+					p->pid, strerror(EMFILE));
 			if (ret < 0) {
 				/* gone (or dropped): write out what it left */
 				process_close(p);
