@@ -72,8 +72,8 @@ static void stream_end(struct report_lost *l, unsigned src,
 	uint64_t lost = tk_stream_lost(&l->m->trace->streams[src]);
 	struct report_loss loss = { src, 0, l->last[src], 0 };
 
-	if (rd->discarded > lost)
-		lost = lost_capped(l, src, rd->discarded);
+	if (rd->discarded > lost && l->m->trace->incomplete)
+		lost = rd->discarded; /* see the top */
 	if (lost <= l->seen[src])
 		return;
 	loss.count = lost - l->seen[src];
