@@ -153,6 +153,8 @@ def test_forked_child_of_command_holds_little():
     rec = subprocess.Popen([tklib.TRACEKIT, "record", "-o", out, "--", tklib.prog("fork"),
                             "-k", "1", "-c", str(c), "-a", "1", "-b", "1", "-w", ready],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pid = child = None
+    done = False
     try:
         pid = read_pid(ready)
         parent = _settled(pid)
@@ -161,7 +163,11 @@ def test_forked_child_of_command_holds_little():
         ours = _settled(child)
         os.unlink(ready + ".half")
         stdout, stderr = rec.communicate(timeout=60)
+        done = True
     finally:
+        for waiting in (child, pid):  # else left waiting for good
+            if not done and waiting is not None:
+                kill_pid(waiting)
         stop_popen(rec)
     assert rec.returncode == 0, stderr
     assert parent[max(parent)] == COMMAND_POOL_KIB, parent
