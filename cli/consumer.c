@@ -674,6 +674,8 @@ static int create_output(struct rec_session *s, struct rec_stream *st)
  * a few, from where the last look stopped: more streams than the
  * descriptors we may have (RLIMIT_NOFILE) ended the recording.  Returns
  * how many were closed. */
+static void close_output(struct rec_session *s, struct rec_stream *st);
+
 static unsigned park_idle(struct rec_session *s, const struct rec_stream *keep)
 {
 	unsigned parked = 0;
@@ -684,18 +686,11 @@ static unsigned park_idle(struct rec_session *s, const struct rec_stream *keep)
 
 		if (st == keep || st->out_fd < 0 || st->inflight || st->alloc_busy)
 			continue;
-		/* the room allocated ahead goes back: the file ends where its
-		 * contents do, as close_output() leaves it */
-		if (st->alloc > end) {
-			if (ftruncate(st->out_fd, (off_t)end) < 0)
-				continue;
+		/* the file ends where its contents do (the room allocated
+		 * ahead goes back, a cut is made), as at the stream's end */
+		close_output(s, st);
+		if (st->alloc > end)
 			st->alloc = end;
-		}
-		close(st->out_fd);
-		st->out_fd = -1;
-		if (st->spill_fd >= 0)
-			close(st->spill_fd);
-		st->spill_fd = -1;
 		st->parked = true;
 		parked++;
 		s->parked++;
