@@ -453,9 +453,12 @@ def test_spill_when_disk_behind():
             rows, total = tklib.summary(p.stderr)
             m = SPILL_RE.search(p.stderr)
             # at 4 MB/s the disk takes a few MB in the second the run
-            # lasts at most: most of it went through the page cache
-            assert m and int(m.group(1)) * 1024 > total["bytes"] // 2, p.stderr
+            # lasts at most: with --block (every event written) most of
+            # it went through the page cache; without, writers lose what
+            # finds no room, and how much is spilled is the timing's
+            assert m and int(m.group(1)) > 0, p.stderr
             if block:
+                assert int(m.group(1)) * 1024 > total["bytes"] // 2, p.stderr
                 _exact(out, p, 300000, 2)
             else:
                 assert p.returncode == 0 and total["events"] + total["lost"] == 600002, \
